@@ -1,0 +1,43 @@
+#pragma once
+/// \file config.hpp
+/// Compile-time limits and portability macros shared by every layer.
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define WORKPART_HOST_DEVICE __host__ __device__
+#else
+#define WORKPART_HOST_DEVICE
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define WORKPART_ALWAYS_INLINE inline __attribute__((always_inline))
+#define WORKPART_RESTRICT __restrict__
+#else
+#define WORKPART_ALWAYS_INLINE inline
+#define WORKPART_RESTRICT
+#endif
+
+namespace workpart {
+
+/// Extents, bounds, offsets and coordinates.
+using index_t = std::int64_t;
+
+namespace detail {
+/// Index slots in a point: the space's dimensions, then inner (wp::range) indices.
+/// The last two slots are reserved for the implicit index of `wp::all` reductions.
+inline constexpr int max_dims = 16;
+inline constexpr int max_user_dims = max_dims - 2;
+inline constexpr int all_dim_first = max_user_dims;
+
+/// Largest array rank.
+inline constexpr int max_rank = 8;
+
+template <class...>
+inline constexpr bool always_false = false;
+
+using dim_mask = std::uint32_t;
+constexpr dim_mask dim_bit(int d) { return dim_mask(1) << d; }
+constexpr dim_mask dims_below(int n) { return n >= 32 ? ~dim_mask(0) : (dim_mask(1) << n) - 1; }
+}  // namespace detail
+}  // namespace workpart

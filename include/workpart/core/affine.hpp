@@ -1,0 +1,204 @@
+#pragma once
+/// \file affine.hpp
+/// Affine subscripts `c0 + sum_d c_d * i_d`. Which dimensions appear, and the coefficients
+/// the compiler can see (+1 from `i`, -1 from `-i` or `N - i`), are in the type (`affine_sig`);
+/// offsets and coefficients written as runtime integers (`2 * i`) are values.
+
+#include <array>
+#include <bit>
+#include <concepts>
+#include <string>
+#include <type_traits>
+
+#include "index.hpp"
+
+namespace workpart {
+namespace detail {
+
+/// The compile-time structure of an affine subscript.
+struct affine_sig {
+  dim_mask present = 0;            ///< dimensions with a (possibly) nonzero coefficient
+  dim_mask dynamic = 0;            ///< of those, the ones whose coefficient is a runtime value
+  index_t coef[max_dims] = {};     ///< static coefficients (where present and not dynamic)
+  bool has_offset = false;         ///< an integer was added (its value is a runtime value)
+  constexpr bool operator==(const affine_sig&) const = default;
+
+  constexpr int terms() const { return std::popcount(present); }
+  constexpr bool uses(int d) const { return (present & dim_bit(d)) != 0; }
+  constexpr bool static_coef(int d) const { return uses(d) && !(dynamic & dim_bit(d)); }
+  /// `i` alone: one dimension, coefficient +1, no offset.
+  constexpr bool is_plain() const {
+    return terms() == 1 && dynamic == 0 && !has_offset && coef[std::countr_zero(present)] == 1;
+  }
+  constexpr int plain_dim() const { return std::countr_zero(present); }
+  /// Position of dimension d among the present ones (storage slot).
+  constexpr int slot(int d) const { return std::popcount(present & dims_below(d)); }
+};
+
+constexpr affine_sig plain_sig(int d) {
+  affine_sig s;
+  s.present = dim_bit(d);
+  s.coef[d] = 1;
+  return s;
+}
+constexpr affine_sig constant_sig() {
+  affine_sig s;
+  s.has_offset = true;
+  return s;
+}
+constexpr affine_sig with_offset(affine_sig s) {
+  s.has_offset = true;
+  return s;
+}
+constexpr affine_sig negated(affine_sig s) {
+  for (int d = 0; d < max_dims; ++d) s.coef[d] = -s.coef[d];
+  return s;
+}
+constexpr affine_sig scaled(affine_sig s) {  // times a runtime integer
+  s.dynamic = s.present;
+  for (int d = 0; d < max_dims; ++d) s.coef[d] = 0;
+  return s;
+}
+constexpr affine_sig summed(affine_sig a, affine_sig b) {
+  affine_sig s;
+  s.has_offset = a.has_offset || b.has_offset;
+  s.dynamic = a.dynamic | b.dynamic;
+  for (int d = 0; d < max_dims; ++d) {
+    if (!a.uses(d) && !b.uses(d)) continue;
+    if (s.dynamic & dim_bit(d)) {
+      s.present |= dim_bit(d);
+      continue;
+    }
+    s.coef[d] = a.coef[d] + b.coef[d];
+    if (s.coef[d] != 0) s.present |= dim_bit(d);  // i - i cancels out of the type
+  }
+  return s;
+}
+
+}  // namespace detail
+
+/// An affine subscript with structure S. Built from index variables with + - and integer
+/// scaling; users rarely name this type.
+template <detail::affine_sig S>
+struct affine {
+  static constexpr detail::affine_sig sig = S;
+  static constexpr int nterms = S.terms();
+  index_t offset = 0;
+  std::array<index_t, nterms> coef{};  ///< coefficients of the present dims, in dim order
+
+  /// Coefficient of dimension d (0 where absent).
+  constexpr index_t coef_of(int d) const { return S.uses(d) ? coef[S.slot(d)] : 0; }
+  /// Value at a point (pt[d] = coordinate of dimension d).
+  WORKPART_ALWAYS_INLINE constexpr index_t operator()(const index_t* pt) const {
+    index_t v = offset;
+    for (int t = 0, d = 0; d < detail::max_dims; ++d)
+      if (S.uses(d)) v += coef[t++] * pt[d];
+    return v;
+  }
+  /// Text such as `i0 + 2*i1 - 1` (dimensions are named i<d>).
+  std::string str() const {
+    std::string s;
+    for (int d = 0; d < detail::max_dims; ++d) {
+      if (!S.uses(d)) continue;
+      index_t c = coef_of(d);
+      if (c == 0) continue;
+      if (s.empty()) s += c < 0 ? "-" : "";
+      else s += c < 0 ? " - " : " + ";
+      index_t m = c < 0 ? -c : c;
+      if (m != 1) s += std::to_string(m) + "*";
+      s += "i" + std::to_string(d);
+    }
+    if (offset != 0 || s.empty()) {
+      if (s.empty()) s = std::to_string(offset);
+      else s += (offset < 0 ? " - " : " + ") + std::to_string(offset < 0 ? -offset : offset);
+    }
+    return s;
+  }
+};
+
+namespace detail {
+template <class T>
+inline constexpr bool is_affine_v = false;
+template <affine_sig S>
+inline constexpr bool is_affine_v<affine<S>> = true;
+
+template <class T>
+concept affine_like = is_index_v<T> || is_affine_v<T>;
+template <class T>
+concept integer_like = std::integral<T> && !std::same_as<T, bool>;
+
+template <int D>
+constexpr affine<plain_sig(D)> to_affine(index<D>) {
+  affine<plain_sig(D)> a;
+  a.coef[0] = 1;
+  return a;
+}
+template <affine_sig S>
+constexpr affine<S> to_affine(affine<S> a) { return a; }
+template <integer_like I>
+constexpr affine<constant_sig()> to_affine(I v) {
+  affine<constant_sig()> a;
+  a.offset = static_cast<index_t>(v);
+  return a;
+}
+
+template <affine_sig A, affine_sig B>
+constexpr affine<summed(A, B)> add_affine(const affine<A>& a, const affine<B>& b, index_t sign) {
+  constexpr affine_sig R = summed(A, B);
+  affine<R> r;
+  r.offset = a.offset + sign * b.offset;
+  for (int d = 0; d < max_dims; ++d)
+    if (R.uses(d)) r.coef[R.slot(d)] = a.coef_of(d) + sign * b.coef_of(d);
+  return r;
+}
+template <affine_sig A>
+constexpr affine<negated(A)> neg_affine(const affine<A>& a) {
+  affine<negated(A)> r;
+  r.offset = -a.offset;
+  for (int t = 0; t < affine<A>::nterms; ++t) r.coef[t] = -a.coef[t];
+  return r;
+}
+}  // namespace detail
+
+// Arithmetic on index variables and affine subscripts (found by ADL through index/affine).
+template <detail::affine_like A, detail::affine_like B>
+constexpr auto operator+(A a, B b) {
+  auto x = detail::to_affine(a);
+  auto y = detail::to_affine(b);
+  return detail::add_affine(x, y, 1);
+}
+template <detail::affine_like A, detail::affine_like B>
+constexpr auto operator-(A a, B b) {
+  auto x = detail::to_affine(a);
+  auto y = detail::neg_affine(detail::to_affine(b));
+  return detail::add_affine(x, y, 1);
+}
+template <detail::affine_like A, detail::integer_like I>
+constexpr auto operator+(A a, I c) {
+  auto x = detail::to_affine(a);
+  affine<detail::with_offset(decltype(x)::sig)> r{x.offset + static_cast<index_t>(c), x.coef};
+  return r;
+}
+template <detail::affine_like A, detail::integer_like I>
+constexpr auto operator+(I c, A a) { return a + c; }
+template <detail::affine_like A, detail::integer_like I>
+constexpr auto operator-(A a, I c) { return a + (-static_cast<index_t>(c)); }
+template <detail::affine_like A, detail::integer_like I>
+constexpr auto operator-(I c, A a) { return detail::neg_affine(detail::to_affine(a)) + c; }
+template <detail::affine_like A>
+constexpr auto operator-(A a) { return detail::neg_affine(detail::to_affine(a)); }
+template <detail::affine_like A>
+constexpr auto operator+(A a) { return detail::to_affine(a); }
+template <detail::affine_like A, detail::integer_like I>
+constexpr auto operator*(I c, A a) {
+  auto x = detail::to_affine(a);
+  constexpr auto S = detail::scaled(decltype(x)::sig);
+  affine<S> r;
+  r.offset = x.offset * static_cast<index_t>(c);
+  for (int t = 0; t < affine<S>::nterms; ++t) r.coef[t] = x.coef[t] * static_cast<index_t>(c);
+  return r;
+}
+template <detail::affine_like A, detail::integer_like I>
+constexpr auto operator*(A a, I c) { return c * a; }
+
+}  // namespace workpart

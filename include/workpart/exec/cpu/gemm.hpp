@@ -1,0 +1,256 @@
+#pragma once
+/// \file gemm.hpp
+/// The contraction "library node": a statement `C(..) += [s *] A(..) * B(..)` whose
+/// subscripts are all plain indices is recognised from its types, its dimensions sorted
+/// into batch (in C, A, B), m (C, A), n (C, B) and k (A, B), and run as one GEMM per batch
+/// point on the buffers in place (Eigen, which calls the optimized BLAS when built with
+/// EIGEN_USE_BLAS). Transposed operands are column-major maps, not copies.
+
+#include <Eigen/Core>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "../../expr/map.hpp"
+
+namespace workpart::detail {
+
+// ---- recognising the form from the types ----
+template <class R>
+struct contraction_form {
+  static constexpr bool matches = false;
+};
+template <class A, class B>
+struct contraction_form<binary_node<op_mul, A, B>> {
+  static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using a_type = A;
+  using b_type = B;
+  static const A& a(const binary_node<op_mul, A, B>& r) { return r.l; }
+  static const B& b(const binary_node<op_mul, A, B>& r) { return r.r; }
+  static double scale(const binary_node<op_mul, A, B>&) { return 1.0; }
+};
+template <class S, class A, class B>
+struct contraction_form<binary_node<op_mul, scalar_node<S>, binary_node<op_mul, A, B>>> {
+  using R = binary_node<op_mul, scalar_node<S>, binary_node<op_mul, A, B>>;
+  static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using a_type = A;
+  using b_type = B;
+  static const A& a(const R& r) { return r.r.l; }
+  static const B& b(const R& r) { return r.r.r; }
+  static double scale(const R& r) { return double(r.l.v); }
+};
+template <class S, class A, class B>
+struct contraction_form<binary_node<op_mul, binary_node<op_mul, scalar_node<S>, A>, B>> {
+  using R = binary_node<op_mul, binary_node<op_mul, scalar_node<S>, A>, B>;
+  static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using a_type = A;
+  using b_type = B;
+  static const A& a(const R& r) { return r.l.r; }
+  static const B& b(const R& r) { return r.r; }
+  static double scale(const R& r) { return double(r.l.l.v); }
+};
+template <class S, class A, class B>
+struct contraction_form<binary_node<op_mul, binary_node<op_mul, A, B>, scalar_node<S>>> {
+  using R = binary_node<op_mul, binary_node<op_mul, A, B>, scalar_node<S>>;
+  static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using a_type = A;
+  using b_type = B;
+  static const A& a(const R& r) { return r.l.l; }
+  static const B& b(const R& r) { return r.l.r; }
+  static double scale(const R& r) { return double(r.r.v); }
+};
+
+/// For each space dimension, the axis of an access it subscripts plainly (-1: absent).
+/// `ok` is false when an axis is not a plain index or one index subscripts two axes.
+template <class Acc, int N>
+struct plain_axes {
+  int axis_of[N > 0 ? N : 1] = {};
+  bool ok = true;
+};
+template <class Acc, int N>
+constexpr plain_axes<Acc, N> plain_axes_of() {
+  plain_axes<Acc, N> r;
+  for (int d = 0; d < N; ++d) r.axis_of[d] = -1;
+  [&]<std::size_t... A>(std::index_sequence<A...>) {
+    constexpr affine_sig sigs[] = {Acc::template axis_sig<int(A)>()..., affine_sig{}};
+    for (int a = 0; a < int(sizeof...(A)); ++a) {
+      if (!sigs[a].is_plain() || sigs[a].plain_dim() >= N) {
+        r.ok = false;
+        continue;
+      }
+      const int d = sigs[a].plain_dim();
+      if (r.axis_of[d] >= 0) r.ok = false;
+      r.axis_of[d] = a;
+    }
+  }(std::make_index_sequence<Acc::array_type::rank>{});
+  return r;
+}
+
+/// The dimension roles of a contraction in a space of rank N.
+template <int N>
+struct contraction_dims {
+  bool ok = false;
+  int m = -1, n = -1, k = -1;
+  int batch[N > 0 ? N : 1] = {};
+  int nbatch = 0;
+};
+
+template <int N, class Stmt>
+constexpr contraction_dims<N> contraction_of() {
+  contraction_dims<N> r;
+  using F = contraction_form<typename Stmt::rhs_type>;
+  if constexpr (N == 0 || Stmt::kind != combine::add || !F::matches) {
+    return r;
+  } else {
+    using C = typename Stmt::lhs_type;
+    using A = typename F::a_type;
+    using B = typename F::b_type;
+    using T = typename C::value_type;
+    if constexpr (!std::is_same_v<T, typename A::value_type> ||
+                  !std::is_same_v<T, typename B::value_type>) {
+      return r;
+    } else {
+      constexpr auto pc = plain_axes_of<C, N>();
+      constexpr auto pa = plain_axes_of<A, N>();
+      constexpr auto pb = plain_axes_of<B, N>();
+      if (!pc.ok || !pa.ok || !pb.ok) return r;
+      int nm = 0, nn = 0, nk = 0;
+      for (int d = 0; d < N; ++d) {
+        const bool c = pc.axis_of[d] >= 0, a = pa.axis_of[d] >= 0, b = pb.axis_of[d] >= 0;
+        if (c && a && b) r.batch[r.nbatch++] = d;
+        else if (c && a) { r.m = d; ++nm; }
+        else if (c && b) { r.n = d; ++nn; }
+        else if (a && b) { r.k = d; ++nk; }
+        else return r;  // an index in one operand alone (or nowhere) is not a GEMM
+      }
+      r.ok = nm <= 1 && nn <= 1 && nk <= 1;
+      return r;
+    }
+  }
+}
+
+template <int N, class Stmt>
+inline constexpr bool is_contraction_v = contraction_of<N, Stmt>().ok;
+
+/// Counts of what the local executors ran (for tests and explain()).
+struct exec_counters {
+  std::atomic<long> gemm_calls{0};   ///< GEMMs issued (one per batch point)
+  std::atomic<long> loop_statements{0};
+};
+inline exec_counters& counters() {
+  static exec_counters c;
+  return c;
+}
+
+// ---- running it ----
+template <class T>
+using row_major_map = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+                                 Eigen::Unaligned, Eigen::OuterStride<>>;
+template <class T>
+using col_major_map = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>,
+                                 Eigen::Unaligned, Eigen::OuterStride<>>;
+template <class T>
+using const_row_major_map =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+               Eigen::Unaligned, Eigen::OuterStride<>>;
+template <class T>
+using const_col_major_map =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>,
+               Eigen::Unaligned, Eigen::OuterStride<>>;
+
+/// A strided rows x cols operand: calls f with a row- or column-major map of it (in place
+/// when either stride is 1, else through a packed copy).
+template <class T, class F>
+void with_operand(const T* p, index_t rows, index_t cols, index_t rs, index_t cs, F&& f) {
+  if (cols == 1) cs = 1;
+  if (rows == 1) rs = cs == 1 ? cols : 1;
+  if (cs == 1 && rs >= cols) {
+    f(const_row_major_map<T>(p, rows, cols, Eigen::OuterStride<>(rs)));
+  } else if (rs == 1 && cs >= rows) {
+    f(const_col_major_map<T>(p, rows, cols, Eigen::OuterStride<>(cs)));
+  } else {
+    std::vector<T> packed(static_cast<std::size_t>(rows * cols));
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t j = 0; j < cols; ++j) packed[i * cols + j] = p[i * rs + j * cs];
+    f(const_row_major_map<T>(packed.data(), rows, cols, Eigen::OuterStride<>(cols)));
+  }
+}
+
+/// C (m x n, strides c_rs, c_cs) += alpha * A (m x k) * B (k x n).
+template <class T>
+void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t a_rs,
+                  index_t a_cs, const T* b, index_t b_rs, index_t b_cs, T* c, index_t c_rs,
+                  index_t c_cs) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  if (n == 1) c_cs = 1;
+  if (m == 1) c_rs = c_cs == 1 ? n : 1;
+  if (!(c_cs == 1 && c_rs >= n)) {
+    if (c_rs == 1 && c_cs >= m) {  // column-major C: C^T += B^T A^T
+      gemm_strided<T>(n, m, k, alpha, b, b_cs, b_rs, a, a_cs, a_rs, c, c_cs, c_rs);
+      return;
+    }
+    std::vector<T> tmp(static_cast<std::size_t>(m * n), T(0));
+    gemm_strided<T>(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, tmp.data(), n, 1);
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < n; ++j) c[i * c_rs + j * c_cs] += tmp[i * n + j];
+    return;
+  }
+  row_major_map<T> cm(c, m, n, Eigen::OuterStride<>(c_rs));
+  with_operand(a, m, k, a_rs, a_cs, [&](const auto& am) {
+    with_operand(b, k, n, b_rs, b_cs, [&](const auto& bm) {
+      if (alpha == T(1)) cm.noalias() += am * bm;
+      else cm.noalias() += alpha * (am * bm);
+    });
+  });
+  counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Runs a recognised contraction over the box [lo, hi) of the space on bound buffers.
+template <int N, class Stmt, class Env>
+void run_contraction(const Stmt& st, const Env& env, const index_t* lo, const index_t* hi) {
+  constexpr contraction_dims<N> cd = contraction_of<N, Stmt>();
+  using F = contraction_form<typename Stmt::rhs_type>;
+  using T = typename Stmt::value_type;
+  const auto& A = F::a(st.rhs);
+  const auto& B = F::b(st.rhs);
+  const auto bc = st.lhs.bind(env, 0);
+  const auto ba = A.bind(env, 0);
+  const auto bb = B.bind(env, 0);
+  auto ext = [&](int d) { return d < 0 ? index_t(1) : std::max<index_t>(0, hi[d] - lo[d]); };
+  const index_t m = ext(cd.m), n = ext(cd.n), k = ext(cd.k);
+  auto st_of = [](const auto& bound, int d) { return d < 0 ? index_t(0) : bound.step(d); };
+  index_t pt[max_dims] = {};
+  for (int d = 0; d < N; ++d) pt[d] = lo[d];
+  for (int d = 0; d < N; ++d)
+    if (hi[d] <= lo[d]) return;
+  const T alpha = static_cast<T>(F::scale(st.rhs));
+  // Batch points in row-major order; one GEMM each.
+  for (;;) {
+    gemm_strided<T>(m, n, k, alpha, ba.ptr(pt), st_of(ba, cd.m), st_of(ba, cd.k), bb.ptr(pt),
+                    st_of(bb, cd.k), st_of(bb, cd.n), bc.ptr(pt), st_of(bc, cd.m),
+                    st_of(bc, cd.n));
+    int b = cd.nbatch - 1;
+    for (; b >= 0; --b) {
+      const int d = cd.batch[b];
+      if (++pt[d] < hi[d]) break;
+      pt[d] = lo[d];
+    }
+    if (b < 0) return;
+  }
+}
+
+inline std::string dim_name(int d) { return d < 0 ? std::string("1") : "i" + std::to_string(d); }
+
+template <int N, class Stmt>
+std::string contraction_text() {
+  constexpr contraction_dims<N> cd = contraction_of<N, Stmt>();
+  std::string s = "gemm: C[" + dim_name(cd.m) + " x " + dim_name(cd.n) + "] += A[" +
+                  dim_name(cd.m) + " x " + dim_name(cd.k) + "] * B[" + dim_name(cd.k) + " x " +
+                  dim_name(cd.n) + "]";
+  if (cd.nbatch == 0) return s + ", no batch";
+  s += ", batched over";
+  for (int b = 0; b < cd.nbatch; ++b) s += " " + dim_name(cd.batch[b]);
+  return s;
+}
+
+}  // namespace workpart::detail

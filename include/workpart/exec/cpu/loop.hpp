@@ -1,0 +1,202 @@
+#pragma once
+/// \file loop.hpp
+/// The CPU loop executor: runs one statement over a box of its space. Rows run along the
+/// dimension that makes the most accesses contiguous (a plain `p[t]` the compiler
+/// vectorises); an outer dimension that the left side maps one-to-one is split over
+/// OpenMP threads when the box is large enough to pay for them.
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "../../expr/map.hpp"
+#include "../../expr/reduce.hpp"
+
+namespace workpart::detail {
+
+/// Points below which a statement runs on one thread.
+inline constexpr index_t parallel_threshold = index_t(1) << 15;
+
+/// How well a row along M suits a node: +2 per contiguous access, -1 per strided one.
+template <int M, class Nd>
+constexpr int row_score() {
+  if constexpr (is_access_v<Nd>) {
+    constexpr step_kind k = Nd::template step_along<M>();
+    return k == step_kind::unit ? 2 : k == step_kind::zero ? 0 : -1;
+  } else if constexpr (requires { &Nd::l; &Nd::r; }) {
+    return row_score<M, decltype(Nd::l)>() + row_score<M, decltype(Nd::r)>();
+  } else if constexpr (requires { &Nd::c; &Nd::a; &Nd::b; }) {
+    return row_score<M, decltype(Nd::c)>() + row_score<M, decltype(Nd::a)>() +
+           row_score<M, decltype(Nd::b)>();
+  } else if constexpr (requires { &Nd::e; }) {
+    return row_score<M, decltype(Nd::e)>();
+  } else {
+    return 0;  // scalars, val, inner reductions (their rows run along their own index)
+  }
+}
+
+/// The row dimension of a statement in a space of rank N (N > 0): best score, the left
+/// side counting double; ties go to the later dimension (row-major order).
+template <int N, class Stmt>
+constexpr int choose_row_dim() {
+  int best = N - 1, best_score = -1000;
+  [&]<std::size_t... D>(std::index_sequence<D...>) {
+    constexpr int scores[] = {(2 * row_score<int(D), typename Stmt::lhs_type>() +
+                               row_score<int(D), typename Stmt::rhs_type>())...};
+    for (int d = 0; d < N; ++d)
+      if (scores[d] >= best_score) {
+        best_score = scores[d];
+        best = d;
+      }
+  }(std::make_index_sequence<N>{});
+  return best;
+}
+
+/// The outermost dimension other than M that the left side maps one-to-one (a left axis
+/// whose subscript uses that dimension alone): threads over it never write one element
+/// twice. -1 if there is none.
+template <int N, int M, class Lhs>
+constexpr int choose_thread_dim() {
+  int found = -1;
+  [&]<std::size_t... A>(std::index_sequence<A...>) {
+    constexpr affine_sig sigs[] = {Lhs::template axis_sig<int(A)>()..., affine_sig{}};
+    for (int d = 0; d < N && found < 0; ++d) {
+      if (d == M) continue;
+      for (int a = 0; a < int(sizeof...(A)); ++a)
+        if (sigs[a].present == dim_bit(d)) found = d;
+    }
+  }(std::make_index_sequence<Lhs::array_type::rank>{});
+  return found;
+}
+
+template <combine K, class T, class V>
+WORKPART_ALWAYS_INLINE T combine_value(T old, V v) {
+  if constexpr (K == combine::assign) return static_cast<T>(v);
+  else if constexpr (K == combine::add) return static_cast<T>(old + v);
+  else if constexpr (K == combine::max) return static_cast<T>(op_max::apply(old, v));
+  else return static_cast<T>(op_min::apply(old, v));
+}
+
+/// One row: pt[M] = its start, len points.
+template <combine K, int M, class Lhs, class BL, class BR>
+WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t* pt, index_t len) {
+  using T = typename BL::value_type;
+  constexpr step_kind ls = Lhs::template step_along<M>();
+  T* p = lhs.ptr(pt);
+  const auto r = rhs.template row<M>(pt);
+  if constexpr (ls == step_kind::zero) {
+    // The left element is fixed along the row: combine the row first, then into it once.
+    using V = std::remove_cvref_t<decltype(r(0))>;
+    if constexpr (K == combine::add) {
+      using A = std::common_type_t<T, V>;
+      A acc = A(0);
+      for (index_t t = 0; t < len; ++t) acc += r(t);
+      *p = static_cast<T>(*p + acc);
+    } else if constexpr (K == combine::max) {
+      T acc = *p;
+      for (index_t t = 0; t < len; ++t) acc = static_cast<T>(op_max::apply(acc, r(t)));
+      *p = acc;
+    } else if constexpr (K == combine::min) {
+      T acc = *p;
+      for (index_t t = 0; t < len; ++t) acc = static_cast<T>(op_min::apply(acc, r(t)));
+      *p = acc;
+    } else {
+      for (index_t t = 0; t < len; ++t) *p = static_cast<T>(r(t));  // unreachable: a race
+    }
+  } else if constexpr (ls == step_kind::unit) {
+    T* WORKPART_RESTRICT q = p;
+#pragma GCC ivdep
+    for (index_t t = 0; t < len; ++t) q[t] = combine_value<K>(q[t], r(t));
+  } else {
+    const index_t s = lhs.step(M);
+    for (index_t t = 0; t < len; ++t) p[t * s] = combine_value<K>(p[t * s], r(t));
+  }
+}
+
+/// Visits every row start of the box [lo, hi) (dimensions other than M and `fixed`).
+template <int N, int M, class F>
+WORKPART_ALWAYS_INLINE void for_each_row(index_t* pt, const index_t* lo, const index_t* hi,
+                                         int fixed, F&& f) {
+  int dims[N > 0 ? N : 1];
+  int nd = 0;
+  for (int d = 0; d < N; ++d) {
+    if (d == M || d == fixed) continue;
+    if (hi[d] <= lo[d]) return;
+    pt[d] = lo[d];
+    dims[nd++] = d;
+  }
+  pt[M] = lo[M];
+  for (;;) {
+    f(pt);
+    int k = nd - 1;
+    for (; k >= 0; --k) {
+      const int d = dims[k];
+      if (++pt[d] < hi[d]) break;
+      pt[d] = lo[d];
+    }
+    if (k < 0) return;
+  }
+}
+
+inline int worker_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// What the loop executor does with a statement (for explain texts).
+struct loop_shape {
+  int row_dim = -1;
+  int thread_dim = -1;
+};
+template <int N, class Stmt>
+constexpr loop_shape loop_shape_of() {
+  if constexpr (N == 0) {
+    return {};
+  } else {
+    constexpr int M = choose_row_dim<N, Stmt>();
+    return {M, choose_thread_dim<N, M, typename Stmt::lhs_type>()};
+  }
+}
+
+/// Runs `lhs K= rhs` (bound nodes) for every point of the box [lo, hi).
+template <int N, class Stmt, class BL, class BR>
+void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const index_t* hi) {
+  constexpr combine K = Stmt::kind;
+  using Lhs = typename Stmt::lhs_type;
+  index_t pt[max_dims] = {};
+  if constexpr (N == 0) {
+    typename BL::value_type* p = lhs.ptr(pt);
+    *p = combine_value<K>(*p, rhs.eval(pt));
+  } else {
+    index_t points = 1;
+    for (int d = 0; d < N; ++d) points *= std::max<index_t>(0, hi[d] - lo[d]);
+    if (points == 0) return;
+    constexpr int M = choose_row_dim<N, Stmt>();
+    constexpr int P = choose_thread_dim<N, M, Lhs>();
+    const index_t len = hi[M] - lo[M];
+    auto row = [&](const index_t* q) { run_row<K, M, Lhs>(lhs, rhs, q, len); };
+    if constexpr (P >= 0) {
+      const int threads = worker_threads();
+      if (threads > 1 && points >= parallel_threshold && hi[P] - lo[P] > 1 && lhs.step(P) != 0) {
+        const index_t p0 = lo[P], p1 = hi[P];
+#pragma omp parallel for schedule(static) num_threads(threads)
+        for (index_t p = p0; p < p1; ++p) {
+          index_t q[max_dims] = {};
+          q[P] = p;
+          for_each_row<N, M>(q, lo, hi, P, row);
+        }
+        return;
+      }
+    }
+    for_each_row<N, M>(pt, lo, hi, -1, row);
+  }
+}
+
+}  // namespace workpart::detail

@@ -1,0 +1,146 @@
+#pragma once
+/// \file local.hpp
+/// Runs a map's statements, in order, over a box of its space on the buffers an env gives:
+/// the whole space on root's arrays for `wp::run`, a rank's block on local buffers for a
+/// distributed plan. Picks GEMM for recognised contractions and the loop executor otherwise.
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../expr/map.hpp"
+#include "cpu/gemm.hpp"
+#include "cpu/loop.hpp"
+#include "env.hpp"
+
+namespace workpart::detail {
+
+/// An env that shows one array through another buffer (a snapshot of its old values).
+template <class Base>
+struct overlay_env {
+  const Base& base;
+  const void* id;
+  raw_view v;
+  template <class T, int N>
+  const raw_view& view(const array<T, N>& a) const {
+    return static_cast<const void*>(&a) == id ? v : base.view(a);
+  }
+  error_sink& sink() const { return base.sink(); }
+};
+
+/// Whether the right side reads the left side's array other than at the very element being
+/// written by a plain '='. Such statements read a snapshot (the values before the statement),
+/// so the result does not depend on the order points run in.
+template <int R>
+struct own_output_finder {
+  const void* id;
+  std::array<axis_form, R> lhs_forms;
+  bool same_element_only = true;
+  bool found = false;
+  void enter_range(const range_form&) {}
+  void leave_range() {}
+  template <class A>
+  void on_access(const A& a) {
+    if (static_cast<const void*>(a.arr) != id) return;
+    found = true;
+    if constexpr (A::array_type::rank == R) {
+      const auto f = a.axis_forms();
+      for (std::size_t x = 0; x < f.size(); ++x)
+        if (f[x].kind != lhs_forms[x].kind || f[x].offset != lhs_forms[x].offset ||
+            std::memcmp(f[x].coef, lhs_forms[x].coef, sizeof f[x].coef) != 0)
+          same_element_only = false;
+    } else {
+      same_element_only = false;
+    }
+  }
+};
+
+/// Whether the right side reads the left side's array other than at the very element being
+/// written by a plain '='. Such statements read a snapshot (the values before the statement),
+/// so the result does not depend on the order points run in.
+template <class Stmt>
+bool reads_own_output(const Stmt& st) {
+  own_output_finder<Stmt::lhs_type::array_type::rank> v{st.lhs.arr, st.lhs.axis_forms()};
+  st.rhs.visit(v);
+  return v.found && (Stmt::kind != combine::assign || !v.same_element_only);
+}
+
+template <class T>
+raw_view snapshot(const raw_view& src, int rank, std::vector<T>& store) {
+  raw_view v = src;
+  index_t n = 1;
+  for (int a = 0; a < rank; ++a) n *= src.extent[a];
+  store.resize(static_cast<std::size_t>(n));
+  index_t st = 1;
+  for (int a = rank - 1; a >= 0; --a) {
+    v.stride[a] = st;
+    st *= src.extent[a];
+  }
+  // Copy element by element in row-major order of the box.
+  index_t idx[max_rank] = {};
+  const T* s = static_cast<const T*>(src.data);
+  for (index_t e = 0; e < n; ++e) {
+    index_t off = 0;
+    for (int a = 0; a < rank; ++a) off += idx[a] * src.stride[a];
+    store[static_cast<std::size_t>(e)] = s[off];
+    for (int a = rank - 1; a >= 0; --a) {
+      if (++idx[a] < src.extent[a]) break;
+      idx[a] = 0;
+    }
+  }
+  v.data = store.data();
+  return v;
+}
+
+template <int N, class Stmt, class Env>
+void run_statement(const std::string& map_name, const Stmt& st, const Env& env,
+                   const index_t* lo, const index_t* hi) {
+  using Lhs = typename Stmt::lhs_type;
+  using T = typename Lhs::value_type;
+  const bool alias = reads_own_output(st);
+  if constexpr (is_contraction_v<N, Stmt>) {
+    if (!alias) {
+      run_contraction<N>(st, env, lo, hi);
+      return;
+    }
+  }
+  counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
+  auto run_with = [&](const auto& read_env) {
+    const auto bl = st.lhs.bind(env, 0);
+    const auto br = st.rhs.bind(read_env, 0);
+    run_statement_loop<N, Stmt>(bl, br, lo, hi);
+  };
+  if (alias) {
+    std::vector<T> store;
+    const raw_view snap = snapshot<T>(env.view(*st.lhs.arr), Lhs::array_type::rank, store);
+    run_with(overlay_env<Env>{env, st.lhs.arr, snap});
+  } else {
+    run_with(env);
+  }
+  if (env.sink().failed())
+    throw shape_error("map '" + map_name + "': " + env.sink().message() +
+                      " (a data-dependent subscript or range left the array)");
+}
+
+/// Runs every statement of `m`, in order, over the box [lo, hi) of its space.
+template <int N, class... S, class Env>
+void run_map_box(const map_t<N, S...>& m, const Env& env, const index_t* lo, const index_t* hi) {
+  m.for_each_statement([&](const auto& st) { run_statement<N>(m.name(), st, env, lo, hi); });
+}
+
+/// How one statement runs locally, e.g. "gemm: C[i0 x i1] += A[i0 x i2] * B[i2 x i1], no batch".
+template <int N, class Stmt>
+std::string local_strategy(const Stmt& st) {
+  if constexpr (is_contraction_v<N, Stmt>) {
+    if (!reads_own_output(st)) return contraction_text<N, Stmt>();
+  }
+  constexpr loop_shape ls = loop_shape_of<N, Stmt>();
+  std::string s = "loop";
+  if (ls.row_dim >= 0) s += ": rows along i" + std::to_string(ls.row_dim);
+  s += ls.thread_dim >= 0 ? ", threads over i" + std::to_string(ls.thread_dim)
+                          : std::string(", one thread");
+  if (reads_own_output(st)) s += ", reads a snapshot of its output";
+  return s;
+}
+
+}  // namespace workpart::detail

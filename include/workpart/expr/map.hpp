@@ -1,0 +1,188 @@
+#pragma once
+/// \file map.hpp
+/// Maps (a parallel loop over a space with one or more statements, run in order) and
+/// programs (maps in program order, connected by the arrays they share).
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../core/space.hpp"
+#include "interval.hpp"
+#include "statement.hpp"
+
+namespace workpart::detail {
+
+/// Checks every access of a statement against its array's bounds over the whole space.
+class bounds_checker {
+ public:
+  bounds_checker(const std::string& map_name, const index_t* lo, const index_t* hi, int rank,
+                 std::string space_text)
+      : map_(map_name), space_(std::move(space_text)) {
+    for (int d = 0; d < max_dims; ++d) {
+      lo_[d] = d < rank ? lo[d] : 0;
+      hi_[d] = d < rank ? hi[d] : 0;
+    }
+  }
+  template <class A>
+  void on_access(const A& a) {
+    if (skip_depth_ > 0) return;
+    const auto forms = a.axis_forms();
+    for (int ax = 0; ax < int(forms.size()); ++ax) {
+      if (forms[ax].kind != axis_kind::affine) continue;  // whole axis, or checked at run time
+      auto iv = form_interval(to_linear(forms[ax]), ranges_, lo_, hi_);
+      if (!iv) continue;  // uses an index whose range depends on data: checked at run time
+      const index_t ext = a.arr->extent(ax);
+      if (iv->lo < 0 || iv->hi >= ext) {
+        const index_t bad = iv->lo < 0 ? iv->lo : iv->hi;
+        throw shape_error("map '" + map_ + "': access " + a.str() + (writing_ ? " writes" : " reads") +
+                          " axis " + std::to_string(ax) + " of '" + a.arr->name() + "' at " +
+                          std::to_string(bad) + ", outside [0, " + std::to_string(ext) +
+                          ") (subscripts span [" + std::to_string(iv->lo) + ", " +
+                          std::to_string(iv->hi) + "] over the space " + space_ +
+                          "); shrink the space or enlarge '" + a.arr->name() + "'");
+      }
+    }
+  }
+  void enter_range(const range_form& r) {
+    ranges_.push_back(r);
+    if (skip_depth_ > 0 || !range_may_run(ranges_, lo_, hi_)) ++skip_depth_;
+  }
+  void leave_range() {
+    if (skip_depth_ > 0) --skip_depth_;
+    ranges_.pop_back();
+  }
+  void set_writing(bool w) { writing_ = w; }
+
+ private:
+  std::string map_, space_;
+  index_t lo_[max_dims], hi_[max_dims];
+  std::vector<range_form> ranges_;
+  int skip_depth_ = 0;
+  bool writing_ = false;
+};
+
+template <int N, class Stmt>
+constexpr void check_statement_types() {
+  constexpr node_info li = Stmt::lhs_type::info, ri = Stmt::rhs_type::info;
+  constexpr dim_mask space_dims = dims_below(N);
+  static_assert(!li.has_all && !ri.has_all,
+                "workpart::map: wp::all reads a whole axis and has no single value; use it inside "
+                "wp::sum / wp::max_of / wp::min_of, e.g. wp::sum(x(i, wp::all))");
+  static_assert(((li.free | ri.free) & ~space_dims) == 0,
+                "workpart::map: an index beyond the space's rank is used; a space of rank N binds "
+                "index<0> .. index<N-1>: add a dimension to wp::space or bind the index with "
+                "wp::range");
+  static_assert(((li.bound | ri.bound) & space_dims) == 0,
+                "workpart::map: an inner index must not be an index of the enclosing space; use "
+                "an index variable numbered at or above the space's rank in wp::range");
+  static_assert(Stmt::kind != combine::assign || (li.free & space_dims) == space_dims,
+                "workpart::map: a plain '=' whose left side does not use every index of its space "
+                "is a race (several points write one element); use += to sum, or wp::max_into / "
+                "wp::min_into");
+}
+
+}  // namespace workpart::detail
+
+namespace workpart {
+
+/// A parallel loop over `space` whose statements run in order (each over the whole space).
+template <int N, class... Stmts>
+class map_t {
+ public:
+  static constexpr int rank = N;
+  static constexpr std::size_t statement_count = sizeof...(Stmts);
+  using statements_type = std::tuple<Stmts...>;
+
+  map_t(std::string name, const space<N>& sp, const Stmts&... stmts)
+      : name_(std::move(name)), space_(sp), stmts_(stmts...) {
+    check_bounds();
+  }
+
+  const std::string& name() const noexcept { return name_; }
+  const space<N>& iteration_space() const noexcept { return space_; }
+  const statements_type& statements() const noexcept { return stmts_; }
+
+  /// Calls f(stmt) for every statement, in order.
+  template <class F>
+  void for_each_statement(F&& f) const {
+    std::apply([&](const auto&... s) { (f(s), ...); }, stmts_);
+  }
+
+  std::string str() const {
+    std::string s = "map '" + name_ + "' over " + space_.str() + ":";
+    for_each_statement([&](const auto& st) { s += "\n  " + st.str(); });
+    return s;
+  }
+
+ private:
+  void check_bounds() const {
+    if (space_.empty()) return;  // runs nowhere, reads nothing
+    detail::bounds_checker chk(name_, space_.lo.data(), space_.hi.data(), N, space_.str());
+    for_each_statement([&](const auto& st) {
+      chk.set_writing(true);
+      st.lhs.visit(chk);
+      chk.set_writing(false);
+      st.rhs.visit(chk);
+    });
+  }
+
+  std::string name_;
+  space<N> space_;
+  statements_type stmts_;
+};
+
+/// \code
+///   auto mm = wp::map("matmul", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
+/// \endcode
+/// Throws wp::shape_error when an access can leave its array anywhere in the space.
+template <int N, class... Stmts>
+map_t<N, Stmts...> map(std::string name, const space<N>& sp, const Stmts&... stmts) {
+  static_assert(sizeof...(Stmts) > 0, "workpart::map: give at least one statement");
+  static_assert((detail::is_statement_v<Stmts> && ...),
+                "workpart::map: every argument after the space must be a statement "
+                "(out(i) = e, out(i) += e, wp::max_into(out(i), e), wp::min_into(out(i), e))");
+  (detail::check_statement_types<N, Stmts>(), ...);
+  return map_t<N, Stmts...>(std::move(name), sp, stmts...);
+}
+
+namespace detail {
+template <class T>
+inline constexpr bool is_map_v = false;
+template <int N, class... S>
+inline constexpr bool is_map_v<map_t<N, S...>> = true;
+}  // namespace detail
+
+/// Maps in program order; arrays shared between maps carry data from one to the next.
+template <class... Maps>
+class program_t {
+ public:
+  static constexpr std::size_t map_count = sizeof...(Maps);
+  using maps_type = std::tuple<Maps...>;
+  explicit program_t(const Maps&... m) : maps_(m...) {}
+  const maps_type& maps() const noexcept { return maps_; }
+  template <class F>
+  void for_each_map(F&& f) const {
+    std::apply([&](const auto&... m) { (f(m), ...); }, maps_);
+  }
+
+ private:
+  maps_type maps_;
+};
+
+/// `wp::program(m1, m2, m3)`.
+template <class... Maps>
+program_t<Maps...> program(const Maps&... m) {
+  static_assert(sizeof...(Maps) > 0, "workpart::program: give at least one map");
+  static_assert((detail::is_map_v<Maps> && ...), "workpart::program: every argument must be a wp::map");
+  return program_t<Maps...>(m...);
+}
+
+namespace detail {
+template <class T>
+inline constexpr bool is_program_v = false;
+template <class... M>
+inline constexpr bool is_program_v<program_t<M...>> = true;
+}  // namespace detail
+
+}  // namespace workpart

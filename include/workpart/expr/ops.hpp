@@ -1,0 +1,328 @@
+#pragma once
+/// \file ops.hpp
+/// Arithmetic, functions, comparisons, `select` and `val` over expression nodes.
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "../core/index.hpp"
+#include "node.hpp"
+
+namespace workpart::detail {
+
+constexpr node_info merge_info(node_info a, node_info b) {
+  return {a.free | b.free, a.has_all || b.has_all, a.simple && b.simple, a.reduces || b.reduces,
+          a.bound | b.bound};
+}
+
+// ---- operations (value semantics as in C++ arithmetic) ----
+#define WORKPART_BINARY_OP(NAME, SYM, EXPR)                                  \
+  struct NAME {                                                              \
+    static constexpr const char* sym = SYM;                                  \
+    static constexpr bool infix = true;                                      \
+    template <class A, class B>                                              \
+    WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) { return EXPR; } \
+  };
+WORKPART_BINARY_OP(op_add, "+", a + b)
+WORKPART_BINARY_OP(op_sub, "-", a - b)
+WORKPART_BINARY_OP(op_mul, "*", a * b)
+WORKPART_BINARY_OP(op_div, "/", a / b)
+WORKPART_BINARY_OP(op_lt, "<", a < b)
+WORKPART_BINARY_OP(op_le, "<=", a <= b)
+WORKPART_BINARY_OP(op_gt, ">", a > b)
+WORKPART_BINARY_OP(op_ge, ">=", a >= b)
+WORKPART_BINARY_OP(op_eq, "==", a == b)
+WORKPART_BINARY_OP(op_ne, "!=", a != b)
+#undef WORKPART_BINARY_OP
+
+struct op_max {
+  static constexpr const char* sym = "max";
+  static constexpr bool infix = false;
+  template <class A, class B>
+  WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
+    using C = std::common_type_t<A, B>;
+    return C(a) < C(b) ? C(b) : C(a);
+  }
+};
+struct op_min {
+  static constexpr const char* sym = "min";
+  static constexpr bool infix = false;
+  template <class A, class B>
+  WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
+    using C = std::common_type_t<A, B>;
+    return C(b) < C(a) ? C(b) : C(a);
+  }
+};
+
+template <class A>
+WORKPART_ALWAYS_INLINE auto as_real(A a) {
+  if constexpr (std::is_integral_v<A>) return static_cast<double>(a);
+  else return a;
+}
+#define WORKPART_UNARY_OP(NAME, SYM, EXPR)                           \
+  struct NAME {                                                      \
+    static constexpr const char* sym = SYM;                          \
+    template <class A>                                               \
+    WORKPART_ALWAYS_INLINE static auto apply(A a) { return EXPR; }   \
+  };
+WORKPART_UNARY_OP(op_neg, "-", -a)
+WORKPART_UNARY_OP(op_exp, "exp", std::exp(as_real(a)))
+WORKPART_UNARY_OP(op_log, "log", std::log(as_real(a)))
+WORKPART_UNARY_OP(op_sqrt, "sqrt", std::sqrt(as_real(a)))
+WORKPART_UNARY_OP(op_tanh, "tanh", std::tanh(as_real(a)))
+WORKPART_UNARY_OP(op_abs, "abs", a < A(0) ? A(-a) : a)
+#undef WORKPART_UNARY_OP
+
+template <class Op, class R>
+struct unary_row {
+  R r;
+  WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(r(t)); }
+};
+template <class Op, class L, class R>
+struct binary_row {
+  L l;
+  R r;
+  WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(l(t), r(t)); }
+};
+
+template <class Op, class E>
+struct unary_node : expr_base {
+  using op = Op;
+  using value_type = decltype(Op::apply(std::declval<typename E::value_type>()));
+  static constexpr node_info info = E::info;
+  E e;
+  constexpr explicit unary_node(const E& x) : e(x) {}
+
+  template <class B>
+  struct bound {
+    using value_type = typename unary_node::value_type;
+    B e;
+    WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const { return Op::apply(e.eval(pt)); }
+    template <int M>
+    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+      auto r = e.template row<M>(pt);
+      return unary_row<Op, decltype(r)>{r};
+    }
+    template <int M>
+    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
+      return e.template check_row<M>(pt, len, s);
+    }
+  };
+  template <class Env>
+  auto bind(const Env& env, dim_mask dd) const {
+    auto b = e.bind(env, dd);
+    return bound<decltype(b)>{b};
+  }
+  template <class Visitor>
+  void visit(Visitor& v) const { e.visit(v); }
+  std::string str() const { return std::string(Op::sym) + "(" + e.str() + ")"; }
+};
+
+template <class Op, class L, class R>
+struct binary_node : expr_base {
+  using op = Op;
+  using value_type = decltype(Op::apply(std::declval<typename L::value_type>(),
+                                        std::declval<typename R::value_type>()));
+  static constexpr node_info info = merge_info(L::info, R::info);
+  L l;
+  R r;
+  constexpr binary_node(const L& a, const R& b) : l(a), r(b) {}
+
+  template <class BL, class BR>
+  struct bound {
+    using value_type = typename binary_node::value_type;
+    BL l;
+    BR r;
+    WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
+      return Op::apply(l.eval(pt), r.eval(pt));
+    }
+    template <int M>
+    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+      auto a = l.template row<M>(pt);
+      auto b = r.template row<M>(pt);
+      return binary_row<Op, decltype(a), decltype(b)>{a, b};
+    }
+    template <int M>
+    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
+      const bool a = l.template check_row<M>(pt, len, s);
+      const bool b = r.template check_row<M>(pt, len, s);
+      return a && b;
+    }
+  };
+  template <class Env>
+  auto bind(const Env& env, dim_mask dd) const {
+    auto a = l.bind(env, dd);
+    auto b = r.bind(env, dd);
+    return bound<decltype(a), decltype(b)>{a, b};
+  }
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    l.visit(v);
+    r.visit(v);
+  }
+  std::string str() const {
+    if constexpr (Op::infix) return "(" + l.str() + " " + Op::sym + " " + r.str() + ")";
+    else return std::string(Op::sym) + "(" + l.str() + ", " + r.str() + ")";
+  }
+};
+
+/// `wp::val(i)`: the global coordinate of dimension D as std::int64_t.
+template <int D>
+struct val_node : expr_base {
+  using value_type = index_t;
+  static constexpr node_info info{dim_bit(D), false, true, false};
+
+  struct val_row {
+    index_t start;
+    WORKPART_ALWAYS_INLINE index_t operator()(index_t t) const { return start + t; }
+  };
+  struct bound {
+    using value_type = index_t;
+    WORKPART_ALWAYS_INLINE index_t eval(const index_t* pt) const { return pt[D]; }
+    template <int M>
+    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+      if constexpr (M == D) return val_row{pt[D]};
+      else return const_row<index_t>{pt[D]};
+    }
+    template <int M>
+    bool check_row(const index_t*, index_t, error_sink&) const { return true; }
+  };
+  template <class Env>
+  bound bind(const Env&, dim_mask) const { return {}; }
+  template <class Visitor>
+  void visit(Visitor&) const {}
+  std::string str() const { return "val(i" + std::to_string(D) + ")"; }
+};
+
+template <class C, class A, class B>
+struct select_row {
+  C c;
+  A a;
+  B b;
+  using V = std::common_type_t<decltype(a(0)), decltype(b(0))>;
+  WORKPART_ALWAYS_INLINE V operator()(index_t t) const { return c(t) ? V(a(t)) : V(b(t)); }
+};
+
+/// `wp::select(cond, a, b)`.
+template <class C, class A, class B>
+struct select_node : expr_base {
+  using value_type = std::common_type_t<typename A::value_type, typename B::value_type>;
+  static constexpr node_info info = merge_info(C::info, merge_info(A::info, B::info));
+  C c;
+  A a;
+  B b;
+  constexpr select_node(const C& x, const A& y, const B& z) : c(x), a(y), b(z) {}
+
+  template <class BC, class BA, class BB>
+  struct bound {
+    using value_type = typename select_node::value_type;
+    BC c;
+    BA a;
+    BB b;
+    WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
+      return c.eval(pt) ? value_type(a.eval(pt)) : value_type(b.eval(pt));
+    }
+    template <int M>
+    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+      auto x = c.template row<M>(pt);
+      auto y = a.template row<M>(pt);
+      auto z = b.template row<M>(pt);
+      return select_row<decltype(x), decltype(y), decltype(z)>{x, y, z};
+    }
+    template <int M>
+    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
+      const bool x = c.template check_row<M>(pt, len, s);
+      const bool y = a.template check_row<M>(pt, len, s);
+      const bool z = b.template check_row<M>(pt, len, s);
+      return x && y && z;
+    }
+  };
+  template <class Env>
+  auto bind(const Env& env, dim_mask dd) const {
+    auto x = c.bind(env, dd);
+    auto y = a.bind(env, dd);
+    auto z = b.bind(env, dd);
+    return bound<decltype(x), decltype(y), decltype(z)>{x, y, z};
+  }
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    c.visit(v);
+    a.visit(v);
+    b.visit(v);
+  }
+  std::string str() const { return "select(" + c.str() + ", " + a.str() + ", " + b.str() + ")"; }
+};
+
+template <class A, class B>
+concept binary_operands =
+    (is_expr_v<A> && (is_expr_v<B> || arithmetic_scalar<B>)) || (arithmetic_scalar<A> && is_expr_v<B>);
+
+template <class Op, class A, class B>
+constexpr auto make_binary(const A& a, const B& b) {
+  return binary_node<Op, node_t<A>, node_t<B>>(as_node(a), as_node(b));
+}
+
+// Operators, found by ADL through the node types (all in this namespace).
+#define WORKPART_DEFINE_OPERATOR(SYM, OP)                                  \
+  template <class A, class B>                                              \
+    requires binary_operands<A, B>                                         \
+  constexpr auto operator SYM(const A& a, const B& b) {                    \
+    return make_binary<OP>(a, b);                                          \
+  }
+WORKPART_DEFINE_OPERATOR(+, op_add)
+WORKPART_DEFINE_OPERATOR(-, op_sub)
+WORKPART_DEFINE_OPERATOR(*, op_mul)
+WORKPART_DEFINE_OPERATOR(/, op_div)
+WORKPART_DEFINE_OPERATOR(<, op_lt)
+WORKPART_DEFINE_OPERATOR(<=, op_le)
+WORKPART_DEFINE_OPERATOR(>, op_gt)
+WORKPART_DEFINE_OPERATOR(>=, op_ge)
+WORKPART_DEFINE_OPERATOR(==, op_eq)
+WORKPART_DEFINE_OPERATOR(!=, op_ne)
+#undef WORKPART_DEFINE_OPERATOR
+
+template <expr_node E>
+constexpr auto operator-(const E& e) { return unary_node<op_neg, E>(e); }
+template <expr_node E>
+constexpr const E& operator+(const E& e) { return e; }
+
+}  // namespace workpart::detail
+
+namespace workpart {
+
+#define WORKPART_DEFINE_FUNCTION(NAME, OP)                  \
+  template <detail::expr_node E>                            \
+  constexpr auto NAME(const E& e) {                         \
+    return detail::unary_node<detail::OP, E>(e);            \
+  }
+WORKPART_DEFINE_FUNCTION(exp, op_exp)
+WORKPART_DEFINE_FUNCTION(log, op_log)
+WORKPART_DEFINE_FUNCTION(sqrt, op_sqrt)
+WORKPART_DEFINE_FUNCTION(tanh, op_tanh)
+WORKPART_DEFINE_FUNCTION(abs, op_abs)
+#undef WORKPART_DEFINE_FUNCTION
+
+/// `wp::max(a, b)`, `wp::min(a, b)`: elementwise; either side may be a scalar.
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+constexpr auto max(const A& a, const B& b) { return detail::make_binary<detail::op_max>(a, b); }
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+constexpr auto min(const A& a, const B& b) { return detail::make_binary<detail::op_min>(a, b); }
+
+/// `wp::select(cond, a, b)`: a where cond holds, else b (a and b may be scalars).
+template <class C, class A, class B>
+  requires detail::is_expr_v<C> && (detail::is_expr_v<A> || detail::arithmetic_scalar<A>) &&
+           (detail::is_expr_v<B> || detail::arithmetic_scalar<B>)
+constexpr auto select(const C& c, const A& a, const B& b) {
+  return detail::select_node<C, detail::node_t<A>, detail::node_t<B>>(c, detail::as_node(a),
+                                                                      detail::as_node(b));
+}
+
+/// `wp::val(i)`: the global coordinate of index i (std::int64_t).
+template <int D>
+constexpr detail::val_node<D> val(index<D>) { return {}; }
+
+}  // namespace workpart

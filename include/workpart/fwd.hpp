@@ -1,0 +1,25 @@
+#pragma once
+/// \file fwd.hpp
+/// Forward declarations that let the layers refer to each other's names in one direction.
+
+#include "config.hpp"
+
+namespace workpart {
+template <class T, int N>
+class array;
+template <int D>
+struct index;
+template <int N>
+struct space;
+
+namespace detail {
+/// Builds the access node for `array(args...)`; defined in expr/access.hpp.
+template <class Array, class... Args>
+struct access_builder;
+
+/// The calling process's rank in the current context (0 when there is no context, as
+/// for a program started without mpirun). Set by comm/context.hpp; core knows nothing of MPI.
+inline int (*current_rank_hook)() = nullptr;
+inline int current_rank() { return current_rank_hook ? current_rank_hook() : 0; }
+}  // namespace detail
+}  // namespace workpart
