@@ -142,6 +142,16 @@ WORKPART_ALWAYS_INLINE void for_each_row(index_t* pt, const index_t* lo, const i
   }
 }
 
+struct block_of_rows {
+  index_t start, end;
+};
+/// Part `me` of `n` balanced parts of [lo, hi), rounded to 16 elements (whole vectors).
+inline block_of_rows split_rows(index_t lo, index_t hi, index_t n, index_t me) {
+  const index_t len = hi - lo;
+  auto cut = [&](index_t k) { return k >= n ? hi : lo + (len * k / n) / 16 * 16; };
+  return {cut(me), cut(me + 1)};
+}
+
 inline int worker_threads() {
 #if defined(_OPENMP)
   return omp_get_max_threads();
@@ -182,17 +192,46 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
     constexpr int P = choose_thread_dim<N, M, Lhs>();
     const index_t len = hi[M] - lo[M];
     auto row = [&](const index_t* q) { run_row<K, M, Lhs>(lhs, rhs, q, len); };
-    if constexpr (P >= 0) {
-      const int threads = worker_threads();
-      if (threads > 1 && points >= parallel_threshold && hi[P] - lo[P] > 1 && lhs.step(P) != 0) {
-        const index_t p0 = lo[P], p1 = hi[P];
+    const int threads = worker_threads();
+    if (threads > 1 && points >= parallel_threshold) {
+      if constexpr (P >= 0) {
+        if (hi[P] - lo[P] >= threads && lhs.step(P) != 0) {
+          const index_t p0 = lo[P], p1 = hi[P];
 #pragma omp parallel for schedule(static) num_threads(threads)
-        for (index_t p = p0; p < p1; ++p) {
-          index_t q[max_dims] = {};
-          q[P] = p;
-          for_each_row<N, M>(q, lo, hi, P, row);
+          for (index_t p = p0; p < p1; ++p) {
+            index_t q[max_dims] = {};
+            q[P] = p;
+            for_each_row<N, M>(q, lo, hi, P, row);
+          }
+          return;
         }
-        return;
+      }
+      // Otherwise split the rows themselves, when the left side moves along them (each
+      // thread then writes its own elements).
+      if constexpr (Lhs::template step_along<M>() != step_kind::zero) {
+        if (len >= 4 * threads && lhs.step(M) != 0) {
+#pragma omp parallel num_threads(threads)
+          {
+#if defined(_OPENMP)
+            const index_t nt = omp_get_num_threads(), me = omp_get_thread_num();
+#else
+            const index_t nt = 1, me = 0;
+#endif
+            const block_of_rows chunk = split_rows(lo[M], hi[M], nt, me);
+            index_t clo[max_dims], chi[max_dims], q[max_dims] = {};
+            for (int d = 0; d < max_dims; ++d) {
+              clo[d] = lo[d];
+              chi[d] = hi[d];
+            }
+            clo[M] = chunk.start;
+            chi[M] = chunk.end;
+            if (chunk.end > chunk.start)
+              for_each_row<N, M>(q, clo, chi, -1, [&](const index_t* x) {
+                run_row<K, M, Lhs>(lhs, rhs, x, chunk.end - chunk.start);
+              });
+          }
+          return;
+        }
       }
     }
     for_each_row<N, M>(pt, lo, hi, -1, row);
