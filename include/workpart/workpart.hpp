@@ -20,3 +20,8 @@
 #include "comm/context.hpp"
 
 #include "exec/run.hpp"
+
+#include "schedule/constraints.hpp"
+#include "schedule/distribute.hpp"
+#include "schedule/grid.hpp"
+#include "schedule/tiling.hpp"

@@ -113,6 +113,11 @@ class array {
     return *this;
   }
   bool has_generator() const noexcept { return static_cast<bool>(gen_); }
+  /// Whether root holds the global data (allocated, and generated if init() was called).
+  bool root_materialized() const noexcept {
+    return root_ && (is_view_ || owned_.size() == static_cast<std::size_t>(size())) &&
+           (!gen_ || generated_);
+  }
   const generator& get_generator() const noexcept { return gen_; }
 
   /// `A(i, k)`, `x(i + 1)`, `A(i, wp::all)`, `x(col(jj))`: an access (see expr/access.hpp).

@@ -92,40 +92,45 @@ raw_view snapshot(const raw_view& src, int rank, std::vector<T>& store) {
   return v;
 }
 
-template <int N, class Stmt, class Env>
-void run_statement(const std::string& map_name, const Stmt& st, const Env& env,
-                   const index_t* lo, const index_t* hi) {
+/// Runs one statement over the box [lo, hi). Left sides bind through `wenv`, right sides
+/// through `renv` (the same env on one process; a rank's separate read buffers when
+/// distributed, which already hold the values from before the map, so no snapshot is needed).
+template <int N, class Stmt, class WEnv, class REnv>
+void run_statement(const std::string& map_name, const Stmt& st, const WEnv& wenv, const REnv& renv,
+                   const index_t* lo, const index_t* hi, bool reads_are_separate) {
   using Lhs = typename Stmt::lhs_type;
   using T = typename Lhs::value_type;
-  const bool alias = reads_own_output(st);
+  const bool alias = !reads_are_separate && reads_own_output(st);
   if constexpr (is_contraction_v<N, Stmt>) {
     if (!alias) {
-      run_contraction<N>(st, env, lo, hi);
+      run_contraction<N>(st, wenv, renv, lo, hi);
       return;
     }
   }
   counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
   auto run_with = [&](const auto& read_env) {
-    const auto bl = st.lhs.bind(env, 0);
+    const auto bl = st.lhs.bind(wenv, 0);
     const auto br = st.rhs.bind(read_env, 0);
     run_statement_loop<N, Stmt>(bl, br, lo, hi);
   };
   if (alias) {
     std::vector<T> store;
-    const raw_view snap = snapshot<T>(env.view(*st.lhs.arr), Lhs::array_type::rank, store);
-    run_with(overlay_env<Env>{env, st.lhs.arr, snap});
+    const raw_view snap = snapshot<T>(renv.view(*st.lhs.arr), Lhs::array_type::rank, store);
+    run_with(overlay_env<REnv>{renv, st.lhs.arr, snap});
   } else {
-    run_with(env);
+    run_with(renv);
   }
-  if (env.sink().failed())
-    throw shape_error("map '" + map_name + "': " + env.sink().message() +
-                      " (a data-dependent subscript or range left the array)");
+  for (error_sink* s : {&wenv.sink(), &renv.sink()})
+    if (s->failed())
+      throw shape_error("map '" + map_name + "': " + s->message() +
+                        " (a data-dependent subscript or range left the array)");
 }
 
 /// Runs every statement of `m`, in order, over the box [lo, hi) of its space.
 template <int N, class... S, class Env>
 void run_map_box(const map_t<N, S...>& m, const Env& env, const index_t* lo, const index_t* hi) {
-  m.for_each_statement([&](const auto& st) { run_statement<N>(m.name(), st, env, lo, hi); });
+  m.for_each_statement(
+      [&](const auto& st) { run_statement<N>(m.name(), st, env, env, lo, hi, false); });
 }
 
 /// How one statement runs locally, e.g. "gemm: C[i0 x i1] += A[i0 x i2] * B[i2 x i1], no batch".

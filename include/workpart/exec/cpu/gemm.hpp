@@ -206,16 +206,17 @@ void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t 
 }
 
 /// Runs a recognised contraction over the box [lo, hi) of the space on bound buffers.
-template <int N, class Stmt, class Env>
-void run_contraction(const Stmt& st, const Env& env, const index_t* lo, const index_t* hi) {
+template <int N, class Stmt, class WEnv, class REnv>
+void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const index_t* lo,
+                     const index_t* hi) {
   constexpr contraction_dims<N> cd = contraction_of<N, Stmt>();
   using F = contraction_form<typename Stmt::rhs_type>;
   using T = typename Stmt::value_type;
   const auto& A = F::a(st.rhs);
   const auto& B = F::b(st.rhs);
-  const auto bc = st.lhs.bind(env, 0);
-  const auto ba = A.bind(env, 0);
-  const auto bb = B.bind(env, 0);
+  const auto bc = st.lhs.bind(wenv, 0);
+  const auto ba = A.bind(renv, 0);
+  const auto bb = B.bind(renv, 0);
   auto ext = [&](int d) { return d < 0 ? index_t(1) : std::max<index_t>(0, hi[d] - lo[d]); };
   const index_t m = ext(cd.m), n = ext(cd.n), k = ext(cd.k);
   auto st_of = [](const auto& bound, int d) { return d < 0 ? index_t(0) : bound.step(d); };

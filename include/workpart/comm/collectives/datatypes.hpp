@@ -1,0 +1,100 @@
+#pragma once
+/// \file datatypes.hpp
+/// MPI datatypes for boxes of row-major arrays (subarray types: no packing copies).
+
+#include <mpi.h>
+
+#include <climits>
+#include <string>
+#include <utility>
+
+#include "../../error.hpp"
+#include "../../schedule/constraints.hpp"
+
+namespace workpart::detail {
+
+inline MPI_Datatype mpi_elem_type(char e) {
+  switch (e) {
+    case 'f': return MPI_FLOAT;
+    case 'd': return MPI_DOUBLE;
+    case 'i': return MPI_INT32_T;
+    default: return MPI_INT64_T;
+  }
+}
+
+/// An owned, committed MPI datatype.
+class datatype {
+ public:
+  datatype() = default;
+  explicit datatype(MPI_Datatype t) : t_(t) {}
+  datatype(datatype&& o) noexcept : t_(std::exchange(o.t_, MPI_DATATYPE_NULL)) {}
+  datatype& operator=(datatype&& o) noexcept {
+    std::swap(t_, o.t_);
+    return *this;
+  }
+  ~datatype() {
+    if (t_ != MPI_DATATYPE_NULL) MPI_Type_free(&t_);
+  }
+  MPI_Datatype get() const { return t_; }
+
+ private:
+  MPI_Datatype t_ = MPI_DATATYPE_NULL;
+};
+
+inline int to_int(index_t v, const std::string& what) {
+  if (v > INT_MAX)
+    throw plan_error(what + " has " + std::to_string(v) +
+                     " elements along one axis, more than MPI's int counts allow");
+  return int(v);
+}
+
+/// Box b inside an array of shape `shape` (row-major).
+inline datatype box_type(const array_use& u, const index_t* shape, const box& b) {
+  MPI_Datatype t;
+  if (u.rank == 0) {
+    MPI_Type_contiguous(1, mpi_elem_type(u.elem), &t);
+  } else {
+    int sizes[max_rank], subs[max_rank], starts[max_rank];
+    for (int a = 0; a < u.rank; ++a) {
+      sizes[a] = to_int(shape[a], "array '" + u.name + "'");
+      subs[a] = to_int(b.hi[a] - b.lo[a], "array '" + u.name + "'");
+      starts[a] = to_int(b.lo[a], "array '" + u.name + "'");
+    }
+    MPI_Type_create_subarray(u.rank, sizes, subs, starts, MPI_ORDER_C, mpi_elem_type(u.elem), &t);
+  }
+  MPI_Type_commit(&t);
+  return datatype(t);
+}
+
+/// Box `inner` inside a row-major buffer that holds box `outer`.
+inline datatype box_in_box_type(const array_use& u, const box& outer, const box& inner) {
+  box rel = inner;
+  index_t shape[max_rank];
+  for (int a = 0; a < u.rank; ++a) {
+    shape[a] = outer.hi[a] - outer.lo[a];
+    rel.lo[a] = inner.lo[a] - outer.lo[a];
+    rel.hi[a] = inner.hi[a] - outer.lo[a];
+  }
+  return box_type(u, shape, rel);
+}
+
+inline MPI_Op mpi_op(combine k) {
+  switch (k) {
+    case combine::max: return MPI_MAX;
+    case combine::min: return MPI_MIN;
+    default: return MPI_SUM;
+  }
+}
+
+/// Calls f(T{}) for the element type code.
+template <class F>
+decltype(auto) with_elem(char e, F&& f) {
+  switch (e) {
+    case 'f': return f(float{});
+    case 'd': return f(double{});
+    case 'i': return f(std::int32_t{});
+    default: return f(std::int64_t{});
+  }
+}
+
+}  // namespace workpart::detail

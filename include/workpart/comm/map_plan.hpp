@@ -1,0 +1,696 @@
+#pragma once
+/// \file map_plan.hpp
+/// The plan of one distributed map: built identically on every rank (all checks happen
+/// before any collective), then run as scatter -> execute -> gather.
+
+#include <mpi.h>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "../expr/map.hpp"
+#include "plan.hpp"
+
+namespace workpart {
+
+/// Which local executor a plan uses.
+enum class backend { cpu, cuda };
+
+/// Options of wp::distribute.
+struct options {
+  workpart::backend backend = workpart::backend::cpu;
+};
+
+namespace detail {
+
+inline std::string bytes_text(index_t b) { return std::to_string(b) + " B"; }
+
+/// The partition/broadcast text of one access under a grid, from its runtime forms.
+inline std::string access_mapping_text(const std::string& name, int rank,
+                                       const std::array<axis_form, detail::max_rank>& f,
+                                       const grid_shape& g) {
+  std::vector<std::string> axis_txt(rank);
+  std::string tail;
+  bool general = false;
+  for (int d = 0; d < g.rank(); ++d) {
+    int uses = 0, plain_axis = -1;
+    for (int a = 0; a < rank; ++a) {
+      if (f[a].kind == axis_kind::indirect) {
+        general = true;
+        continue;
+      }
+      if (f[a].kind != axis_kind::affine || f[a].coef[d] == 0) continue;
+      ++uses;
+      bool plain = f[a].coef[d] == 1 && f[a].offset == 0;
+      for (int e = 0; e < max_dims; ++e)
+        if (e != d && f[a].coef[e] != 0) plain = false;
+      if (plain) plain_axis = a;
+    }
+    if (uses == 0) tail += " g" + std::to_string(d) + ":BROADCAST";
+    else if (uses == 1 && plain_axis >= 0)
+      axis_txt[plain_axis] = "PARTITION:" + std::to_string(plain_axis) + " on g" + std::to_string(d);
+    else general = true;
+  }
+  std::string s = name + "[";
+  for (int a = 0; a < rank; ++a) {
+    if (a) s += ", ";
+    if (!axis_txt[a].empty()) s += axis_txt[a];
+    else if (f[a].kind == axis_kind::affine) {
+      bool any = false;
+      for (int e = 0; e < max_dims; ++e) any = any || f[a].coef[e] != 0;
+      s += any ? "GENERAL:" + std::to_string(a) : "FIXED:" + std::to_string(a);
+      if (any) general = true;
+    } else if (f[a].kind == axis_kind::all) {
+      s += "REPLICATE:" + std::to_string(a);
+    } else {
+      s += "INDIRECT:" + std::to_string(a);
+    }
+  }
+  s += "]" + tail;
+  if (general) s += " (general)";
+  return s;
+}
+
+}  // namespace detail
+
+/// A map distributed over a process grid. Built by wp::distribute on every rank alike.
+template <class Map>
+class map_plan {
+  static constexpr int N = Map::rank;
+
+ public:
+  map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt)
+      : map_(m), grid_(g), comm_(comm) {
+    if (!comm_)
+      throw plan_error("wp::distribute: this rank is not in the context's communicator; build "
+                       "the plan only on the ranks of the communicator given to wp::context");
+    rank_ = comm_.rank();
+    size_ = comm_.size();
+    if (opt.backend == backend::cuda)
+      throw plan_error("wp::distribute: map '" + m.name() +
+                       "': the CUDA backend is not available in this build; use backend::cpu");
+    check_grid();
+    cons_ = detail::extract_constraints(map_, grid_, size_);
+    block_ = cons_.blocks[rank_];
+    validate();  // every check that can fail, identically on every rank, before any collective
+    // The first collective: whether root still holds no copy of an init() array decides,
+    // on every rank alike, that each rank generates its boxes in place.
+    generated_.resize(cons_.arrays.size());
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u)
+      generated_[u] = cons_.arrays[u].generated_in_place() ? 1 : 0;
+    boost::mpi::broadcast(comm_, generated_, 0);
+    build_arrays();
+    explain_ = make_explain();
+    make_groups();
+    allocate();
+  }
+
+  /// Scatter inputs from root, execute, leave outputs on root.
+  void run() {
+    scatter();
+    execute();
+    gather();
+  }
+
+  /// Moves every input to the ranks (root's values, or generated in place by init()).
+  void scatter() {
+    const double t0 = MPI_Wtime();
+    for (auto& ap : arrays_) {
+      if (ap.use.read) scatter_reads(ap);
+      if (ap.use.written) init_writes(ap);
+    }
+    stats_.scatter.seconds += MPI_Wtime() - t0;
+  }
+
+  /// Runs the map on this rank's block (again on the current values if called again).
+  void execute() {
+    const double t0 = MPI_Wtime();
+    std::string failure;
+    if (!block_.empty(N)) {
+      detail::buffer_env renv, wenv;
+      for (auto& ap : arrays_) {
+        if (ap.use.read)
+          renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::buf_data(ap.rbuf)));
+        if (ap.use.written)
+          wenv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
+        if (!ap.use.read)  // a left side's array read nowhere: the right side never binds it
+          renv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
+      }
+      try {
+        map_.for_each_statement([&](const auto& st) {
+          detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, true);
+        });
+      } catch (const error& e) {
+        failure = e.what();
+      }
+    }
+    // A data-dependent subscript may fail on one rank only: every rank learns it and throws.
+    int bad = failure.empty() ? size_ : rank_;
+    int first_bad = size_;
+    MPI_Allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, comm_);
+    if (first_bad < size_) {
+      boost::mpi::broadcast(comm_, failure, first_bad);
+      throw shape_error("rank " + std::to_string(first_bad) + ": " + failure);
+    }
+    stats_.execute.seconds += MPI_Wtime() - t0;
+    ++stats_.runs;
+  }
+
+  /// Leaves the final values of every written array on root.
+  void gather() {
+    const double t0 = MPI_Wtime();
+    for (auto& ap : arrays_)
+      if (ap.use.written) gather_writes(ap);
+    stats_.gather.seconds += MPI_Wtime() - t0;
+  }
+  /// Gathers only the named arrays.
+  template <class... A>
+  void gather(const A&... arrs) {
+    const double t0 = MPI_Wtime();
+    (gather_writes(find(arrs, "gather")), ...);
+    stats_.gather.seconds += MPI_Wtime() - t0;
+  }
+
+  /// This rank's block of an array (its written box if the map writes it, else its read box).
+  template <class T, int R>
+  local_block<T, R> local(const array<T, R>& a) {
+    auto& ap = find(a, "local");
+    const bool w = ap.use.written;
+    const detail::box& b = w ? ap.wbox[rank_] : ap.rbox[rank_];
+    local_block<T, R> lb;
+    if (b.empty()) return lb;
+    const detail::raw_view v = detail::view_of(ap.use, b, detail::buf_data(w ? ap.wbuf : ap.rbuf));
+    for (int x = 0; x < R; ++x) {
+      lb.offset[x] = v.origin[x];
+      lb.extent[x] = v.extent[x];
+      lb.stride[x] = v.stride[x];
+    }
+    lb.data = static_cast<T*>(v.data);
+    return lb;
+  }
+
+  /// The plan in words; identical on every rank.
+  const std::string& explain() const { return explain_; }
+  /// This rank's measured bytes and seconds per phase beside the predicted bytes.
+  const plan_stats& stats() const { return stats_; }
+  /// explain() and stats() as JSON (stats of this rank).
+  std::string to_json() const;
+
+  const grid_shape& grid() const { return grid_; }
+  /// Predicted bytes this rank sends/receives per scatter and per gather.
+  index_t predicted_bytes(int r, bool scatter_phase, bool sent) const {
+    index_t t = 0;
+    for (const auto& ap : arrays_) {
+      auto add = [&](const std::vector<detail::comm_step>& steps) {
+        for (const auto& s : steps) t += sent ? s.sent[r] : s.received[r];
+      };
+      if (scatter_phase) {
+        add(ap.in_steps);
+        add(ap.init_steps);
+      } else {
+        add(ap.out_steps);
+      }
+    }
+    return t;
+  }
+  /// Predicted bytes over all ranks (received) for the scatter and the gather phase.
+  index_t predicted_total(bool scatter_phase) const {
+    index_t t = 0;
+    for (int r = 0; r < size_; ++r) t += predicted_bytes(r, scatter_phase, false);
+    return t;
+  }
+  /// The planned collectives of an array (in: scatter side, out: gather side), for tests.
+  template <class T, int R>
+  std::vector<std::string> collectives(const array<T, R>& a) const {
+    std::vector<std::string> v;
+    for (const auto& ap : arrays_)
+      if (ap.use.id == static_cast<const void*>(&a)) {
+        for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})
+          for (const auto& s : *steps) v.push_back(s.collective);
+      }
+    return v;
+  }
+
+ private:
+  // ---------- planning (no communication) ----------
+  void check_grid() const {
+    if (grid_.rank() != N)
+      throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " has rank " +
+                       std::to_string(grid_.rank()) + " but the space has rank " +
+                       std::to_string(N) + "; give one grid extent per space dimension (pad with 1s)");
+    for (int d = 0; d < N; ++d)
+      if (grid_.dims[d] < 1)
+        throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " has extent " +
+                         std::to_string(grid_.dims[d]) + " in dimension " + std::to_string(d) +
+                         "; grid extents are >= 1");
+    if (grid_.product() > size_)
+      throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " needs " +
+                       std::to_string(grid_.product()) + " ranks, communicator has " +
+                       std::to_string(size_) + "; run mpirun -n " + std::to_string(grid_.product()) +
+                       " or use a grid whose product is at most " + std::to_string(size_));
+  }
+
+  int active() const { return int(grid_.product()); }
+
+  void validate() const {
+    for (const auto& use : cons_.arrays) {
+      if (use.mixed_writes)
+        throw plan_error("map '" + map_.name() + "': array '" + use.name +
+                         "' is written by statements of different kinds (=, +=, max_into, "
+                         "min_into); split them into separate maps");
+      if (use.read_after_write && use.read && use.written)
+        throw plan_error("map '" + map_.name() + "': a statement reads array '" + use.name +
+                         "' after an earlier statement of the same map wrote it; distributing "
+                         "that needs an exchange between the statements: write them as separate "
+                         "maps");
+      for (int a = 0; a < use.rank; ++a) detail::to_int(use.shape[a], "array '" + use.name + "'");
+    }
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) {
+      const auto& use = cons_.arrays[u];
+      if (!use.written || use.write_kind != detail::combine::assign) continue;
+      for (int x = 0; x < size_; ++x)
+        for (int y = x + 1; y < size_; ++y)
+          if (!detail::box::intersect(cons_.write[u][x], cons_.write[u][y]).empty())
+            throw plan_error("map '" + map_.name() + "': ranks " + std::to_string(x) + " and " +
+                             std::to_string(y) + " write overlapping parts of '" + use.name +
+                             "' under grid " + grid_.str() + " (a plain '=' whose left side is "
+                             "not one-to-one); use +=, max_into or min_into, or another grid");
+    }
+  }
+
+  void build_arrays() {
+    const int P = size_;
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) {
+      detail::array_plan ap;
+      ap.use = cons_.arrays[u];
+      const auto& use = ap.use;
+      const index_t es = index_t(use.elem_size);
+      ap.rbox = cons_.read[u];
+      ap.wbox = cons_.write[u];
+      const bool generated = generated_[u] != 0;
+      std::vector<index_t> zero(P, 0);
+      // ---- reads: Scatterv to the group leaders, Bcast in the groups ----
+      if (use.read) {
+        ap.rgroup = detail::group_dims(grid_, ap.rbox, active());
+        if (generated) {
+          ap.in_steps.push_back({"generate", "init() on each rank, in place", zero, zero});
+        } else {
+          detail::comm_step sc{"Scatterv", "root -> group leaders", zero, zero};
+          detail::comm_step bc{"Bcast", "over " + detail::dims_text(ap.rgroup), zero, zero};
+          for (int r = 0; r < active(); ++r) {
+            const index_t n = ap.rbox[r].size() * es;
+            if (n == 0) continue;
+            auto [color, key] = detail::group_key(grid_, r, ap.rgroup);
+            if (key == 0) {
+              if (r != 0) {
+                sc.sent[0] += n;
+                sc.received[r] += n;
+              }
+            } else {
+              // the leader of r's group: r with coordinates 0 along the group dims
+              auto c = detail::grid_coords(grid_, r);
+              for (int d : ap.rgroup) c[d] = 0;
+              const int l = detail::grid_rank(grid_, c);
+              bc.sent[l] += n;
+              bc.received[r] += n;
+            }
+          }
+          if (ap.rgroup.empty()) sc.where = "root -> each rank";
+          ap.in_steps.push_back(sc);
+          if (!ap.rgroup.empty()) ap.in_steps.push_back(bc);
+        }
+      }
+      // ---- writes ----
+      if (use.written) {
+        const bool conflicted = use.write_kind != detail::combine::assign;
+        if (conflicted) ap.wgroup = detail::group_dims(grid_, ap.wbox, active());
+        std::vector<int> leaders;
+        for (int r = 0; r < active(); ++r) {
+          if (ap.wbox[r].empty()) continue;
+          if (detail::group_key(grid_, r, ap.wgroup).second == 0) leaders.push_back(r);
+        }
+        bool overlap = false;
+        for (std::size_t x = 0; x < leaders.size() && !overlap; ++x)
+          for (std::size_t y = x + 1; y < leaders.size() && !overlap; ++y)
+            overlap = !detail::box::intersect(ap.wbox[leaders[x]], ap.wbox[leaders[y]]).empty();
+        ap.w_combine_on_root = conflicted && overlap;
+        ap.w_init_old = conflicted ? !overlap : !use.dense_writes;
+        if (ap.w_init_old) {
+          if (generated) {
+            ap.init_steps.push_back({"generate", "old values from init(), in place", zero, zero});
+          } else {
+            detail::comm_step sc{"Scatterv", conflicted ? "old values -> group leaders"
+                                                        : "old values under the written boxes",
+                                 zero, zero};
+            for (int r : leaders)
+              if (r != 0) {
+                sc.sent[0] += ap.wbox[r].size() * es;
+                sc.received[r] += ap.wbox[r].size() * es;
+              }
+            ap.init_steps.push_back(sc);
+          }
+        }
+        if (!ap.wgroup.empty()) {
+          detail::comm_step rd{std::string("Reduce(") + detail::combine_name(use.write_kind) + ")",
+                               "over " + detail::dims_text(ap.wgroup) + " onto group leaders",
+                               zero, zero};
+          for (int r = 0; r < active(); ++r) {
+            const index_t n = ap.wbox[r].size() * es;
+            if (n == 0 || detail::group_key(grid_, r, ap.wgroup).second == 0) continue;
+            auto c = detail::grid_coords(grid_, r);
+            for (int d : ap.wgroup) c[d] = 0;
+            rd.sent[r] += n;
+            rd.received[detail::grid_rank(grid_, c)] += n;
+          }
+          ap.out_steps.push_back(rd);
+        }
+        detail::comm_step ga{ap.w_combine_on_root ? "Gatherv+combine" : "Gatherv",
+                             ap.w_combine_on_root ? "group leaders -> root, combined there"
+                             : ap.wgroup.empty() ? "each rank -> root"
+                                                 : "group leaders -> root",
+                             zero, zero};
+        for (int r : leaders)
+          if (r != 0) {
+            ga.sent[r] += ap.wbox[r].size() * es;
+            ga.received[0] += ap.wbox[r].size() * es;
+          }
+        ap.out_steps.push_back(ga);
+      }
+      // mapping text, per access
+      std::string mt;
+      for (std::size_t x = 0; x < use.write_forms.size(); ++x)
+        mt += "    write " + use.write_texts[x] + ": " +
+              detail::access_mapping_text(use.name, use.rank, use.write_forms[x], grid_) + "\n";
+      for (std::size_t x = 0; x < use.read_forms.size(); ++x)
+        mt += "    read  " + use.read_texts[x] + ": " +
+              detail::access_mapping_text(use.name, use.rank, use.read_forms[x], grid_) + "\n";
+      ap.mapping_text = mt;
+      arrays_.push_back(std::move(ap));
+    }
+    stats_.predicted_scatter_sent = predicted_bytes(rank_, true, true);
+    stats_.predicted_scatter_received = predicted_bytes(rank_, true, false);
+    stats_.predicted_gather_sent = predicted_bytes(rank_, false, true);
+    stats_.predicted_gather_received = predicted_bytes(rank_, false, false);
+  }
+
+  std::string make_explain() const {
+    std::string s = "plan for map '" + map_.name() + "' on grid " + grid_.str() + ": " +
+                    std::to_string(active()) + " of " + std::to_string(size_) +
+                    " ranks active, space " + map_.iteration_space().str() + "\n";
+    s += "  blocks:\n";
+    for (int r = 0; r < size_; ++r) {
+      const auto& b = cons_.blocks[r];
+      s += "    rank " + std::to_string(r) + ": ";
+      if (!b.active) {
+        s += "idle\n";
+        continue;
+      }
+      s += "[";
+      for (int d = 0; d < N; ++d)
+        s += (d ? ", " : "") + std::to_string(b.lo[d]) + ":" + std::to_string(b.hi[d]);
+      s += "]\n";
+    }
+    for (const auto& ap : arrays_) {
+      s += "  array " + ap.use.name + " (" + (ap.use.read ? "read" : "") +
+           (ap.use.read && ap.use.written ? ", " : "") +
+           (ap.use.written ? std::string("written: ") + detail::combine_name(ap.use.write_kind) : "") +
+           "):\n" + ap.mapping_text;
+      auto steps = [&](const char* phase, const std::vector<detail::comm_step>& v) {
+        for (const auto& st : v) {
+          s += "    " + std::string(phase) + ": " + st.collective + " (" + st.where + "), total " +
+               detail::bytes_text(st.total()) + "; received per rank:";
+          for (int r = 0; r < size_; ++r) s += " " + std::to_string(st.received[r]);
+          s += "\n";
+        }
+      };
+      steps("scatter", ap.in_steps);
+      steps("scatter", ap.init_steps);
+      steps("gather", ap.out_steps);
+      if (ap.use.read)
+        for (int r = 0; r < size_; ++r)
+          if (!ap.rbox[r].empty()) s += "      rank " + std::to_string(r) + " reads " + ap.rbox[r].str() + "\n";
+      if (ap.use.written)
+        for (int r = 0; r < size_; ++r)
+          if (!ap.wbox[r].empty()) s += "      rank " + std::to_string(r) + " writes " + ap.wbox[r].str() + "\n";
+    }
+    s += "  bytes: scatter " + detail::bytes_text(predicted_total(true)) + ", gather " +
+         detail::bytes_text(predicted_total(false)) + "\n";
+    return s;
+  }
+
+  // ---------- first collectives: group communicators ----------
+  void make_groups() {
+    for (auto& ap : arrays_) {
+      if (ap.use.read && !ap.rgroup.empty() && ap.in_steps.front().collective != "generate")
+        split(ap.rgroup, ap.rbox, ap.rcomm, ap.rleader);
+      else ap.rleader = true;
+      if (ap.use.written && !ap.wgroup.empty()) split(ap.wgroup, ap.wbox, ap.wcomm, ap.wleader);
+      else ap.wleader = true;
+    }
+  }
+  void split(const std::vector<int>& dims, const std::vector<detail::box>& boxes,
+             boost::mpi::communicator& out, bool& leader) {
+    int color = MPI_UNDEFINED, key = 0;
+    if (rank_ < active() && !boxes[rank_].empty()) {
+      auto ck = detail::group_key(grid_, rank_, dims);
+      color = ck.first;
+      key = ck.second;
+    }
+    leader = key == 0;
+    MPI_Comm c;
+    MPI_Comm_split(comm_, color, key, &c);
+    if (c != MPI_COMM_NULL) out = boost::mpi::communicator(c, boost::mpi::comm_take_ownership);
+  }
+
+  void allocate() {
+    for (auto& ap : arrays_) {
+      if (ap.use.read) detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size);
+      if (ap.use.written) detail::alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size);
+    }
+  }
+
+  template <class A>
+  detail::array_plan& find(const A& a, const char* what) {
+    for (auto& ap : arrays_)
+      if (ap.use.id == static_cast<const void*>(&a)) return ap;
+    throw plan_error(std::string("plan.") + what + "(" + a.name() + "): map '" + map_.name() +
+                     "' does not use array '" + a.name() + "'");
+  }
+
+  // ---------- the collectives ----------
+  /// Root <-> ranks: every rank in `take` exchanges its box with root's global array.
+  void root_exchange(const detail::array_plan& ap, const std::vector<detail::box>& boxes,
+                     const std::vector<char>& take, void* local, bool to_root, phase_stats& ps) {
+    const auto& u = ap.use;
+    const MPI_Datatype elem = detail::mpi_elem_type(u.elem);
+    std::vector<int> scount(size_, 0), sdisp(size_, 0), rcount(size_, 0), rdisp(size_, 0);
+    std::vector<MPI_Datatype> stype(size_, elem), rtype(size_, elem);
+    std::vector<detail::datatype> keep;
+    void* global = rank_ == 0 ? u.root_data() : nullptr;
+    for (int r = 0; r < size_; ++r) {
+      if (!take[r] || boxes[r].empty()) continue;
+      if (rank_ == 0) {
+        keep.push_back(detail::box_type(u, u.shape, boxes[r]));
+        (to_root ? rcount : scount)[r] = 1;
+        (to_root ? rtype : stype)[r] = keep.back().get();
+        if (r != 0) (to_root ? ps.bytes_received : ps.bytes_sent) += boxes[r].size() * index_t(u.elem_size);
+      }
+      if (r == rank_) {
+        (to_root ? scount : rcount)[0] = int(boxes[r].size());
+        if (r != 0) (to_root ? ps.bytes_sent : ps.bytes_received) += boxes[r].size() * index_t(u.elem_size);
+      }
+    }
+    void* sbuf = to_root ? local : global;
+    void* rbuf = to_root ? global : local;
+    MPI_Alltoallw(sbuf, scount.data(), sdisp.data(), stype.data(), rbuf, rcount.data(),
+                  rdisp.data(), rtype.data(), comm_);
+  }
+
+  void scatter_reads(detail::array_plan& ap) {
+    const auto& b = ap.rbox[rank_];
+    if (ap.in_steps.front().collective == "generate") {
+      if (!b.empty()) ap.use.generate(detail::buf_data(ap.rbuf), b);
+      return;
+    }
+    std::vector<char> take(size_, 0);
+    for (int r = 0; r < active(); ++r)
+      take[r] = detail::group_key(grid_, r, ap.rgroup).second == 0;
+    root_exchange(ap, ap.rbox, take, detail::buf_data(ap.rbuf), false, stats_.scatter);
+    if (!ap.rgroup.empty() && ap.rcomm && !b.empty()) {
+      const int n = int(b.size());
+      detail::with_elem(ap.use.elem, [&](auto t) {
+        using T = decltype(t);
+        boost::mpi::broadcast(ap.rcomm, static_cast<T*>(detail::buf_data(ap.rbuf)), n, 0);
+      });
+      const index_t bytes = b.size() * index_t(ap.use.elem_size);
+      if (ap.rcomm.rank() == 0) stats_.scatter.bytes_sent += bytes * (ap.rcomm.size() - 1);
+      else stats_.scatter.bytes_received += bytes;
+    }
+  }
+
+  void init_writes(detail::array_plan& ap) {
+    const auto& b = ap.wbox[rank_];
+    const index_t n = b.size();
+    void* buf = detail::buf_data(ap.wbuf);
+    const bool conflicted = ap.use.write_kind != detail::combine::assign;
+    if (conflicted && n > 0)
+      detail::with_elem(ap.use.elem, [&](auto t) {
+        detail::fill_identity<decltype(t)>(buf, n, ap.use.write_kind);
+      });
+    if (!ap.w_init_old) return;
+    if (ap.init_steps.front().collective == "generate") {
+      if (n > 0 && ap.wleader) ap.use.generate(buf, b);
+      return;
+    }
+    std::vector<char> take(size_, 0);
+    for (int r = 0; r < active(); ++r)
+      take[r] = detail::group_key(grid_, r, ap.wgroup).second == 0;
+    root_exchange(ap, ap.wbox, take, buf, false, stats_.scatter);
+  }
+
+  void gather_writes(detail::array_plan& ap) {
+    if (!ap.use.written) return;
+    const auto& u = ap.use;
+    const auto& b = ap.wbox[rank_];
+    const index_t n = b.size();
+    void* buf = detail::buf_data(ap.wbuf);
+    const MPI_Datatype elem = detail::mpi_elem_type(u.elem);
+    const index_t es = index_t(u.elem_size);
+    if (!ap.wgroup.empty() && ap.wcomm && n > 0) {
+      if (ap.wcomm.rank() == 0) {
+        MPI_Reduce(MPI_IN_PLACE, buf, int(n), elem, detail::mpi_op(u.write_kind), 0, ap.wcomm);
+        stats_.gather.bytes_received += n * es * (ap.wcomm.size() - 1);
+      } else {
+        MPI_Reduce(buf, nullptr, int(n), elem, detail::mpi_op(u.write_kind), 0, ap.wcomm);
+        stats_.gather.bytes_sent += n * es;
+        // this partial is now in the leader's total: start the next execute() from identity
+        detail::with_elem(u.elem, [&](auto t) { detail::fill_identity<decltype(t)>(buf, n, u.write_kind); });
+      }
+    }
+    std::vector<char> take(size_, 0);
+    for (int r = 0; r < active(); ++r)
+      take[r] = detail::group_key(grid_, r, ap.wgroup).second == 0;
+    if (!ap.w_combine_on_root) {
+      root_exchange(ap, ap.wbox, take, buf, true, stats_.gather);
+      return;
+    }
+    // Leaders' boxes overlap: gather them contiguously, root combines into its values.
+    std::vector<int> counts(size_, 0), displs(size_, 0);
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (take[r]) counts[r] = int(ap.wbox[r].size());
+      displs[r] = total;
+      total += counts[r];
+    }
+    const bool mine = take[rank_] != 0;
+    std::vector<std::max_align_t> all;
+    if (rank_ == 0) detail::alloc(all, total, u.elem_size);
+    MPI_Gatherv(mine ? buf : nullptr, mine ? counts[rank_] : 0, elem,
+                rank_ == 0 ? detail::buf_data(all) : nullptr, counts.data(), displs.data(), elem, 0,
+                comm_);
+    if (rank_ != 0 && mine) stats_.gather.bytes_sent += index_t(counts[rank_]) * es;
+    if (rank_ == 0) {
+      for (int r = 1; r < size_; ++r) stats_.gather.bytes_received += index_t(counts[r]) * es;
+      detail::with_elem(u.elem, [&](auto t) {
+        using T = decltype(t);
+        T* g = static_cast<T*>(u.root_data());
+        const T* src = static_cast<const T*>(detail::buf_data(all));
+        for (int r = 0; r < size_; ++r)
+          if (counts[r] > 0) combine_box<T>(g, src + displs[r], ap.wbox[r], u);
+      });
+    }
+    if (mine && n > 0)
+      detail::with_elem(u.elem, [&](auto t) { detail::fill_identity<decltype(t)>(buf, n, u.write_kind); });
+  }
+
+  template <class T>
+  static void combine_box(T* g, const T* src, const detail::box& b, const detail::array_use& u) {
+    index_t st[detail::max_rank];
+    index_t s = 1;
+    for (int a = u.rank - 1; a >= 0; --a) {
+      st[a] = s;
+      s *= u.shape[a];
+    }
+    index_t c[detail::max_rank];
+    for (int a = 0; a < u.rank; ++a) c[a] = b.lo[a];
+    const index_t n = b.size();
+    for (index_t e = 0; e < n; ++e) {
+      index_t off = 0;
+      for (int a = 0; a < u.rank; ++a) off += c[a] * st[a];
+      switch (u.write_kind) {
+        case detail::combine::max: g[off] = detail::op_max::apply(g[off], src[e]); break;
+        case detail::combine::min: g[off] = detail::op_min::apply(g[off], src[e]); break;
+        default: g[off] = T(g[off] + src[e]); break;
+      }
+      for (int a = u.rank - 1; a >= 0; --a) {
+        if (++c[a] < b.hi[a]) break;
+        c[a] = b.lo[a];
+      }
+    }
+  }
+
+  Map map_;
+  grid_shape grid_;
+  boost::mpi::communicator comm_;
+  int rank_ = 0, size_ = 1;
+  detail::map_constraints cons_;
+  detail::rank_block block_;
+  std::vector<detail::array_plan> arrays_;
+  std::string explain_;
+  plan_stats stats_;
+  std::vector<char> generated_;
+};
+
+template <class Map>
+std::string map_plan<Map>::to_json() const {
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      if (c == '\n') {
+        o += "\\n";
+        continue;
+      }
+      o += c;
+    }
+    return o;
+  };
+  auto ph = [](const phase_stats& p) {
+    return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
+           std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
+  };
+  std::string s = "{\"map\":\"" + esc(map_.name()) + "\",\"grid\":[";
+  for (int d = 0; d < grid_.rank(); ++d) s += (d ? "," : "") + std::to_string(grid_.dims[d]);
+  s += "],\"rank\":" + std::to_string(rank_) + ",\"ranks\":" + std::to_string(size_) + ",\"arrays\":[";
+  bool first = true;
+  for (const auto& ap : arrays_) {
+    s += std::string(first ? "" : ",") + "{\"name\":\"" + esc(ap.use.name) + "\",\"collectives\":[";
+    first = false;
+    bool f2 = true;
+    for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})
+      for (const auto& st : *steps) {
+        s += std::string(f2 ? "" : ",") + "{\"collective\":\"" + esc(st.collective) +
+             "\",\"where\":\"" + esc(st.where) + "\",\"total_bytes\":" + std::to_string(st.total()) +
+             ",\"received\":[";
+        f2 = false;
+        for (int r = 0; r < size_; ++r) s += (r ? "," : "") + std::to_string(st.received[r]);
+        s += "]}";
+      }
+    s += "]}";
+  }
+  s += "],\"stats\":{\"scatter\":" + ph(stats_.scatter) + ",\"execute\":" + ph(stats_.execute) +
+       ",\"gather\":" + ph(stats_.gather) + ",\"predicted\":{\"scatter_sent\":" +
+       std::to_string(stats_.predicted_scatter_sent) + ",\"scatter_received\":" +
+       std::to_string(stats_.predicted_scatter_received) + ",\"gather_sent\":" +
+       std::to_string(stats_.predicted_gather_sent) + ",\"gather_received\":" +
+       std::to_string(stats_.predicted_gather_received) + "},\"runs\":" + std::to_string(stats_.runs) +
+       "},\"explain\":\"" + esc(explain_) + "\"}";
+  return s;
+}
+
+}  // namespace workpart
