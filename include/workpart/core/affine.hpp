@@ -100,17 +100,25 @@ struct affine {
     std::string s;
     for (int d = 0; d < detail::max_dims; ++d) {
       if (!S.uses(d)) continue;
-      index_t c = coef_of(d);
+      const index_t c = coef_of(d);
       if (c == 0) continue;
-      if (s.empty()) s += c < 0 ? "-" : "";
-      else s += c < 0 ? " - " : " + ";
-      index_t m = c < 0 ? -c : c;
-      if (m != 1) s += std::to_string(m) + "*";
-      s += "i" + std::to_string(d);
+      if (s.empty()) {
+        if (c < 0) s += '-';
+      } else {
+        s.append(c < 0 ? " - " : " + ");
+      }
+      const index_t m = c < 0 ? -c : c;
+      if (m != 1) {
+        s.append(std::to_string(m));
+        s += '*';
+      }
+      s += 'i';
+      s.append(std::to_string(d));
     }
-    if (offset != 0 || s.empty()) {
-      if (s.empty()) s = std::to_string(offset);
-      else s += (offset < 0 ? " - " : " + ") + std::to_string(offset < 0 ? -offset : offset);
+    if (s.empty()) return std::to_string(offset);
+    if (offset != 0) {
+      s.append(offset < 0 ? " - " : " + ");
+      s.append(std::to_string(offset < 0 ? -offset : offset));
     }
     return s;
   }

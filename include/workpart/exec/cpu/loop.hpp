@@ -19,7 +19,7 @@
 namespace workpart::detail {
 
 /// Points below which a statement runs on one thread.
-inline constexpr index_t parallel_threshold = index_t(1) << 15;
+inline constexpr index_t parallel_threshold = index_t(1) << 18;
 
 /// How well a row along M suits a node: +2 per contiguous access, -1 per strided one.
 template <int M, class Nd>
@@ -71,6 +71,19 @@ constexpr int choose_thread_dim() {
     }
   }(std::make_index_sequence<Lhs::array_type::rank>{});
   return found;
+}
+
+/// Whether some left-hand axis is subscripted by dimension D alone: points that differ along
+/// D then write different elements, so D can be split over threads.
+template <int D, class Lhs>
+constexpr bool lhs_owns_dim() {
+  bool owns = false;
+  [&]<std::size_t... A>(std::index_sequence<A...>) {
+    constexpr affine_sig sigs[] = {Lhs::template axis_sig<int(A)>()..., affine_sig{}};
+    for (int a = 0; a < int(sizeof...(A)); ++a)
+      if (sigs[a].present == dim_bit(D)) owns = true;
+  }(std::make_index_sequence<Lhs::array_type::rank>{});
+  return owns;
 }
 
 template <combine K, class T, class V>
@@ -164,6 +177,7 @@ inline int worker_threads() {
 struct loop_shape {
   int row_dim = -1;
   int thread_dim = -1;
+  bool split_rows = false;  ///< rows themselves are split over threads when no thread_dim pays
 };
 template <int N, class Stmt>
 constexpr loop_shape loop_shape_of() {
@@ -171,7 +185,8 @@ constexpr loop_shape loop_shape_of() {
     return {};
   } else {
     constexpr int M = choose_row_dim<N, Stmt>();
-    return {M, choose_thread_dim<N, M, typename Stmt::lhs_type>()};
+    return {M, choose_thread_dim<N, M, typename Stmt::lhs_type>(),
+            lhs_owns_dim<M, typename Stmt::lhs_type>()};
   }
 }
 
@@ -197,7 +212,9 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
       if constexpr (P >= 0) {
         if (hi[P] - lo[P] >= threads && lhs.step(P) != 0) {
           const index_t p0 = lo[P], p1 = hi[P];
+#if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
+#endif
           for (index_t p = p0; p < p1; ++p) {
             index_t q[max_dims] = {};
             q[P] = p;
@@ -208,9 +225,11 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
       }
       // Otherwise split the rows themselves, when the left side moves along them (each
       // thread then writes its own elements).
-      if constexpr (Lhs::template step_along<M>() != step_kind::zero) {
+      if constexpr (lhs_owns_dim<M, Lhs>()) {
         if (len >= 4 * threads && lhs.step(M) != 0) {
+#if defined(_OPENMP)
 #pragma omp parallel num_threads(threads)
+#endif
           {
 #if defined(_OPENMP)
             const index_t nt = omp_get_num_threads(), me = omp_get_thread_num();
