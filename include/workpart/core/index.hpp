@@ -55,9 +55,9 @@ inline constexpr bool is_index_v<index<D>> = true;
 ///   auto mm = wp::map("matmul", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
 /// \endcode
 template <int N>
-constexpr detail::index_list<N> indices() {
+constexpr auto indices() {
   static_assert(N >= 1 && N <= 8, "workpart::indices<N>: N must be in [1, 8]");
-  return {};
+  if constexpr (N >= 1 && N <= 8) return detail::index_list<N>{};
 }
 
 }  // namespace workpart

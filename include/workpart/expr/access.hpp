@@ -254,8 +254,8 @@ struct access_node : expr_base {
         return make_generic_row<M>(*this, pt);
       } else {
         index_t off;
-        offset_at(pt, off);
-        if constexpr (k == step_kind::zero) return const_row<T>{data[off]};
+        const bool ok = offset_at(pt, off);  // false only for checked subscripts (reported)
+        if constexpr (k == step_kind::zero) return const_row<T>{ok ? data[off] : T{}};
         else if constexpr (k == step_kind::unit) return unit_row<T>{data + off};
         else return strided_row<T>{data + off, step(M)};
       }

@@ -62,6 +62,52 @@ class bounds_checker {
   bool writing_ = false;
 };
 
+/// Rank of the integer matrix rows x cols (row-major in m), by Gaussian elimination.
+constexpr int matrix_rank(double* m, int rows, int cols) {
+  int rank = 0;
+  for (int c = 0; c < cols && rank < rows; ++c) {
+    int piv = -1;
+    for (int r = rank; r < rows; ++r)
+      if (m[r * cols + c] != 0) piv = r;
+    if (piv < 0) continue;
+    for (int k = 0; k < cols; ++k) {
+      const double t = m[rank * cols + k];
+      m[rank * cols + k] = m[piv * cols + k];
+      m[piv * cols + k] = t;
+    }
+    for (int r = 0; r < rows; ++r) {
+      if (r == rank || m[r * cols + c] == 0) continue;
+      const double f = m[r * cols + c] / m[rank * cols + c];
+      for (int k = 0; k < cols; ++k) m[r * cols + k] -= f * m[rank * cols + k];
+    }
+    ++rank;
+  }
+  return rank;
+}
+
+/// For a left side with coefficients known at compile time: whether distinct points of a
+/// space of rank N always write distinct elements (the subscript map has rank N).
+/// True when some coefficient is only known at run time (checked when the map is built).
+template <int N, class Lhs>
+constexpr bool lhs_one_to_one() {
+  constexpr int R = Lhs::array_type::rank;
+  if constexpr (N == 0) {
+    return true;
+  } else {
+    bool dynamic = false;
+    double m[(R > 0 ? R : 1) * N] = {};
+    [&]<std::size_t... A>(std::index_sequence<A...>) {
+      constexpr affine_sig sigs[] = {Lhs::template axis_sig<int(A)>()..., affine_sig{}};
+      for (int a = 0; a < R; ++a)
+        for (int d = 0; d < N; ++d) {
+          if (sigs[a].dynamic & dim_bit(d)) dynamic = true;
+          m[a * N + d] = double(sigs[a].coef[d]);
+        }
+    }(std::make_index_sequence<R>{});
+    return dynamic || matrix_rank(m, R, N) == N;
+  }
+}
+
 template <int N, class Stmt>
 constexpr void check_statement_types() {
   constexpr node_info li = Stmt::lhs_type::info, ri = Stmt::rhs_type::info;
@@ -80,6 +126,27 @@ constexpr void check_statement_types() {
                 "workpart::map: a plain '=' whose left side does not use every index of its space "
                 "is a race (several points write one element); use += to sum, or wp::max_into / "
                 "wp::min_into");
+  static_assert(Stmt::kind != combine::assign || (li.free & space_dims) != space_dims ||
+                    lhs_one_to_one<N, typename Stmt::lhs_type>(),
+                "workpart::map: a plain '=' whose left side sends several points of the space to "
+                "one element (e.g. out(i + j)) is a race; use += to sum, or wp::max_into / "
+                "wp::min_into");
+}
+
+/// The run-time half of the check above, for coefficients written as runtime integers.
+template <int N, class Stmt>
+void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st) {
+  if constexpr (Stmt::kind == combine::assign && N > 0) {
+    constexpr int R = Stmt::lhs_type::array_type::rank;
+    const auto f = st.lhs.axis_forms();
+    double m[(R > 0 ? R : 1) * N] = {};
+    for (int a = 0; a < R; ++a)
+      for (int d = 0; d < N; ++d) m[a * N + d] = double(f[a].coef[d]);
+    if (matrix_rank(m, R, N) < N)
+      throw shape_error("map '" + map_name + "': the plain '=' into " + st.lhs.str() +
+                        " sends several points of the space to one element (a race); use += "
+                        "to sum, or wp::max_into / wp::min_into");
+  }
 }
 
 }  // namespace workpart::detail
@@ -117,6 +184,7 @@ class map_t {
 
  private:
   void check_bounds() const {
+    for_each_statement([&](const auto& st) { detail::check_one_to_one_at_run_time<N>(name_, st); });
     if (space_.empty()) return;  // runs nowhere, reads nothing
     detail::bounds_checker chk(name_, space_.lo.data(), space_.hi.data(), N, space_.str());
     for_each_statement([&](const auto& st) {

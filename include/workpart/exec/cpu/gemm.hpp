@@ -23,6 +23,7 @@ struct contraction_form {
 template <class A, class B>
 struct contraction_form<binary_node<op_mul, A, B>> {
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using scale_type = int;
   using a_type = A;
   using b_type = B;
   static const A& a(const binary_node<op_mul, A, B>& r) { return r.l; }
@@ -33,6 +34,7 @@ template <class S, class A, class B>
 struct contraction_form<binary_node<op_mul, scalar_node<S>, binary_node<op_mul, A, B>>> {
   using R = binary_node<op_mul, scalar_node<S>, binary_node<op_mul, A, B>>;
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using scale_type = S;
   using a_type = A;
   using b_type = B;
   static const A& a(const R& r) { return r.r.l; }
@@ -43,6 +45,7 @@ template <class S, class A, class B>
 struct contraction_form<binary_node<op_mul, binary_node<op_mul, scalar_node<S>, A>, B>> {
   using R = binary_node<op_mul, binary_node<op_mul, scalar_node<S>, A>, B>;
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using scale_type = S;
   using a_type = A;
   using b_type = B;
   static const A& a(const R& r) { return r.l.r; }
@@ -53,6 +56,7 @@ template <class S, class A, class B>
 struct contraction_form<binary_node<op_mul, binary_node<op_mul, A, B>, scalar_node<S>>> {
   using R = binary_node<op_mul, binary_node<op_mul, A, B>, scalar_node<S>>;
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  using scale_type = S;
   using a_type = A;
   using b_type = B;
   static const A& a(const R& r) { return r.l.l; }
@@ -106,8 +110,11 @@ constexpr contraction_dims<N> contraction_of() {
     using A = typename F::a_type;
     using B = typename F::b_type;
     using T = typename C::value_type;
+    // Same element types; an integer GEMM takes integer scalars only (0.5 * A * B on int
+    // arrays is computed in double by the loop, as C++ would).
     if constexpr (!std::is_same_v<T, typename A::value_type> ||
-                  !std::is_same_v<T, typename B::value_type>) {
+                  !std::is_same_v<T, typename B::value_type> ||
+                  (std::is_integral_v<T> && !std::is_integral_v<typename F::scale_type>)) {
       return r;
     } else {
       constexpr auto pc = plain_axes_of<C, N>();

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Configures, builds and runs every test (benchmarks are built, not run).
+#   scripts/test.sh              build-test/, Release
+#   scripts/test.sh --sanitize   build-asan/, Debug, ASan + UBSan (or WORKPART_SANITIZE=1)
+# Exits nonzero when configuring, building or any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize="${WORKPART_SANITIZE:-0}"
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=1 ;;
+    *) echo "test.sh: unknown argument '$arg' (only --sanitize)" >&2; exit 2 ;;
+  esac
+done
+
+bash scripts/setup.sh
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+if [[ "$sanitize" == 1 ]]; then
+  dir=build-asan
+  config=(-DCMAKE_BUILD_TYPE=Debug -DWORKPART_SANITIZE=ON)
+else
+  dir=build-test
+  config=(-DCMAKE_BUILD_TYPE=Release -DWORKPART_SANITIZE=OFF)
+fi
+
+cmake -S . -B "$dir" -G Ninja "${config[@]}" \
+  -DWORKPART_BUILD_TESTS=ON -DWORKPART_BUILD_EXAMPLES=ON -DWORKPART_BUILD_BENCHMARKS=ON
+cmake --build "$dir" -j2
+ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600

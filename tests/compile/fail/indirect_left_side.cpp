@@ -1,0 +1,16 @@
+/// Compile-fail test (must not compile): a statement writes through a data-dependent subscript.
+/// tests/compile/ok/indirect_left_side.cpp is the same program with the misuse fixed.
+#include <workpart/workpart.hpp>
+
+#include <cstdint>
+
+namespace wp = workpart;
+
+void compile_check_indirect_left_side() {
+  wp::array<double, 1> x("x", {6});
+  wp::array<double, 1> y("y", {6});
+  wp::array<std::int32_t, 1> col("col", {6});
+  auto [i] = wp::indices<1>();
+  auto m = wp::map("scatter", wp::space(6), y(col(i)) = x(i));
+  (void)m;
+}

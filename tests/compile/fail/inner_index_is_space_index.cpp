@@ -1,0 +1,16 @@
+/// Compile-fail test (must not compile): wp::range binds index<0>, which already names dimension 0 of the space.
+/// tests/compile/ok/inner_index_is_space_index.cpp is the same program with the misuse fixed.
+#include <workpart/workpart.hpp>
+
+#include <cstdint>
+
+namespace wp = workpart;
+
+void compile_check_inner_index_is_space_index() {
+  wp::array<double, 1> x("x", {6});
+  wp::array<double, 1> y("y", {6});
+  auto [i, r] = wp::indices<2>();
+  (void)r;
+  auto m = wp::map("window", wp::space(6), y(i) = wp::sum(wp::range(i, 0, 3), x(i)));
+  (void)m;
+}

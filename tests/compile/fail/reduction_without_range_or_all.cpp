@@ -1,0 +1,16 @@
+/// Compile-fail test (must not compile): wp::sum of an expression that has nothing to iterate.
+/// tests/compile/ok/reduction_without_range_or_all.cpp is the same program with the misuse fixed.
+#include <workpart/workpart.hpp>
+
+#include <cstdint>
+
+namespace wp = workpart;
+
+void compile_check_reduction_without_range_or_all() {
+  wp::array<double, 2> x("x", {4, 5});
+  wp::array<double, 1> y("y", {4});
+  auto [i, j] = wp::indices<2>();
+  (void)j;
+  auto m = wp::map("rows", wp::space(4), y(i) = wp::sum(x(i, j)));
+  (void)m;
+}

@@ -1,0 +1,410 @@
+/// \file test_distribute_errors.cpp
+/// Errors of wp::distribute and of running a plan, at every communicator size. Every error is
+/// expected on every rank alike (API.md section 8: "raised on every rank alike, before any
+/// collective starts: no rank is left waiting"): each rank asserts the throw itself, the
+/// messages are compared between ranks, and after the errors a plan is built and run to show
+/// that no rank was left inside a collective (a rank left behind would hang it, and the test
+/// would time out rather than pass).
+///
+/// The data-dependent case (a corrupt CSR row pointer or column index) can only be found
+/// while executing, on the rank whose rows read it; execute() and run() must still raise it
+/// on every rank.
+
+#include "mpi_test_support.hpp"
+
+#include <limits>
+
+namespace {
+
+using namespace mpitest;
+using Catch::Matchers::Contains;
+
+/// The text of the wp::error that f throws (empty if it throws none).
+template <class F>
+std::string what_of(F&& f) {
+  try {
+    f();
+  } catch (const wp::error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+/// Every rank's message equals root's: problems as text, the same on every rank.
+inline std::string same_everywhere(const boost::mpi::communicator& c, const std::string& msg) {
+  const std::string root = from_root(c, msg);
+  return all_problems(c, msg == root ? "" : "message differs from root's: " + msg);
+}
+
+/// A small working plan: out(i) = x(i) + 1 over all ranks; "" if its result is right.
+std::string a_plan_still_works(const wp::context& ctx) {
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 11;
+  wp::array<double, 1> x("x", {n}), out("out", {n});
+  fill1(x, [](index_t a) { return double(a) * 2.0; });
+  auto plan = wp::distribute(wp::map("after", wp::space(n), out(i) = x(i) + 1.0),
+                             wp::grid_shape{index_t(ctx.size())}, ctx);
+  plan.run();
+  std::vector<double> want(n);
+  for (index_t a = 0; a < n; ++a) want[a] = double(a) * 2.0 + 1.0;
+  return compare_on_root(ctx.comm(), out, want) + all_problems(ctx.comm(), measured_problems(plan));
+}
+
+}  // namespace
+
+TEST_CASE("errors: grids that do not fit the space or the communicator", "[mpi][distribute][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  wp::array<double, 2> x("x", {6, 5}), out("out", {6, 5});
+  auto m = wp::map("grid_check", wp::space(6, 5), out(i, j) = x(i, j) * 2.0);
+
+  SECTION("grid rank differs from the space rank") {
+    for (const wp::grid_shape& g : {wp::grid_shape{1}, wp::grid_shape{1, 1, 1}, wp::grid_shape{p}}) {
+      INFO("grid " << g.str());
+      REQUIRE_THROWS_AS(wp::distribute(m, g, ctx), wp::grid_error);
+      const std::string msg = what_of([&] { wp::distribute(m, g, ctx); });
+      REQUIRE_THAT(msg, Contains("'grid_check'") && Contains("has rank " + std::to_string(g.rank())) &&
+                            Contains("space has rank 2"));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    }
+  }
+  SECTION("grid product larger than the communicator") {
+    for (const wp::grid_shape& g : {wp::grid_shape{p + 1, 1}, wp::grid_shape{p, 2}, wp::grid_shape{1, 2 * p + 3}}) {
+      INFO("grid " << g.str());
+      REQUIRE_THROWS_AS(wp::distribute(m, g, ctx), wp::grid_error);
+      const std::string msg = what_of([&] { wp::distribute(m, g, ctx); });
+      REQUIRE_THAT(msg, Contains("'grid_check'") && Contains("needs " + std::to_string(g.product()) + " ranks") &&
+                            Contains("communicator has " + std::to_string(p)));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    }
+    if (p < 5) {
+      REQUIRE_THROWS_AS(wp::distribute(m, wp::grid<5, 1>, ctx), wp::grid_error);
+      REQUIRE_THROWS_AS(wp::distribute(m, wp::grid<1, 5>), wp::grid_error);
+    } else if (ctx.is_root()) {
+      WARN("grid<5,1> fits " << p << " ranks: compile-time grid too large not checked");
+    }
+  }
+  SECTION("grid extents below 1") {
+    for (const wp::grid_shape& g : {wp::grid_shape{0, 1}, wp::grid_shape{1, 0}, wp::grid_shape{-1, 1}}) {
+      INFO("grid " << g.str());
+      REQUIRE_THROWS_AS(wp::distribute(m, g, ctx), wp::grid_error);
+      const std::string msg = what_of([&] { wp::distribute(m, g, ctx); });
+      REQUIRE_THAT(msg, Contains("'grid_check'") && Contains("grid extents are >= 1"));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    }
+  }
+  // no rank was left inside a collective
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("errors: accesses out of bounds are refused when the map is built", "[mpi][distribute][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t n = 9;
+  wp::array<double, 1> x("x", {n}), out("out", {n});
+  wp::array<double, 2> x2("x2", {n, 3});
+  SECTION("a shifted read") {
+    REQUIRE_THROWS_AS(wp::map("shift", wp::space(n), out(i) = x(i + 1)), wp::shape_error);
+    const std::string msg = what_of([&] { wp::map("shift", wp::space(n), out(i) = x(i + 1)); });
+    REQUIRE_THAT(msg, Contains("'shift'") && Contains("'x'") && Contains("at 9") && Contains("[0, 9)"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  SECTION("a strided read") {
+    REQUIRE_THROWS_AS(wp::map("stride", wp::space(n), out(i) = x(2 * i)), wp::shape_error);
+  }
+  SECTION("a reversed read one past the end") {
+    REQUIRE_THROWS_AS(wp::map("rev", wp::space(n), out(i) = x(n - i)), wp::shape_error);
+  }
+  SECTION("a negative halo") {
+    REQUIRE_THROWS_AS(wp::map("halo", wp::space(n), out(i) = x(i - 1) + x(i)), wp::shape_error);
+    const std::string msg = what_of([&] { wp::map("halo", wp::space(n), out(i) = x(i - 1) + x(i)); });
+    REQUIRE_THAT(msg, Contains("'halo'") && Contains("at -1"));
+  }
+  SECTION("a shifted write") {
+    REQUIRE_THROWS_AS(wp::map("wshift", wp::space(n), out(i + 1) = x(i)), wp::shape_error);
+    const std::string msg = what_of([&] { wp::map("wshift", wp::space(n), out(i + 1) = x(i)); });
+    REQUIRE_THAT(msg, Contains("'wshift'") && Contains("'out'") && Contains("writes"));
+  }
+  SECTION("a space larger than the arrays") {
+    REQUIRE_THROWS_AS(wp::map("big", wp::space({0, n + 1}), out(i) = x(i)), wp::shape_error);
+  }
+  SECTION("a constant subscript beyond its axis") {
+    REQUIRE_THROWS_AS(wp::map("const", wp::space(n), out(i) = x2(i, 3)), wp::shape_error);
+    const std::string msg = what_of([&] { wp::map("const", wp::space(n), out(i) = x2(i, 3)); });
+    REQUIRE_THAT(msg, Contains("'const'") && Contains("'x2'") && Contains("axis 1"));
+  }
+  SECTION("an affine inner range past the end") {
+    REQUIRE_THROWS_AS(wp::map("window", wp::space(n), out(i) = wp::sum(wp::range(j, i, i + 2), x(j))),
+                      wp::shape_error);
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("errors: overlapping '=' writes between ranks", "[mpi][distribute][errors]") {
+  // A single '=' statement whose left side is not one-to-one (out(i + j) = ...) is refused
+  // at compile time (tests/compile), or when the map is built if a coefficient is a runtime
+  // value. What remains expressible: several '=' statements into one array, each one-to-one,
+  // whose writes overlap between ranks at the block boundaries: y(i) = ..., y(i + 1) = ...
+  // The same left sides with '+=' combine and are fine.
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t n = 11, C = 4;
+  wp::array<double, 1> y("y", {n + 1}), v("v", {n});
+  wp::array<double, 2> x("x", {n, C}), w("w", {n, C + 1});
+  fill1(v, [](index_t a) { return double(a) + 1.0; });
+  fill2(x, [](index_t a, index_t b) { return double(a * 10 + b); });
+  auto two = wp::map("two", wp::space(n), y(i) = v(i), y(i + 1) = v(i) * 2.0);
+  auto cols = wp::map("cols", wp::space(n, C), w(i, j) = x(i, j), w(i, j + 1) = x(i, j) * 2.0);
+  // Under a grid that does not split the shifted dimension, nothing overlaps: accepted, and
+  // each rank runs the statements in order (the second overwrites where both write).
+  {
+    auto plan = wp::distribute(cols, wp::grid_shape{p, 1}, ctx);
+    plan.run();
+    std::vector<double> want;
+    for (index_t a = 0; a < n; ++a)
+      for (index_t b = 0; b <= C; ++b) want.push_back(b == 0 ? double(a * 10) : 2.0 * double(a * 10 + b - 1));
+    REQUIRE(compare_on_root(ctx.comm(), w, want) == "");
+  }
+  if (p < 2) {
+    if (ctx.is_root()) WARN("overlapping writes between ranks skipped: they need 2 ranks, this run has 1");
+    // one rank: no two ranks write anything, so these plans are accepted
+    REQUIRE_NOTHROW(wp::distribute(two, wp::grid_shape{1}, ctx));
+    REQUIRE_NOTHROW(wp::distribute(cols, wp::grid_shape{1, 1}, ctx));
+  } else {
+    for (const wp::grid_shape& g : {wp::grid_shape{2}, wp::grid_shape{p}}) {
+      INFO("grid " << g.str());
+      REQUIRE_THROWS_AS(wp::distribute(two, g, ctx), wp::plan_error);
+      const std::string msg = what_of([&] { wp::distribute(two, g, ctx); });
+      REQUIRE_THAT(msg, Contains("'two'") && Contains("overlapping") && Contains("'y'") && Contains("ranks 0 and 1"));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    }
+    for (const wp::grid_shape& g : {wp::grid_shape{1, 2}, wp::grid_shape{1, p}}) {
+      INFO("grid " << g.str());
+      REQUIRE_THROWS_AS(wp::distribute(cols, g, ctx), wp::plan_error);
+      REQUIRE_THAT(what_of([&] { wp::distribute(cols, g, ctx); }),
+                   Contains("'cols'") && Contains("'w'") && Contains("overlapping"));
+    }
+    // with '+=' the same left sides are fine
+    auto two_add = wp::map("two_add", wp::space(n), y(i) += v(i), y(i + 1) += v(i) * 2.0);
+    REQUIRE_NOTHROW(wp::distribute(two_add, wp::grid_shape{p}, ctx).run());
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("errors: a runtime coefficient that makes '=' many-to-one is refused on every rank",
+          "[mpi][distribute][errors]") {
+  // out(s * i + j) with s = 0 sends the whole row i to one element: the runtime twin of the
+  // compile-time check on out(i + j).
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j] = wp::indices<2>();
+  wp::array<double, 2> x("x", {3, 3});
+  wp::array<double, 1> out("out", {9});
+  index_t s = 0;  // a runtime zero
+  auto build = [&] {
+    auto m = wp::map("srace", wp::space(3, 3), out(s * i + j) = x(i, j));
+    wp::distribute(m, wp::grid_shape{1, 1}, ctx).run();
+  };
+  REQUIRE_THROWS_AS(build(), wp::error);
+  const std::string msg = what_of(build);
+  REQUIRE_THAT(msg, Contains("'srace'"));
+  REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  // with s = 3 the same form is one-to-one and runs
+  const index_t s3 = 3;
+  auto ok = wp::map("sok", wp::space(3, 3), out(s3 * i + j) = x(i, j) + 1.0);
+  wp::distribute(ok, wp::grid_shape{index_t(ctx.size()) > 3 ? 3 : index_t(ctx.size()), 1}, ctx).run();
+  REQUIRE(compare_on_root(ctx.comm(), out, {1, 1, 1, 1, 1, 1, 1, 1, 1}) == "");
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("errors: statements a plan cannot distribute", "[mpi][distribute][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size();
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 8;
+  wp::array<double, 1> x("x", {n}), out("out", {n}), y("y", {n}), other("other", {n});
+  SECTION("one array written by statements of different kinds") {
+    auto m = wp::map("mixed", wp::space(n), out(i) = x(i), out(i) += x(i));
+    REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx), wp::plan_error);
+    const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{p}, ctx); });
+    REQUIRE_THAT(msg, Contains("'mixed'") && Contains("'out'") && Contains("different kinds"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    auto m2 = wp::map("mixed2", wp::space(n), wp::max_into(out(i), x(i)), wp::min_into(out(i), x(i)));
+    REQUIRE_THROWS_AS(wp::distribute(m2, wp::grid_shape{1}, ctx), wp::plan_error);
+  }
+  SECTION("a statement reads what an earlier statement of the map wrote") {
+    auto m = wp::map("raw", wp::space(n), out(i) = x(i), y(i) = out(i) * 2.0);
+    REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx), wp::plan_error);
+    const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{p}, ctx); });
+    REQUIRE_THAT(msg, Contains("'raw'") && Contains("'out'"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  SECTION("the CUDA backend in a CPU build") {
+#if !defined(WORKPART_ENABLE_CUDA)
+    auto m = wp::map("gpu", wp::space(n), out(i) = x(i));
+    REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda}),
+                      wp::plan_error);
+#endif
+  }
+  SECTION("naming an array the plan does not use") {
+    auto plan = wp::distribute(wp::map("named", wp::space(n), out(i) = x(i)), wp::grid_shape{p}, ctx);
+    REQUIRE_THROWS_AS(plan.gather(other), wp::plan_error);
+    REQUIRE_THROWS_AS(plan.local(other), wp::plan_error);
+    REQUIRE_THAT(what_of([&] { plan.gather(other); }), Contains("'other'") && Contains("'named'"));
+    // the plan itself is unharmed
+    plan.run();
+    std::vector<double> want(n, 0.0);
+    REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+// ================================================================ data-dependent
+
+namespace {
+
+/// A CSR matrix of `rows` rows over `cols` columns, row lengths 0..3 (fixed pattern).
+struct csr {
+  static constexpr index_t rows = 13, cols = 10;
+  std::vector<std::int64_t> ptr{0};
+  std::vector<std::int32_t> col;
+  std::vector<double> val;
+  csr() {
+    for (index_t a = 0; a < rows; ++a) {
+      const index_t len = (a * 7 + 2) % 4;  // 2, 1, 0, 3, 2, 1, 0, ...
+      for (index_t q = 0; q < len; ++q) {
+        col.push_back(std::int32_t((a * 3 + q * 5) % cols));
+        val.push_back(double(a) - double(q) / 4.0);
+      }
+      ptr.push_back(std::int64_t(col.size()));
+    }
+  }
+  index_t nnz() const { return index_t(col.size()); }
+  /// The rank (under grid (g)) that runs row a.
+  static int rank_of_row(index_t a, index_t g) {
+    for (index_t r = 0; r < g; ++r) {
+      const block b = block_of(rows, g, r);
+      if (a >= b.start && a < b.end()) return int(r);
+    }
+    return -1;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("errors: a corrupt CSR raises from execute() and run() on every rank",
+          "[mpi][distribute][errors][csr]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size();
+  auto [i, jj] = wp::indices<2>();
+  const csr A;
+  const index_t nnz = A.nnz();
+  wp::array<std::int64_t, 1> row("row", {csr::rows + 1});
+  wp::array<std::int32_t, 1> col("col", {nnz});
+  wp::array<double, 1> val("val", {nnz}), x("x", {csr::cols}), y("y", {csr::rows});
+  auto good = [&] {
+    fill1(row, [&](index_t a) { return A.ptr[a]; });
+    fill1(col, [&](index_t q) { return A.col[q]; });
+  };
+  good();
+  fill1(val, [&](index_t q) { return A.val[q]; });
+  fill1(x, [](index_t c) { return double(c) + 0.5; });
+  std::vector<double> want(csr::rows, 0.0);
+  for (index_t a = 0; a < csr::rows; ++a)
+    for (std::int64_t q = A.ptr[a]; q < A.ptr[a + 1]; ++q) want[a] += A.val[q] * (double(A.col[q]) + 0.5);
+  auto spmv = wp::map("spmv", wp::space(csr::rows),
+                      y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), val(jj) * x(col(jj))));
+  const wp::grid_shape g{p};
+
+  // the root's data is set before the plan scatters it; each corruption names the rank that
+  // runs the row that reads it
+  struct corruption {
+    std::string what;
+    std::function<void()> apply;
+    int rank;              // the rank whose block reads the bad value
+    std::string contains;  // a piece of the message
+  };
+  const std::int64_t last = A.ptr[csr::rows];
+  std::vector<corruption> cases = {
+      {"the last row pointer one past the end",
+       [&] { if (std::int64_t* r = row.data()) r[csr::rows] = last + 1; },
+       csr::rank_of_row(csr::rows - 1, p), "at " + std::to_string(nnz)},
+      {"a negative first row pointer",
+       [&] { if (std::int64_t* r = row.data()) r[0] = -1; },
+       csr::rank_of_row(0, p), "at -1"},
+      {"a row pointer far past the end in the middle",
+       [&] { if (std::int64_t* r = row.data()) r[7] = last + 40; },
+       csr::rank_of_row(6, p), "'spmv'"},
+      {"a column index past x's end",
+       [&] { if (std::int32_t* c = col.data()) c[nnz - 1] = std::int32_t(csr::cols + 3); },
+       csr::rank_of_row(csr::rows - 1, p), "at " + std::to_string(csr::cols + 3)},
+  };
+  // the entry nnz-1 belongs to the last non-empty row
+  {
+    index_t a = csr::rows - 1;
+    while (A.ptr[a] == A.ptr[a + 1]) --a;
+    cases.back().rank = csr::rank_of_row(a, p);
+  }
+
+  for (const auto& c : cases) {
+    INFO(c.what << "; expected on rank " << c.rank << " of " << p);
+    SECTION(c.what + ", from run()") {
+      auto plan = wp::distribute(spmv, g, ctx);
+      c.apply();
+      REQUIRE_THROWS_AS(plan.run(), wp::shape_error);
+      const std::string msg = what_of([&] { plan.run(); });
+      INFO(msg);
+      REQUIRE_THAT(msg, Contains("rank " + std::to_string(c.rank) + ":") && Contains("'spmv'") &&
+                            Contains(c.contains));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+      // the same plan runs again once root's data is repaired
+      good();
+      plan.run();
+      REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
+    }
+    SECTION(c.what + ", from execute()") {
+      c.apply();
+      auto plan = wp::distribute(spmv, g, ctx);
+      plan.scatter();
+      REQUIRE_THROWS_AS(plan.execute(), wp::shape_error);
+      // a second execute() on the same bad data fails alike
+      REQUIRE_THROWS_AS(plan.execute(), wp::shape_error);
+      good();
+      // a new plan on repaired data works
+      auto plan2 = wp::distribute(spmv, g, ctx);
+      plan2.run();
+      REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
+    }
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("errors: a failing rank's error does not depend on which ranks are idle",
+          "[mpi][distribute][errors][csr]") {
+  // Grid (1): only rank 0 runs, the others idle; the error still reaches all of them.
+  wp::context ctx(g_argc, g_argv);
+  auto [i] = wp::indices<1>();
+  constexpr index_t m = 7, n = 13;
+  wp::array<std::int64_t, 1> idx("idx", {m});
+  wp::array<float, 1> x("x", {n}), y("y", {m});
+  fill1(idx, [](index_t a) { return (a * 3) % n; });
+  fill1(x, [](index_t a) { return float(a) * 0.5f; });
+  auto gather = wp::map("gather", wp::space(m), y(i) = x(idx(i)) + 1.0f);
+  if (std::int64_t* d = idx.data()) d[5] = n;  // past the end
+  for (const wp::grid_shape& g : {wp::grid_shape{1}, wp::grid_shape{index_t(ctx.size())}}) {
+    INFO("grid " << g.str());
+    auto plan = wp::distribute(gather, g, ctx);
+    REQUIRE_THROWS_AS(plan.run(), wp::shape_error);
+    const std::string msg = what_of([&] { plan.run(); });
+    REQUIRE_THAT(msg, Contains("'gather'") && Contains("'x'") && Contains("at 13"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  if (std::int64_t* d = idx.data()) d[5] = 4;
+  auto plan = wp::distribute(gather, wp::grid_shape{index_t(ctx.size())}, ctx);
+  plan.run();
+  std::vector<double> want(m);
+  for (index_t a = 0; a < m; ++a) want[a] = double(float(a == 5 ? 4 : (a * 3) % n) * 0.5f + 1.0f);
+  REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
+  REQUIRE(a_plan_still_works(ctx) == "");
+}

@@ -1,0 +1,1142 @@
+/// \file test_workloads.cpp
+/// The reference workloads (DESIGN.md, thesis chapter 8) at small, uneven sizes, run on one
+/// process with wp::run. Every result is compared with a plain nested loop written here, over
+/// plain std::vector buffers, that does not use the library. Contractions also check that they
+/// were dispatched to GEMM (explain_local and detail::counters().gemm_calls), and forms that
+/// must not be dispatched check that they fall back to the loop executor and still agree.
+
+#include <catch2/catch.hpp>
+
+#include <workpart/workpart.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace wp = workpart;
+using wp::index_t;
+
+namespace {
+
+// ---------------------------------------------------------------- helpers
+
+/// Fills root's buffer of `a` with reproducible random values: reals in [lo, hi], integers in
+/// [-7, 7].
+template <class T, int N>
+void fill_random(wp::array<T, N>& a, unsigned seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937 rng(seed);
+  T* p = a.data();
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<int> d(-7, 7);
+    for (index_t n = 0; n < a.size(); ++n) p[n] = static_cast<T>(d(rng));
+  } else {
+    std::uniform_real_distribution<double> d(lo, hi);
+    for (index_t n = 0; n < a.size(); ++n) p[n] = static_cast<T>(d(rng));
+  }
+}
+
+/// A copy of root's buffer as doubles (the reference loops compute in double).
+template <class T, int N>
+std::vector<double> as_doubles(wp::array<T, N>& a) {
+  const T* p = a.data();
+  return std::vector<double>(p, p + a.size());
+}
+
+/// Relative tolerance per element type for results of short sums (tens of terms).
+template <class T>
+constexpr double tolerance() {
+  return std::is_same_v<T, float> ? 2e-5 : 1e-12;
+}
+
+/// The largest error of `got` against `want`, each element measured relative to max(mag, 1)
+/// where mag bounds the size of the terms that made the element (|want| when empty).
+struct comparison {
+  double worst = 0.0;
+  std::size_t where = 0;
+  double got = 0.0, want = 0.0;
+};
+template <class T>
+comparison compare(const T* got, std::size_t n, const std::vector<double>& want,
+                   const std::vector<double>& mag = {}) {
+  comparison c;
+  if (n != want.size()) {
+    c.worst = std::numeric_limits<double>::infinity();
+    return c;
+  }
+  for (std::size_t e = 0; e < n; ++e) {
+    const double g = static_cast<double>(got[e]);
+    const double scale = std::max(1.0, mag.empty() ? std::abs(want[e]) : mag[e]);
+    const double err = std::isfinite(g) ? std::abs(g - want[e]) / scale
+                                        : std::numeric_limits<double>::infinity();
+    if (err > c.worst) {
+      c.worst = err;
+      c.where = e;
+      c.got = g;
+      c.want = want[e];
+    }
+  }
+  return c;
+}
+
+/// Checks every element of `a` against `want` (exactly for integer arrays).
+template <class T, int N>
+void check_array(wp::array<T, N>& a, const std::vector<double>& want,
+                 const std::vector<double>& mag = {}) {
+  const comparison c = compare(a.data(), static_cast<std::size_t>(a.size()), want, mag);
+  INFO("array '" << a.name() << "': worst element " << c.where << " is " << c.got
+                 << ", the plain loop gives " << c.want);
+  if constexpr (std::is_integral_v<T>) CHECK(c.worst == 0.0);
+  else CHECK(c.worst <= tolerance<T>());
+}
+
+long gemm_calls() { return wp::detail::counters().gemm_calls.load(); }
+
+/// Checks an integer result element by element, naming the first mismatch.
+template <class T>
+void check_exact(const T* got, const std::vector<std::int64_t>& want) {
+  std::size_t bad = 0, first = 0;
+  for (std::size_t e = want.size(); e-- > 0;)
+    if (std::int64_t(got[e]) != want[e]) {
+      ++bad;
+      first = e;
+    }
+  INFO(bad << " of " << want.size() << " elements differ; the first, element " << first
+            << ", is " << std::int64_t(got[first]) << " where the plain loop gives "
+            << want[first]);
+  CHECK(bad == 0);
+}
+
+/// Reference C += alpha * A * B over double buffers, with element getters for A, B and an
+/// index function for C, also returning the magnitude of each result (for the tolerance).
+template <class GetA, class GetB, class IdxC>
+void reference_matmul(index_t M, index_t N, index_t K, double alpha, GetA a, GetB b, IdxC c,
+                      std::vector<double>& C, std::vector<double>& mag) {
+  mag.assign(C.size(), 0.0);
+  for (index_t i = 0; i < M; ++i)
+    for (index_t j = 0; j < N; ++j) {
+      double s = 0.0, m = std::abs(C[c(i, j)]);
+      for (index_t k = 0; k < K; ++k) {
+        s += alpha * a(i, k) * b(k, j);
+        m += std::abs(alpha * a(i, k) * b(k, j));
+      }
+      C[c(i, j)] += s;
+      mag[c(i, j)] = m;
+    }
+}
+
+std::string gemm_text(int m, int n, int k) {
+  const auto d = [](int x) { return "i" + std::to_string(x); };
+  return "gemm: C[" + d(m) + " x " + d(n) + "] += A[" + d(m) + " x " + d(k) + "] * B[" + d(k) +
+         " x " + d(n) + "], no batch";
+}
+
+constexpr index_t M = 37, N = 41, K = 29;
+
+// ---------------------------------------------------------------- matmul, any axis order
+
+/// C(i, j) += A(i, k) * B(k, j) where i, j, k name space dimensions DM, DN, DK.
+template <class T, int DM, int DN, int DK>
+void matmul_in_axis_order() {
+  INFO("space dimensions: m = " << DM << ", n = " << DN << ", k = " << DK);
+  std::array<index_t, 3> ext{};
+  ext[DM] = M;
+  ext[DN] = N;
+  ext[DK] = K;
+  wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  fill_random(A, 1);
+  fill_random(B, 2);
+  fill_random(C, 3);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag;
+  reference_matmul(
+      M, N, K, 1.0, [&](index_t i, index_t k) { return a[i * K + k]; },
+      [&](index_t k, index_t j) { return b[k * N + j]; },
+      [](index_t i, index_t j) { return std::size_t(i * N + j); }, want, mag);
+
+  constexpr wp::index<DM> i{};
+  constexpr wp::index<DN> j{};
+  constexpr wp::index<DK> k{};
+  auto mm = wp::map("matmul", wp::space(ext[0], ext[1], ext[2]), C(i, j) += A(i, k) * B(k, j));
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains(gemm_text(DM, DN, DK)));
+
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == 1);
+  check_array(C, want, mag);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("matmul 37x41x29 in every axis order of the space runs as one GEMM",
+                   "[workloads][matmul][gemm]", float, double) {
+  matmul_in_axis_order<TestType, 0, 1, 2>();  // space(M, N, K)
+  matmul_in_axis_order<TestType, 0, 2, 1>();  // space(M, K, N)
+  matmul_in_axis_order<TestType, 1, 0, 2>();  // space(N, M, K)
+  matmul_in_axis_order<TestType, 1, 2, 0>();  // space(K, M, N)
+  matmul_in_axis_order<TestType, 2, 0, 1>();  // space(N, K, M)
+  matmul_in_axis_order<TestType, 2, 1, 0>();  // space(K, N, M)
+}
+
+// ---------------------------------------------------------------- transposed operands
+
+namespace {
+
+/// A stored (k, m) and read A(k, i) when TA; B stored (n, k) and read B(j, k) when TB;
+/// C stored (n, m) and written C(j, i) when TC.
+template <class T, bool TA, bool TB, bool TC>
+void matmul_transposed(index_t m, index_t n, index_t kk) {
+  INFO("transposed: A " << TA << ", B " << TB << ", C " << TC << "; m " << m << ", n " << n
+                        << ", k " << kk);
+  using shape = std::array<index_t, 2>;
+  wp::array<T, 2> A("A", TA ? shape{kk, m} : shape{m, kk});
+  wp::array<T, 2> B("B", TB ? shape{n, kk} : shape{kk, n});
+  wp::array<T, 2> C("C", TC ? shape{n, m} : shape{m, n});
+  fill_random(A, 11);
+  fill_random(B, 12);
+  fill_random(C, 13);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag;
+  reference_matmul(
+      m, n, kk, 1.0, [&](index_t i, index_t k) { return TA ? a[k * m + i] : a[i * kk + k]; },
+      [&](index_t k, index_t j) { return TB ? b[j * kk + k] : b[k * n + j]; },
+      [&](index_t i, index_t j) { return std::size_t(TC ? j * m + i : i * n + j); }, want, mag);
+
+  // Index objects named by type: the lambdas below use them (no structured-binding captures).
+  constexpr wp::index<0> i{};
+  constexpr wp::index<1> j{};
+  constexpr wp::index<2> k{};
+  auto acc_a = [&] {
+    if constexpr (TA) return A(k, i);
+    else return A(i, k);
+  }();
+  auto acc_b = [&] {
+    if constexpr (TB) return B(j, k);
+    else return B(k, j);
+  }();
+  auto acc_c = [&] {
+    if constexpr (TC) return C(j, i);
+    else return C(i, j);
+  }();
+  auto mm = wp::map("matmul_t", wp::space(m, n, kk), acc_c += acc_a * acc_b);
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains(gemm_text(0, 1, 2)));
+
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == 1);
+  check_array(C, want, mag);
+}
+
+template <class T, bool TA, bool TB, bool TC>
+void matmul_transposed_sizes() {
+  // The workload's size, then every extent 1 or 2 in turn (vector and scalar edge cases of
+  // the strides).
+  const index_t sizes[][3] = {{M, N, K}, {1, N, K}, {M, 1, K}, {M, N, 1}, {1, 1, K},
+                              {1, N, 1}, {M, 1, 1}, {1, 1, 1}, {2, 3, 2}, {3, 2, 1}};
+  for (const auto& sz : sizes) matmul_transposed<T, TA, TB, TC>(sz[0], sz[1], sz[2]);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("matmul with transposed operands and a transposed output runs as one GEMM",
+                   "[workloads][matmul][gemm]", float, double) {
+  matmul_transposed_sizes<TestType, false, false, false>();
+  matmul_transposed_sizes<TestType, true, false, false>();
+  matmul_transposed_sizes<TestType, false, true, false>();
+  matmul_transposed_sizes<TestType, true, true, false>();
+  matmul_transposed_sizes<TestType, false, false, true>();
+  matmul_transposed_sizes<TestType, true, false, true>();
+  matmul_transposed_sizes<TestType, false, true, true>();
+  matmul_transposed_sizes<TestType, true, true, true>();
+}
+
+// ---------------------------------------------------------------- scaled
+
+namespace {
+template <class T, class MakeStmt>
+void matmul_scaled(const char* form, MakeStmt make) {
+  INFO("form: " << form);
+  wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  fill_random(A, 21);
+  fill_random(B, 22);
+  fill_random(C, 23);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag;
+  reference_matmul(
+      M, N, K, 2.5, [&](index_t i, index_t k) { return a[i * K + k]; },
+      [&](index_t k, index_t j) { return b[k * N + j]; },
+      [](index_t i, index_t j) { return std::size_t(i * N + j); }, want, mag);
+
+  auto mm = wp::map("scaled", wp::space(M, N, K), make(A, B, C));
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains(gemm_text(0, 1, 2)));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == 1);
+  check_array(C, want, mag);
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("scaled matmul 2.5 * A * B runs as one GEMM", "[workloads][matmul][gemm]",
+                   float, double) {
+  constexpr wp::index<0> i{};
+  constexpr wp::index<1> j{};
+  constexpr wp::index<2> k{};
+  matmul_scaled<TestType>("2.5 * A(i, k) * B(k, j)", [=](auto& A, auto& B, auto& C) {
+    return C(i, j) += 2.5 * A(i, k) * B(k, j);
+  });
+  matmul_scaled<TestType>("2.5 * (A(i, k) * B(k, j))", [=](auto& A, auto& B, auto& C) {
+    return C(i, j) += 2.5 * (A(i, k) * B(k, j));
+  });
+  matmul_scaled<TestType>("A(i, k) * B(k, j) * 2.5", [=](auto& A, auto& B, auto& C) {
+    return C(i, j) += A(i, k) * B(k, j) * 2.5;
+  });
+}
+
+// ---------------------------------------------------------------- batched
+
+TEMPLATE_TEST_CASE("batched matmul 3x7x5x6 runs one GEMM per batch point",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
+  wp::array<T, 3> A("A", {Bt, m, kk}), B("B", {Bt, kk, n}), C("C", {Bt, m, n});
+  fill_random(A, 31);
+  fill_random(B, 32);
+  fill_random(C, 33);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag(want.size());
+  for (index_t q = 0; q < Bt; ++q)
+    for (index_t x = 0; x < m; ++x)
+      for (index_t y = 0; y < n; ++y) {
+        double s = 0.0, g = std::abs(want[(q * m + x) * n + y]);
+        for (index_t z = 0; z < kk; ++z) {
+          const double t = a[(q * m + x) * kk + z] * b[(q * kk + z) * n + y];
+          s += t;
+          g += std::abs(t);
+        }
+        want[(q * m + x) * n + y] += s;
+        mag[(q * m + x) * n + y] = g;
+      }
+
+  auto [bi, i, j, k] = wp::indices<4>();
+  auto mm = wp::map("bmm", wp::space(Bt, m, n, kk), C(bi, i, j) += A(bi, i, k) * B(bi, k, j));
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("gemm: C[i1 x i2] += A[i1 x i3] * B[i3 x i2], batched over i0"));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == Bt);
+  check_array(C, want, mag);
+}
+
+TEMPLATE_TEST_CASE("batched matmul with the batch axis in the middle of every operand",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  // C(i, b, j) += A(i, b, k) * B(k, b, j) over space(m, Bt, n, kk): the batch is dimension 1.
+  constexpr index_t Bt = 4, m = 7, n = 5, kk = 6;
+  wp::array<T, 3> A("A", {m, Bt, kk}), B("B", {kk, Bt, n}), C("C", {m, Bt, n});
+  fill_random(A, 34);
+  fill_random(B, 35);
+  fill_random(C, 36);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag(want.size());
+  for (index_t q = 0; q < Bt; ++q)
+    for (index_t x = 0; x < m; ++x)
+      for (index_t y = 0; y < n; ++y) {
+        const std::size_t c = std::size_t((x * Bt + q) * n + y);
+        double s = 0.0, g = std::abs(want[c]);
+        for (index_t z = 0; z < kk; ++z) {
+          const double t = a[(x * Bt + q) * kk + z] * b[(z * Bt + q) * n + y];
+          s += t;
+          g += std::abs(t);
+        }
+        want[c] += s;
+        mag[c] = g;
+      }
+
+  auto [i, bi, j, k] = wp::indices<4>();
+  auto mm = wp::map("bmm_mid", wp::space(m, Bt, n, kk), C(i, bi, j) += A(i, bi, k) * B(k, bi, j));
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("gemm: C[i0 x i2] += A[i0 x i3] * B[i3 x i2], batched over i1"));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == Bt);
+  check_array(C, want, mag);
+}
+
+TEMPLATE_TEST_CASE("batched matmul with the batch axis last in every operand",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  // C(i, j, b) += A(i, k, b) * B(k, j, b): no operand has a unit stride along its matrix axes.
+  constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
+  wp::array<T, 3> A("A", {m, kk, Bt}), B("B", {kk, n, Bt}), C("C", {m, n, Bt});
+  fill_random(A, 37);
+  fill_random(B, 38);
+  fill_random(C, 39);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag(want.size());
+  for (index_t q = 0; q < Bt; ++q)
+    for (index_t x = 0; x < m; ++x)
+      for (index_t y = 0; y < n; ++y) {
+        const std::size_t c = std::size_t((x * n + y) * Bt + q);
+        double s = 0.0, g = std::abs(want[c]);
+        for (index_t z = 0; z < kk; ++z) {
+          const double t = a[(x * kk + z) * Bt + q] * b[(z * n + y) * Bt + q];
+          s += t;
+          g += std::abs(t);
+        }
+        want[c] += s;
+        mag[c] = g;
+      }
+
+  auto [bi, i, j, k] = wp::indices<4>();
+  auto mm = wp::map("bmm_last", wp::space(Bt, m, n, kk), C(i, j, bi) += A(i, k, bi) * B(k, j, bi));
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("gemm: C[i1 x i2] += A[i1 x i3] * B[i3 x i2], batched over i0"));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == Bt);
+  check_array(C, want, mag);
+}
+
+TEMPLATE_TEST_CASE("matmul over an empty contraction dimension leaves C as it was",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  wp::array<T, 2> A("A", {M, 0}), B("B", {0, N}), C("C", {M, N});
+  fill_random(C, 65);
+  const auto want = as_doubles(C);
+  auto [i, j, k] = wp::indices<3>();
+  auto mm = wp::map("empty_k", wp::space(M, N, 0), C(i, j) += A(i, k) * B(k, j));
+  CHECK_THAT(wp::explain_local(mm), Catch::Contains("gemm"));
+  wp::run(mm);
+  check_array(C, want);
+}
+
+// ---------------------------------------------------------------- vectors
+
+TEMPLATE_TEST_CASE("matrix-vector, vector-matrix, outer and inner products run as GEMM",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  wp::array<T, 2> A("A", {M, K});
+  wp::array<T, 1> x("x", {K}), u("u", {M}), y("y", {M}), z("z", {K}), v("v", {N});
+  wp::array<T, 2> O("O", {M, N});
+  wp::array<T, 0> dot("dot", {});
+  fill_random(A, 41);
+  fill_random(x, 42);
+  fill_random(u, 43);
+  fill_random(y, 44);
+  fill_random(z, 45);
+  fill_random(v, 46);
+  fill_random(O, 47);
+  dot.data()[0] = T(0.5);
+  const auto a = as_doubles(A), xs = as_doubles(x), us = as_doubles(u), vs = as_doubles(v);
+
+  SECTION("y(i) += A(i, k) * x(k)") {
+    auto want = as_doubles(y);
+    std::vector<double> mag(want.size());
+    for (index_t i = 0; i < M; ++i) {
+      mag[i] = std::abs(want[i]);
+      for (index_t k = 0; k < K; ++k) {
+        want[i] += a[i * K + k] * xs[k];
+        mag[i] += std::abs(a[i * K + k] * xs[k]);
+      }
+    }
+    auto [i, k] = wp::indices<2>();
+    auto mv = wp::map("matvec", wp::space(M, K), y(i) += A(i, k) * x(k));
+    const std::string text = wp::explain_local(mv);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(mv);
+    CHECK(gemm_calls() - before == 1);
+    check_array(y, want, mag);
+  }
+  SECTION("z(k) += u(i) * A(i, k)") {
+    auto want = as_doubles(z);
+    std::vector<double> mag(want.size());
+    for (index_t k = 0; k < K; ++k) {
+      mag[k] = std::abs(want[k]);
+      for (index_t i = 0; i < M; ++i) {
+        want[k] += us[i] * a[i * K + k];
+        mag[k] += std::abs(us[i] * a[i * K + k]);
+      }
+    }
+    auto [k, i] = wp::indices<2>();
+    auto vm = wp::map("vecmat", wp::space(K, M), z(k) += u(i) * A(i, k));
+    const std::string text = wp::explain_local(vm);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(vm);
+    CHECK(gemm_calls() - before == 1);
+    check_array(z, want, mag);
+  }
+  SECTION("O(i, j) += u(i) * v(j)") {
+    auto want = as_doubles(O);
+    for (index_t i = 0; i < M; ++i)
+      for (index_t j = 0; j < N; ++j) want[i * N + j] += us[i] * vs[j];
+    auto [i, j] = wp::indices<2>();
+    auto op = wp::map("outer", wp::space(M, N), O(i, j) += u(i) * v(j));
+    const std::string text = wp::explain_local(op);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(op);
+    CHECK(gemm_calls() - before == 1);
+    check_array(O, want);
+  }
+  SECTION("dot() += x(k) * z(k) into a rank-0 array") {
+    const auto zs = as_doubles(z);
+    double want = 0.5, mag = 0.5;
+    for (index_t k = 0; k < K; ++k) {
+      want += xs[k] * zs[k];
+      mag += std::abs(xs[k] * zs[k]);
+    }
+    auto [k] = wp::indices<1>();
+    auto dp = wp::map("dot", wp::space(K), dot() += x(k) * z(k));
+    const std::string text = wp::explain_local(dp);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(dp);
+    CHECK(gemm_calls() - before == 1);
+    check_array(dot, {want}, {mag});
+  }
+}
+
+// ---------------------------------------------------------------- integer matmul
+
+TEMPLATE_TEST_CASE("integer matmul 37x41x29 is exact", "[workloads][matmul][gemm]", std::int32_t,
+                   std::int64_t) {
+  using T = TestType;
+  wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  fill_random(A, 51);
+  fill_random(B, 52);
+  fill_random(C, 53);
+  std::vector<std::int64_t> want(C.data(), C.data() + C.size());
+  for (index_t i = 0; i < M; ++i)
+    for (index_t j = 0; j < N; ++j)
+      for (index_t k = 0; k < K; ++k)
+        want[i * N + j] += std::int64_t(A.data()[i * K + k]) * std::int64_t(B.data()[k * N + j]);
+
+  auto [i, j, k] = wp::indices<3>();
+  auto mm = wp::map("imatmul", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
+  const std::string text = wp::explain_local(mm);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains(gemm_text(0, 1, 2)));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == 1);
+  check_exact(C.data(), want);
+}
+
+TEMPLATE_TEST_CASE("integer matmul with a fractional scale 2.5 * A * B is exact",
+                   "[workloads][matmul][gemm]", std::int32_t, std::int64_t) {
+  using T = TestType;
+  // Every A value is even and every value is >= 0, so each term 2.5 * a * b is an integer and
+  // the C++ meaning of the statement (per term or summed first, then converted) is exact.
+  wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  std::mt19937 rng(54);
+  std::uniform_int_distribution<int> d(0, 3);
+  for (index_t e = 0; e < A.size(); ++e) A.data()[e] = T(2 * d(rng));
+  for (index_t e = 0; e < B.size(); ++e) B.data()[e] = T(d(rng));
+  for (index_t e = 0; e < C.size(); ++e) C.data()[e] = T(d(rng));
+  std::vector<std::int64_t> want(C.data(), C.data() + C.size());
+  for (index_t i = 0; i < M; ++i)
+    for (index_t j = 0; j < N; ++j)
+      for (index_t k = 0; k < K; ++k)
+        want[i * N + j] += std::int64_t(2.5 * double(A.data()[i * K + k]) *
+                                        double(B.data()[k * N + j]));
+
+  auto [i, j, k] = wp::indices<3>();
+  auto mm = wp::map("iscaled", wp::space(M, N, K), C(i, j) += 2.5 * A(i, k) * B(k, j));
+  INFO(wp::explain_local(mm));
+  wp::run(mm);
+  check_exact(C.data(), want);
+}
+
+// ---------------------------------------------------------------- sub-box of the space
+
+TEMPLATE_TEST_CASE("matmul over a space that starts above zero runs one GEMM on the sub-block",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  // Rows [3, M) and columns [2, N - 1) of C; k over [1, K): the rest of C keeps its values.
+  wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  fill_random(A, 61);
+  fill_random(B, 62);
+  fill_random(C, 63);
+  const auto a = as_doubles(A), b = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag(want.size(), 1.0);
+  for (index_t i = 3; i < M; ++i)
+    for (index_t j = 2; j < N - 1; ++j)
+      for (index_t k = 1; k < K; ++k) {
+        want[i * N + j] += a[i * K + k] * b[k * N + j];
+        mag[i * N + j] += std::abs(a[i * K + k] * b[k * N + j]);
+      }
+  auto [i, j, k] = wp::indices<3>();
+  auto mm = wp::map("sub", wp::space({3, M}, {2, N - 1}, {1, K}), C(i, j) += A(i, k) * B(k, j));
+  CHECK_THAT(wp::explain_local(mm), Catch::Contains("gemm"));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == 1);
+  check_array(C, want, mag);
+}
+
+// ---------------------------------------------------------------- forms that must not dispatch
+
+TEMPLATE_TEST_CASE("contraction-like statements that are not a GEMM run as loops and agree",
+                   "[workloads][matmul][loop]", float, double) {
+  using T = TestType;
+  auto [i, j, k] = wp::indices<3>();
+
+  SECTION("C(i, j) += A(i, k) * B(k, j) + 1.0 adds K to every element") {
+    wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+    fill_random(A, 71);
+    fill_random(B, 72);
+    fill_random(C, 73);
+    const auto a = as_doubles(A), b = as_doubles(B);
+    auto want = as_doubles(C);
+    std::vector<double> mag(want.size());
+    for (index_t x = 0; x < M; ++x)
+      for (index_t y = 0; y < N; ++y) {
+        mag[x * N + y] = std::abs(want[x * N + y]);
+        for (index_t z = 0; z < K; ++z) {
+          want[x * N + y] += a[x * K + z] * b[z * N + y] + 1.0;
+          mag[x * N + y] += std::abs(a[x * K + z] * b[z * N + y]) + 1.0;
+        }
+      }
+    auto mm = wp::map("plus_one", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j) + 1.0);
+    const std::string text = wp::explain_local(mm);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("loop") && !Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(mm);
+    CHECK(gemm_calls() == before);
+    check_array(C, want, mag);
+  }
+  SECTION("A(i, j) += A(i, k) * A(k, j) reads a snapshot of A") {
+    constexpr index_t n = 23;
+    wp::array<T, 2> A("A", {n, n});
+    fill_random(A, 74);
+    const auto a = as_doubles(A);  // the values before the statement
+    auto want = a;
+    std::vector<double> mag(want.size());
+    for (index_t x = 0; x < n; ++x)
+      for (index_t y = 0; y < n; ++y) {
+        mag[x * n + y] = std::abs(a[x * n + y]);
+        for (index_t z = 0; z < n; ++z) {
+          want[x * n + y] += a[x * n + z] * a[z * n + y];
+          mag[x * n + y] += std::abs(a[x * n + z] * a[z * n + y]);
+        }
+      }
+    auto mm = wp::map("square", wp::space(n, n, n), A(i, j) += A(i, k) * A(k, j));
+    const std::string text = wp::explain_local(mm);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("loop") && Catch::Contains("snapshot") &&
+                         !Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(mm);
+    CHECK(gemm_calls() == before);
+    check_array(A, want, mag);
+  }
+  SECTION("max_into(C(i, j), A(i, k) * B(k, j)) is a max-times product") {
+    wp::array<T, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+    fill_random(A, 75);
+    fill_random(B, 76);
+    fill_random(C, 77);
+    const auto a = as_doubles(A), b = as_doubles(B);
+    auto want = as_doubles(C);
+    for (index_t x = 0; x < M; ++x)
+      for (index_t y = 0; y < N; ++y)
+        for (index_t z = 0; z < K; ++z)
+          want[x * N + y] = std::max(want[x * N + y], double(T(a[x * K + z] * b[z * N + y])));
+    auto mm = wp::map("maxtimes", wp::space(M, N, K), wp::max_into(C(i, j), A(i, k) * B(k, j)));
+    const std::string text = wp::explain_local(mm);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("loop") && !Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(mm);
+    CHECK(gemm_calls() == before);
+    check_array(C, want);
+  }
+  SECTION("operands of another element type than the output") {
+    using U = std::conditional_t<std::is_same_v<T, float>, double, float>;
+    wp::array<U, 2> A("A", {M, K}), B("B", {K, N});
+    wp::array<T, 2> C("C", {M, N});
+    fill_random(A, 78);
+    fill_random(B, 79);
+    fill_random(C, 80);
+    const auto a = as_doubles(A), b = as_doubles(B);
+    auto want = as_doubles(C);
+    std::vector<double> mag;
+    reference_matmul(
+        M, N, K, 1.0, [&](index_t x, index_t z) { return a[x * K + z]; },
+        [&](index_t z, index_t y) { return b[z * N + y]; },
+        [](index_t x, index_t y) { return std::size_t(x * N + y); }, want, mag);
+    auto mm = wp::map("mixed", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
+    const std::string text = wp::explain_local(mm);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("loop") && !Catch::Contains("gemm"));
+    const long before = gemm_calls();
+    wp::run(mm);
+    CHECK(gemm_calls() == before);
+    // Float parts round each product: compare at float's tolerance.
+    const comparison c = compare(C.data(), std::size_t(C.size()), want, mag);
+    INFO("worst element " << c.where << ": " << c.got << " vs " << c.want);
+    CHECK(c.worst <= tolerance<float>());
+  }
+}
+
+// ---------------------------------------------------------------- elementwise with broadcasting
+
+namespace {
+template <class T>
+void broadcast_add(index_t n0, index_t n1, index_t n2) {
+  INFO("space " << n0 << " x " << n1 << " x " << n2);
+  wp::array<T, 3> x("x", {n0, n1, n2}), out("out", {n0, n1, n2});
+  wp::array<T, 2> y("y", {n1, n2});
+  fill_random(x, 81);
+  fill_random(y, 82);
+  fill_random(out, 83);  // every element is written: old values must not show through
+  const auto xs = as_doubles(x), ys = as_doubles(y);
+  std::vector<double> want(std::size_t(n0 * n1 * n2));
+  for (index_t a = 0; a < n0; ++a)
+    for (index_t b = 0; b < n1; ++b)
+      for (index_t c = 0; c < n2; ++c)
+        want[(a * n1 + b) * n2 + c] = double(T(xs[(a * n1 + b) * n2 + c]) + T(ys[b * n2 + c]));
+  auto [i, j, k] = wp::indices<3>();
+  auto add = wp::map("add", wp::space(n0, n1, n2), out(i, j, k) = x(i, j, k) + y(j, k));
+  CHECK_THAT(wp::explain_local(add), Catch::Contains("loop"));
+  wp::run(add);
+  check_array(out, want);
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("elementwise add with broadcasting out(i, j, k) = x(i, j, k) + y(j, k)",
+                   "[workloads][elementwise]", float, double, std::int32_t, std::int64_t) {
+  broadcast_add<TestType>(4, 8, 16);
+  broadcast_add<TestType>(3, 5, 7);
+  broadcast_add<TestType>(41, 31, 29);  // above the threading threshold
+}
+
+// ---------------------------------------------------------------- row reductions
+
+TEMPLATE_TEST_CASE("row and column reductions: sum, max and min into 15x13",
+                   "[workloads][reduction]", float, double, std::int32_t, std::int64_t) {
+  using T = TestType;
+  constexpr index_t R = 15, L = 13;
+  wp::array<T, 2> x("x", {R, L});
+  fill_random(x, 91, -4.0, 4.0);
+  const auto xs = as_doubles(x);
+  auto [i, j] = wp::indices<2>();
+  constexpr T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                            : std::numeric_limits<T>::lowest();
+  constexpr T highest = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                             : std::numeric_limits<T>::max();
+
+  SECTION("out(i) += x(i, j)") {
+    wp::array<T, 1> out("out", {R});
+    std::vector<double> want(R, 0.0), mag(R, 0.0);
+    for (index_t a = 0; a < R; ++a)
+      for (index_t b = 0; b < L; ++b) {
+        want[a] += xs[a * L + b];
+        mag[a] += std::abs(xs[a * L + b]);
+      }
+    wp::run(wp::map("row_sum", wp::space(R, L), out(i) += x(i, j)));
+    check_array(out, want, mag);
+  }
+  SECTION("out(i) = wp::sum(x(i, wp::all)) and wp::max_of / wp::min_of") {
+    wp::array<T, 1> sum("sum", {R}), mx("mx", {R}), mn("mn", {R});
+    fill_random(sum, 92);  // plain '=': old values must not show through
+    std::vector<double> want_sum(R, 0.0), mag(R, 0.0), want_max(R), want_min(R);
+    for (index_t a = 0; a < R; ++a) {
+      want_max[a] = want_min[a] = xs[a * L];
+      for (index_t b = 0; b < L; ++b) {
+        want_sum[a] += xs[a * L + b];
+        mag[a] += std::abs(xs[a * L + b]);
+        want_max[a] = std::max(want_max[a], xs[a * L + b]);
+        want_min[a] = std::min(want_min[a], xs[a * L + b]);
+      }
+    }
+    wp::run(wp::map("row_all", wp::space(R), sum(i) = wp::sum(x(i, wp::all)),
+                    mx(i) = wp::max_of(x(i, wp::all)), mn(i) = wp::min_of(x(i, wp::all))));
+    check_array(sum, want_sum, mag);
+    check_array(mx, want_max);
+    check_array(mn, want_min);
+  }
+  SECTION("out(j) += x(i, j) sums columns") {
+    wp::array<T, 1> out("out", {L});
+    std::vector<double> want(L, 0.0), mag(L, 0.0);
+    for (index_t a = 0; a < R; ++a)
+      for (index_t b = 0; b < L; ++b) {
+        want[b] += xs[a * L + b];
+        mag[b] += std::abs(xs[a * L + b]);
+      }
+    wp::run(wp::map("col_sum", wp::space(R, L), out(j) += x(i, j)));
+    check_array(out, want, mag);
+  }
+  SECTION("max_into(out(i), x(i, j)) from the lowest value") {
+    wp::array<T, 1> out("out", {R});
+    std::fill(out.data(), out.data() + R, lowest);
+    std::vector<double> want(R, -std::numeric_limits<double>::infinity());
+    for (index_t a = 0; a < R; ++a)
+      for (index_t b = 0; b < L; ++b) want[a] = std::max(want[a], xs[a * L + b]);
+    wp::run(wp::map("row_max", wp::space(R, L), wp::max_into(out(i), x(i, j))));
+    check_array(out, want);
+  }
+  SECTION("max_into keeps a larger old value") {
+    wp::array<T, 1> out("out", {R});
+    std::fill(out.data(), out.data() + R, T(0));
+    out.data()[4] = T(100);
+    std::vector<double> want(R, 0.0);
+    for (index_t a = 0; a < R; ++a)
+      for (index_t b = 0; b < L; ++b) want[a] = std::max(want[a], xs[a * L + b]);
+    want[4] = 100.0;
+    wp::run(wp::map("row_max0", wp::space(R, L), wp::max_into(out(i), x(i, j))));
+    check_array(out, want);
+  }
+  SECTION("min_into(out(j), x(i, j)) from the highest value") {
+    wp::array<T, 1> out("out", {L});
+    std::fill(out.data(), out.data() + L, highest);
+    std::vector<double> want(L, std::numeric_limits<double>::infinity());
+    for (index_t a = 0; a < R; ++a)
+      for (index_t b = 0; b < L; ++b) want[b] = std::min(want[b], xs[a * L + b]);
+    wp::run(wp::map("col_min", wp::space(R, L), wp::min_into(out(j), x(i, j))));
+    check_array(out, want);
+  }
+  // A rank-0 target stays put along every row: the executor combines whole rows into it.
+  SECTION("g() += x(i, j) adds the total to the old value") {
+    wp::array<T, 0> g("g", {});
+    g.data()[0] = T(3);
+    double want = 3.0, mag = 3.0;
+    for (const double v : xs) {
+      want += v;
+      mag += std::abs(v);
+    }
+    wp::run(wp::map("total", wp::space(R, L), g() += x(i, j)));
+    check_array(g, {want}, {mag});
+  }
+  SECTION("max_into(g(), x(i, j)) and min_into(h(), x(i, j)) over the whole array") {
+    wp::array<T, 0> g("g", {}), h("h", {});
+    g.data()[0] = lowest;
+    h.data()[0] = highest;
+    wp::run(wp::map("extremes", wp::space(R, L), wp::max_into(g(), x(i, j)),
+                    wp::min_into(h(), x(i, j))));
+    check_array(g, {*std::max_element(xs.begin(), xs.end())});
+    check_array(h, {*std::min_element(xs.begin(), xs.end())});
+  }
+  SECTION("max_into(g(), x(i, j)) and min_into(h(), x(i, j)) keep old values that win") {
+    wp::array<T, 0> g("g", {}), h("h", {});
+    g.data()[0] = T(100);
+    h.data()[0] = T(-100);
+    wp::run(wp::map("extremes", wp::space(R, L), wp::max_into(g(), x(i, j)),
+                    wp::min_into(h(), x(i, j))));
+    check_array(g, {100.0});
+    check_array(h, {-100.0});
+  }
+}
+
+// ---------------------------------------------------------------- softmax
+
+namespace {
+struct softmax_reference {
+  std::vector<double> mx, e, s, y;
+};
+template <class T>
+softmax_reference softmax_of(const std::vector<double>& x, index_t R, index_t L) {
+  softmax_reference r;
+  r.mx.assign(R, -std::numeric_limits<double>::infinity());
+  r.e.assign(R * L, 0.0);
+  r.s.assign(R, 0.0);
+  r.y.assign(R * L, 0.0);
+  for (index_t a = 0; a < R; ++a) {
+    for (index_t b = 0; b < L; ++b) r.mx[a] = std::max(r.mx[a], x[a * L + b]);
+    for (index_t b = 0; b < L; ++b) {
+      r.e[a * L + b] = std::exp(x[a * L + b] - r.mx[a]);
+      r.s[a] += r.e[a * L + b];
+    }
+    for (index_t b = 0; b < L; ++b) r.y[a * L + b] = r.e[a * L + b] / r.s[a];
+  }
+  return r;
+}
+
+template <class T>
+struct softmax_arrays {
+  static constexpr index_t R = 9, L = 13;
+  wp::array<T, 2> x{"x", {R, L}}, e{"e", {R, L}}, y{"y", {R, L}};
+  wp::array<T, 1> mx{"mx", {R}}, s{"s", {R}};
+  softmax_arrays() {
+    fill_random(x, 101, -3.0, 3.0);
+    std::fill(mx.data(), mx.data() + R, -std::numeric_limits<T>::infinity());
+    std::fill(s.data(), s.data() + R, T(0));
+  }
+  void check() {
+    const auto ref = softmax_of<T>(as_doubles(x), R, L);
+    check_array(mx, ref.mx);
+    check_array(e, ref.e);
+    check_array(s, ref.s);
+    check_array(y, ref.y);
+    // Each row of the result sums to one.
+    double worst = 0.0;
+    for (index_t a = 0; a < R; ++a) {
+      double t = 0.0;
+      for (index_t b = 0; b < L; ++b) t += double(y.data()[a * L + b]);
+      worst = std::max(worst, std::abs(t - 1.0));
+    }
+    CHECK(worst <= 10 * tolerance<T>());
+  }
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("softmax over the rows of 9x13", "[workloads][softmax]", float, double) {
+  using T = TestType;
+  constexpr index_t R = softmax_arrays<T>::R, L = softmax_arrays<T>::L;
+  auto [i, j] = wp::indices<2>();
+
+  SECTION("as a program of four maps") {
+    softmax_arrays<T> a;
+    auto m1 = wp::map("max", wp::space(R, L), wp::max_into(a.mx(i), a.x(i, j)));
+    auto m2 = wp::map("exp", wp::space(R, L), a.e(i, j) = wp::exp(a.x(i, j) - a.mx(i)));
+    auto m3 = wp::map("sum", wp::space(R, L), a.s(i) += a.e(i, j));
+    auto m4 = wp::map("norm", wp::space(R, L), a.y(i, j) = a.e(i, j) / a.s(i));
+    wp::run(wp::program(m1, m2, m3, m4));
+    a.check();
+  }
+  SECTION("as one map of four statements, run in order") {
+    softmax_arrays<T> a;
+    auto sm = wp::map("softmax", wp::space(R, L), wp::max_into(a.mx(i), a.x(i, j)),
+                      a.e(i, j) = wp::exp(a.x(i, j) - a.mx(i)), a.s(i) += a.e(i, j),
+                      a.y(i, j) = a.e(i, j) / a.s(i));
+    const std::string text = wp::explain_local(sm);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("max_into") && Catch::Contains("exp"));
+    wp::run(sm);
+    a.check();
+  }
+  SECTION("fused into one statement with wp::max_of and wp::sum over wp::all") {
+    softmax_arrays<T> a;
+    auto sm = wp::map("softmax_fused", wp::space(R, L),
+                      a.y(i, j) = wp::exp(a.x(i, j) - wp::max_of(a.x(i, wp::all))) /
+                                  wp::sum(wp::exp(a.x(i, wp::all) - wp::max_of(a.x(i, wp::all)))));
+    wp::run(sm);
+    const auto ref = softmax_of<T>(as_doubles(a.x), R, L);
+    check_array(a.y, ref.y);
+  }
+  SECTION("as a program of a reduction map and a map of the rest") {
+    softmax_arrays<T> a;
+    auto m1 = wp::map("max", wp::space(R, L), wp::max_into(a.mx(i), a.x(i, j)),
+                      a.e(i, j) = wp::exp(a.x(i, j) - a.mx(i)), a.s(i) += a.e(i, j));
+    auto m2 = wp::map("norm", wp::space(R, L), a.y(i, j) = a.e(i, j) / a.s(i));
+    wp::run(wp::program(m1, m2));
+    a.check();
+  }
+}
+
+// ---------------------------------------------------------------- CSR SpMV
+
+namespace {
+template <class I, class V>
+struct csr_types {
+  using index_type = I;
+  using value_type = V;
+};
+
+/// A random CSR matrix with some rows empty (fixed seed).
+template <class I>
+struct csr_pattern {
+  std::vector<I> row, col;
+  std::vector<double> val;
+};
+template <class I>
+csr_pattern<I> random_csr(index_t rows, index_t cols, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0), p(0.0, 1.0);
+  csr_pattern<I> c;
+  c.row.push_back(0);
+  for (index_t r = 0; r < rows; ++r) {
+    const bool empty = r == 0 || r == 7 || r == 8 || r == rows - 1 || p(rng) < 0.15;
+    for (index_t q = 0; q < cols && !empty; ++q)
+      if (p(rng) < 0.2 || q == (r * 5) % cols) {
+        c.col.push_back(static_cast<I>(q));
+        c.val.push_back(d(rng));
+      }
+    c.row.push_back(static_cast<I>(c.col.size()));
+  }
+  return c;
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("CSR SpMV y(i) = sum(range(jj, row(i), row(i + 1)), val(jj) * x(col(jj)))",
+                   "[workloads][spmv]", (csr_types<std::int32_t, double>),
+                   (csr_types<std::int64_t, double>), (csr_types<std::int32_t, float>),
+                   (csr_types<std::int64_t, float>)) {
+  using I = typename TestType::index_type;
+  using V = typename TestType::value_type;
+  constexpr index_t rows = 40, cols = 31;
+  const auto c = random_csr<I>(rows, cols, 2024);
+  const index_t nnz = index_t(c.col.size());
+  REQUIRE(nnz > 0);
+  REQUIRE(c.row[1] == c.row[0]);  // row 0 is empty
+  REQUIRE(c.row[rows] == c.row[rows - 1]);  // so is the last row
+
+  wp::array<I, 1> row("row", {rows + 1}), col("col", {nnz});
+  wp::array<V, 1> val("val", {nnz}), x("x", {cols}), y("y", {rows});
+  std::copy(c.row.begin(), c.row.end(), row.data());
+  std::copy(c.col.begin(), c.col.end(), col.data());
+  for (index_t q = 0; q < nnz; ++q) val.data()[q] = V(c.val[q]);
+  fill_random(x, 111);
+  fill_random(y, 112);  // plain '=': the old values must be overwritten, empty rows with 0
+
+  std::vector<double> want(rows, 0.0), mag(rows, 0.0);
+  for (index_t r = 0; r < rows; ++r)
+    for (index_t q = index_t(c.row[r]); q < index_t(c.row[r + 1]); ++q) {
+      want[r] += double(val.data()[q]) * double(x.data()[c.col[q]]);
+      mag[r] += std::abs(double(val.data()[q]) * double(x.data()[c.col[q]]));
+    }
+
+  auto [i, jj] = wp::indices<2>();
+  auto spmv = wp::map("spmv", wp::space(rows),
+                      y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), val(jj) * x(col(jj))));
+  wp::run(spmv);
+  check_array(y, want, mag);
+
+  SECTION("a column index outside x is a wp::error, not an out-of-bounds read") {
+    col.data()[nnz / 2] = static_cast<I>(cols);
+    try {
+      wp::run(spmv);
+      FAIL("wp::run read x at " << cols << " without an error");
+    } catch (const wp::error& err) {
+      INFO(err.what());
+      CHECK_THAT(std::string(err.what()), Catch::Contains("spmv") && Catch::Contains("'x'") &&
+                                              Catch::Contains(std::to_string(cols)));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- 1-D convolution
+
+TEMPLATE_TEST_CASE("1-D convolution out(i) = sum(range(r, 0, R), w(r) * x(i + r)), n = 50, R = 5",
+                   "[workloads][convolution]", float, double) {
+  using T = TestType;
+  constexpr index_t n = 50, R = 5, n_out = n - R + 1;
+  wp::array<T, 1> x("x", {n}), w("w", {R}), out("out", {n_out});
+  fill_random(x, 121);
+  fill_random(w, 122);
+  fill_random(out, 123);
+  const auto xs = as_doubles(x), ws = as_doubles(w);
+  std::vector<double> want(n_out, 0.0), mag(n_out, 0.0);
+  for (index_t a = 0; a < n_out; ++a)
+    for (index_t r = 0; r < R; ++r) {
+      want[a] += ws[r] * xs[a + r];
+      mag[a] += std::abs(ws[r] * xs[a + r]);
+    }
+  auto [i, r] = wp::indices<2>();
+  wp::run(wp::map("conv", wp::space(n_out), out(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
+  check_array(out, want, mag);
+
+  SECTION("a space whose window leaves x is rejected when the map is built") {
+    wp::array<T, 1> big("big", {n});
+    try {
+      auto m = wp::map("conv_too_long", wp::space(n),
+                       big(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r)));
+      FAIL("the map was built: " << m.str());
+    } catch (const wp::error& err) {
+      INFO(err.what());
+      CHECK_THAT(std::string(err.what()), Catch::Contains("conv_too_long") &&
+                                              Catch::Contains("'x'") && Catch::Contains("53"));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- Monte Carlo
+
+namespace {
+// A deterministic hash of the sample number s, written once as plain integers (the reference)
+// and once as an expression of wp::val(s) (below); no step overflows std::int64_t for s < 1e6.
+constexpr std::int64_t P = 65521, Q = 65536;
+std::int64_t mod(std::int64_t a, std::int64_t m) { return a - (a / m) * m; }
+std::int64_t hash_u(std::int64_t s) { return mod(mod(s * s, P) * 40503 + s * 69069 + 12345, Q); }
+std::int64_t hash_v(std::int64_t s) { return mod(mod(s * 7919 + 17, P) * 30011 + s, Q); }
+bool hit(std::int64_t s) {
+  const double u = double(hash_u(s)) / double(Q), v = double(hash_v(s)) / double(Q);
+  return u * u + v * v < 1.0;
+}
+
+template <class S>
+auto expr_mod(const S& a, std::int64_t m) {
+  return a - (a / m) * m;
+}
+/// The same hash and test as hit(), as an expression of the sample coordinate `s` (an int64
+/// expression).
+template <class S>
+auto hit_expr(const S& s) {
+  const auto u = expr_mod(expr_mod(s * s, P) * std::int64_t(40503) + s * std::int64_t(69069) +
+                              std::int64_t(12345),
+                          Q);
+  const auto v = expr_mod(expr_mod(s * std::int64_t(7919) + std::int64_t(17), P) *
+                              std::int64_t(30011) + s,
+                          Q);
+  const auto fu = u / double(Q);
+  const auto fv = v / double(Q);
+  return wp::select(fu * fu + fv * fv < 1.0, 1, 0);
+}
+}  // namespace
+
+TEST_CASE("Monte Carlo over 100000 samples counts hits exactly", "[workloads][montecarlo]") {
+  constexpr index_t samples = 100000;
+  std::int64_t want = 0;
+  for (std::int64_t s = 0; s < samples; ++s) want += hit(s) ? 1 : 0;
+  // The hash is not degenerate: about pi/4 of the points fall inside the quarter circle.
+  REQUIRE(want > 75000);
+  REQUIRE(want < 82000);
+
+  SECTION("into a rank-0 accumulator") {
+    wp::array<std::int64_t, 0> hits("hits", {});
+    auto [s] = wp::indices<1>();
+    wp::run(wp::map("mc", wp::space(samples), hits() += hit_expr(wp::val(s))));
+    CHECK(hits.data()[0] == want);
+  }
+  SECTION("into a rank-0 accumulator that already holds a count") {
+    wp::array<std::int64_t, 0> hits("hits", {});
+    hits.data()[0] = 1000;
+    auto [s] = wp::indices<1>();
+    wp::run(wp::map("mc", wp::space(samples), hits() += hit_expr(wp::val(s))));
+    CHECK(hits.data()[0] == want + 1000);
+  }
+  SECTION("into element 0 of a rank-1 accumulator") {
+    wp::array<std::int64_t, 1> hits("hits", {1});
+    auto [s] = wp::indices<1>();
+    wp::run(wp::map("mc", wp::space(samples), hits(0) += hit_expr(wp::val(s))));
+    CHECK(hits.data()[0] == want);
+  }
+  SECTION("into one counter per block of a 4 x 25000 space") {
+    constexpr index_t blocks = 4, per = samples / blocks;
+    std::vector<std::int64_t> want_b(blocks, 0);
+    for (std::int64_t s = 0; s < samples; ++s) want_b[s / per] += hit(s) ? 1 : 0;
+    wp::array<std::int64_t, 1> hits("hits", {blocks});
+    auto [b, s] = wp::indices<2>();
+    wp::run(wp::map("mc_blocks", wp::space(blocks, per),
+                    hits(b) += hit_expr(wp::val(b) * per + wp::val(s))));
+    const std::vector<std::int64_t> got(hits.data(), hits.data() + blocks);
+    CHECK(got == want_b);
+  }
+}
