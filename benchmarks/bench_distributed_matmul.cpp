@@ -22,6 +22,12 @@
 //     the median one-process Eigen GEMM on root timed in the same rounds;
 //   max rel diff: max |C - C_eigen| / max |C_eigen| on root, the worst over all runs.
 //
+// The phases are not separated by barriers: a rank that finishes its scatter early starts its
+// GEMM. With more processes than cores (P = 4 on 2 vCPUs) such ranks take the cores from those
+// still receiving, so one rank's scatter can stretch while its execute shrinks (e.g. ranks 0 and
+// 2 of grid (1,2,2), which hold the Bcast of A); the per-phase maxima then add up to more than
+// the total. "total" is the figure to compare; the phases show where the time goes.
+//
 // Build (one line):
 //   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DEIGEN_USE_BLAS -Wall -Wextra -Werror
 //       -Iinclude -I/usr/include/eigen3 $(mpicxx --showme:compile)

@@ -610,6 +610,10 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
       x.init(gx);
       acc.init(gz);
       auto plan = wp::distribute(wp::map("genacc", wp::space(R, C), acc(i) += x(i, j)), g, ctx);
+      // Before the run both arrays are generated in place: nothing is scattered at all.
+      REQUIRE(has(plan.collectives(acc), "generate"));
+      REQUIRE(plan.predicted_total(true) == 0);
+      const wp::plan_stats predicted = plan.stats();
       plan.run();
       std::vector<double> want(R);
       for (index_t a = 0; a < R; ++a) {
@@ -617,9 +621,37 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
         for (index_t b = 0; b < C; ++b) want[a] += gx({a, b});
       }
       REQUIRE(compare_on_root(ctx.comm(), acc, want) == "");
-      REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
-      REQUIRE(has(plan.collectives(acc), "generate"));
-      REQUIRE(plan.predicted_total(true) == 0);  // nothing is scattered at all
+      // What the run moved is what was predicted before it.
+      std::string bad;
+      if (plan.stats().scatter.bytes_sent != 0 || plan.stats().scatter.bytes_received != 0)
+        bad += "rank " + std::to_string(ctx.rank()) + " scattered bytes; ";
+      if (plan.stats().gather.bytes_sent != predicted.predicted_gather_sent ||
+          plan.stats().gather.bytes_received != predicted.predicted_gather_received)
+        bad += "rank " + std::to_string(ctx.rank()) + " gather bytes differ from the prediction; ";
+      REQUIRE(all_problems(ctx.comm(), bad) == "");
+      // acc now lives on root: the next scatter sends root's values instead of init()'s.
+      REQUIRE_FALSE(has(plan.collectives(acc), "generate"));
+    }
+  }
+  SECTION("a second run() of an init() output combines with the values the first one left") {
+    // API.md section 3: '+=' combines "with the values the array holds when the map runs".
+    // After the first run() root holds acc = init + row sums (gathered); the second run adds
+    // the row sums again. Regenerating acc from init() would lose the first run.
+    for (const wp::grid_shape& g : {wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
+      INFO("grid " << g.str());
+      wp::array<double, 2> x("x", {R, C});
+      wp::array<double, 1> acc("acc", {R});
+      x.init(gx);
+      acc.init(gz);
+      auto plan = wp::distribute(wp::map("genacc2", wp::space(R, C), acc(i) += x(i, j)), g, ctx);
+      plan.run();
+      plan.run();
+      std::vector<double> want(R);
+      for (index_t a = 0; a < R; ++a) {
+        want[a] = gz({a});
+        for (index_t b = 0; b < C; ++b) want[a] += 2.0 * gx({a, b});
+      }
+      REQUIRE(compare_on_root(ctx.comm(), acc, want) == "");
     }
   }
 }
@@ -675,6 +707,35 @@ TEST_CASE("patterns: scatter, execute twice, gather: C += A*B holds old + 2*A*B"
     REQUIRE(compare_on_root(ctx.comm(), C, step_ref(4)) == "");
     REQUIRE(all_problems(ctx.comm(), measured_problems(plan, 2, 3)) == "");
   }
+}
+
+TEST_CASE("patterns: gather(a) leaves root's other outputs alone until they are gathered",
+          "[mpi][distribute][patterns][steps]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 15;
+  wp::array<double, 1> x("x", {n}), o1("o1", {n}), o2("o2", {n});
+  fill1(x, [](index_t a) { return double(a); });
+  fill1(o1, [](index_t) { return -1.0; });
+  fill1(o2, [](index_t) { return -2.0; });
+  auto plan = wp::distribute(wp::map("two_outputs", wp::space(n), o1(i) = x(i) + 1.0, o2(i) = x(i) * 2.0),
+                             wp::grid_shape{index_t(ctx.size())}, ctx);
+  plan.scatter();
+  plan.execute();
+  plan.gather(o1);
+  std::vector<double> w1(n), w2(n, -2.0), w2b(n);
+  for (index_t a = 0; a < n; ++a) {
+    w1[a] = double(a) + 1.0;
+    w2b[a] = 2.0 * double(a);
+  }
+  REQUIRE(compare_on_root(ctx.comm(), o1, w1) == "");
+  REQUIRE(compare_on_root(ctx.comm(), o2, w2) == "");
+  plan.gather(o2);
+  REQUIRE(compare_on_root(ctx.comm(), o2, w2b) == "");
+  // gathering both by name at once moves what gather() moves
+  plan.gather(o1, o2);
+  REQUIRE(compare_on_root(ctx.comm(), o1, w1) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_problems(plan, 1, 2)) == "");
 }
 
 TEST_CASE("patterns: plan.local() blocks match the tiling", "[mpi][distribute][patterns][local]") {

@@ -119,6 +119,7 @@ class map_plan {
 
   /// Moves every input to the ranks (root's values, or generated in place by init()).
   void scatter() {
+    stale_reads_ = false;
     const double t0 = MPI_Wtime();
     for (auto& ap : arrays_) {
       if (ap.use.read) scatter_reads(ap);
@@ -129,6 +130,7 @@ class map_plan {
 
   /// Runs the map on this rank's block (again on the current values if called again).
   void execute() {
+    if (stale_reads_) refresh_own_inputs();
     const double t0 = MPI_Wtime();
     std::string failure;
     if (!block_.empty(N)) {
@@ -159,6 +161,8 @@ class map_plan {
     }
     stats_.execute.seconds += MPI_Wtime() - t0;
     ++stats_.runs;
+    for (const auto& ap : arrays_)
+      if (ap.use.read && ap.use.written) stale_reads_ = true;
   }
 
   /// Leaves the final values of every written array on root.
@@ -284,8 +288,21 @@ class map_plan {
   }
 
   void build_arrays() {
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) arrays_.push_back(plan_array(u));
+    update_predictions();
+  }
+
+  void update_predictions() {
+    stats_.predicted_scatter_sent = predicted_bytes(rank_, true, true);
+    stats_.predicted_scatter_received = predicted_bytes(rank_, true, false);
+    stats_.predicted_gather_sent = predicted_bytes(rank_, false, true);
+    stats_.predicted_gather_received = predicted_bytes(rank_, false, false);
+  }
+
+  /// The boxes, groups and collectives of array u (no communication).
+  detail::array_plan plan_array(std::size_t u) const {
     const int P = size_;
-    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) {
+    {
       detail::array_plan ap;
       ap.use = cons_.arrays[u];
       const auto& use = ap.use;
@@ -390,12 +407,8 @@ class map_plan {
         mt += "    read  " + use.read_texts[x] + ": " +
               detail::access_mapping_text(use.name, use.rank, use.read_forms[x], grid_) + "\n";
       ap.mapping_text = mt;
-      arrays_.push_back(std::move(ap));
+      return ap;
     }
-    stats_.predicted_scatter_sent = predicted_bytes(rank_, true, true);
-    stats_.predicted_scatter_received = predicted_bytes(rank_, true, false);
-    stats_.predicted_gather_sent = predicted_bytes(rank_, false, true);
-    stats_.predicted_gather_received = predicted_bytes(rank_, false, false);
   }
 
   std::string make_explain() const {
@@ -446,7 +459,7 @@ class map_plan {
   // ---------- first collectives: group communicators ----------
   void make_groups() {
     for (auto& ap : arrays_) {
-      if (ap.use.read && !ap.rgroup.empty() && ap.in_steps.front().collective != "generate")
+      if (ap.use.read && !ap.rgroup.empty())
         split(ap.rgroup, ap.rbox, ap.rcomm, ap.rleader);
       else ap.rleader = true;
       if (ap.use.written && !ap.wgroup.empty()) split(ap.wgroup, ap.wbox, ap.wcomm, ap.wleader);
@@ -553,8 +566,68 @@ class map_plan {
     root_exchange(ap, ap.wbox, take, buf, false, stats_.scatter);
   }
 
+  /// Before a repeated execute(): a map that reads an array it writes must read the current
+  /// values. Where each rank's own writes cover its reads and hold whole values, a local copy
+  /// does it; otherwise the array goes to root and back (counted in the phases' bytes).
+  void refresh_own_inputs() {
+    stale_reads_ = false;
+    for (auto& ap : arrays_) {
+      if (!(ap.use.read && ap.use.written)) continue;
+      bool local = ap.wgroup.empty() && !ap.w_combine_on_root;
+      for (int r = 0; r < size_ && local; ++r)
+        local = ap.rbox[r].empty() || detail::box::intersect(ap.rbox[r], ap.wbox[r]) == ap.rbox[r];
+      if (local) {
+        copy_box(ap, ap.rbox[rank_]);
+        continue;
+      }
+      double t0 = MPI_Wtime();
+      gather_writes(ap);
+      stats_.gather.seconds += MPI_Wtime() - t0;
+      t0 = MPI_Wtime();
+      scatter_reads(ap);
+      stats_.scatter.seconds += MPI_Wtime() - t0;
+    }
+  }
+  /// Copies box b from this rank's write buffer into its read buffer.
+  void copy_box(detail::array_plan& ap, const detail::box& b) {
+    if (b.empty()) return;
+    const auto& rb = ap.rbox[rank_];
+    const auto& wb = ap.wbox[rank_];
+    const detail::raw_view rv = detail::view_of(ap.use, rb, detail::buf_data(ap.rbuf));
+    const detail::raw_view wv = detail::view_of(ap.use, wb, detail::buf_data(ap.wbuf));
+    const std::size_t es = ap.use.elem_size;
+    index_t c[detail::max_rank];
+    for (int a = 0; a < ap.use.rank; ++a) c[a] = b.lo[a];
+    for (index_t e = 0, n = b.size(); e < n; ++e) {
+      index_t ro = 0, wo = 0;
+      for (int a = 0; a < ap.use.rank; ++a) {
+        ro += (c[a] - rv.origin[a]) * rv.stride[a];
+        wo += (c[a] - wv.origin[a]) * wv.stride[a];
+      }
+      std::memcpy(static_cast<char*>(rv.data) + ro * es, static_cast<const char*>(wv.data) + wo * es, es);
+      for (int a = ap.use.rank - 1; a >= 0; --a) {
+        if (++c[a] < b.hi[a]) break;
+        c[a] = b.lo[a];
+      }
+    }
+  }
+
   void gather_writes(detail::array_plan& ap) {
     if (!ap.use.written) return;
+    gather_writes_now(ap);
+    // Root now holds this array: later scatters send root's values instead of init()'s.
+    const std::size_t u = std::size_t(&ap - arrays_.data());
+    if (generated_[u]) {
+      generated_[u] = 0;
+      detail::array_plan fresh = plan_array(u);
+      ap.in_steps = std::move(fresh.in_steps);
+      ap.init_steps = std::move(fresh.init_steps);
+      ap.out_steps = std::move(fresh.out_steps);
+      explain_ = make_explain();
+      update_predictions();
+    }
+  }
+  void gather_writes_now(detail::array_plan& ap) {
     const auto& u = ap.use;
     const auto& b = ap.wbox[rank_];
     const index_t n = b.size();
@@ -644,6 +717,7 @@ class map_plan {
   std::string explain_;
   plan_stats stats_;
   std::vector<char> generated_;
+  bool stale_reads_ = false;
 };
 
 template <class Map>

@@ -3,6 +3,7 @@
 /// Maps (a parallel loop over a space with one or more statements, run in order) and
 /// programs (maps in program order, connected by the arrays they share).
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -133,16 +134,41 @@ constexpr void check_statement_types() {
                 "wp::min_into");
 }
 
-/// The run-time half of the check above, for coefficients written as runtime integers.
+/// The run-time half of the check above, for coefficients written as runtime integers: a
+/// left side whose subscript map has full rank is one-to-one; otherwise the space's points
+/// are enumerated (up to 2^22 of them) and two that write one element are a race.
 template <int N, class Stmt>
-void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st) {
+void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st,
+                                  const space<N>& sp) {
   if constexpr (Stmt::kind == combine::assign && N > 0) {
     constexpr int R = Stmt::lhs_type::array_type::rank;
     const auto f = st.lhs.axis_forms();
     double m[(R > 0 ? R : 1) * N] = {};
     for (int a = 0; a < R; ++a)
       for (int d = 0; d < N; ++d) m[a * N + d] = double(f[a].coef[d]);
-    if (matrix_rank(m, R, N) < N)
+    if (matrix_rank(m, R, N) == N || sp.points() > (index_t(1) << 22)) return;
+    std::vector<index_t> offs;
+    offs.reserve(std::size_t(sp.points()));
+    index_t pt[max_dims] = {};
+    for (int d = 0; d < N; ++d) pt[d] = sp.lo[d];
+    if (sp.empty()) return;
+    for (;;) {
+      index_t off = 0;
+      for (int a = 0; a < R; ++a) {
+        index_t v = f[a].offset;
+        for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];
+        off = off * st.lhs.arr->extent(a) + v;  // each v is in [0, extent): checked before
+      }
+      offs.push_back(off);
+      int d = N - 1;
+      for (; d >= 0; --d) {
+        if (++pt[d] < sp.hi[d]) break;
+        pt[d] = sp.lo[d];
+      }
+      if (d < 0) break;
+    }
+    std::sort(offs.begin(), offs.end());
+    if (std::adjacent_find(offs.begin(), offs.end()) != offs.end())
       throw shape_error("map '" + map_name + "': the plain '=' into " + st.lhs.str() +
                         " sends several points of the space to one element (a race); use += "
                         "to sum, or wp::max_into / wp::min_into");
@@ -184,7 +210,6 @@ class map_t {
 
  private:
   void check_bounds() const {
-    for_each_statement([&](const auto& st) { detail::check_one_to_one_at_run_time<N>(name_, st); });
     if (space_.empty()) return;  // runs nowhere, reads nothing
     detail::bounds_checker chk(name_, space_.lo.data(), space_.hi.data(), N, space_.str());
     for_each_statement([&](const auto& st) {
@@ -193,6 +218,9 @@ class map_t {
       chk.set_writing(false);
       st.rhs.visit(chk);
     });
+    // after the bounds check, so that every subscript is inside its axis
+    for_each_statement(
+        [&](const auto& st) { detail::check_one_to_one_at_run_time<N>(name_, st, space_); });
   }
 
   std::string name_;

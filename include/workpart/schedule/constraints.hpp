@@ -172,6 +172,7 @@ std::vector<array_use> array_uses(const map_t<N, S...>& m) {
     st.rhs.visit(rd);
     array_use& u = find(st.lhs.arr, [&] { return use_reader::make_use(*st.lhs.arr); });
     if (u.written && u.write_kind != Stmt::kind) u.mixed_writes = true;
+    if (u.written) u.dense_writes = false;  // the hull of two writes may hold unwritten holes
     u.written = true;
     u.write_kind = Stmt::kind;
     u.write_dims |= Stmt::lhs_type::info.free;
