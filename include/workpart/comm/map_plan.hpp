@@ -9,7 +9,9 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -154,7 +156,15 @@ class map_plan {
     // A data-dependent subscript may fail on one rank only: every rank learns it and throws.
     int bad = failure.empty() ? size_ : rank_;
     int first_bad = size_;
-    MPI_Allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, comm_);
+    // Ranks that finish early wait here sleeping, not spinning: on a shared or oversubscribed
+    // node a spinning wait takes the core from the ranks still computing.
+    MPI_Request req;
+    MPI_Iallreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, comm_, &req);
+    for (int done = 0;;) {
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
     if (first_bad < size_) {
       boost::mpi::broadcast(comm_, failure, first_bad);
       throw shape_error("rank " + std::to_string(first_bad) + ": " + failure);
