@@ -408,3 +408,32 @@ TEST_CASE("errors: a failing rank's error does not depend on which ranks are idl
   REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
   REQUIRE(a_plan_still_works(ctx) == "");
 }
+
+TEST_CASE("errors: a communicator subset that leaves this rank out", "[mpi][distribute][errors]") {
+  boost::mpi::communicator world;
+  // The last rank is left out of the subset (it gets a null communicator) when there are 2+.
+  const bool member = world.size() == 1 || world.rank() < world.size() - 1;
+  MPI_Comm raw;
+  MPI_Comm_split(world, member ? 0 : MPI_UNDEFINED, world.rank(), &raw);
+  boost::mpi::communicator sub;
+  if (raw != MPI_COMM_NULL) sub = boost::mpi::communicator(raw, boost::mpi::comm_take_ownership);
+  REQUIRE(bool(sub) == member);
+  if (!member) {
+    REQUIRE_THROWS_AS(wp::context(g_argc, g_argv, sub), wp::plan_error);
+    REQUIRE_THROWS_WITH(wp::context(g_argc, g_argv, sub), Contains("not in the communicator"));
+  } else {
+    // The members distribute over the subset alone; its rank 0 is root.
+    wp::context ctx(g_argc, g_argv, sub);
+    auto [i] = wp::indices<1>();
+    constexpr index_t n = 11;
+    wp::array<double, 1> x("x", {n}), y("y", {n});
+    x.init([](std::array<index_t, 1> g) { return double(g[0]) * 1.5; });
+    auto plan = wp::distribute(wp::map("sub", wp::space(n), y(i) = x(i) + 1.0),
+                               wp::grid_shape{index_t(ctx.size())}, ctx);
+    plan.run();
+    if (ctx.is_root())
+      for (index_t a = 0; a < n; ++a) REQUIRE(y.data()[a] == double(a) * 1.5 + 1.0);
+  }
+  // Nobody hung: the world still communicates.
+  REQUIRE(boost::mpi::all_reduce(world, 1, std::plus<int>()) == world.size());
+}
