@@ -42,6 +42,8 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
 #include <workpart/workpart.hpp>
+
+#include "bench_common.hpp"
 #pragma GCC diagnostic pop
 
 #include <mpi.h>
@@ -71,6 +73,8 @@ namespace wp = workpart;
 
 namespace {
 
+using namespace workpart_bench;
+
 struct options {
   std::vector<std::int64_t> sizes{2048, 4096};
   int reps = 3;
@@ -95,24 +99,9 @@ options parse(int argc, char** argv, bool root) {
   options o;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
-    auto value = [&](const char* key) -> const char* {
-      const std::size_t len = std::strlen(key);
-      return s.compare(0, len, key) == 0 ? s.c_str() + len : nullptr;
-    };
+    auto value = [&](const char* key) { return option_value(s, key); };
     if (const char* v = value("--sizes=")) {
-      o.sizes.clear();
-      const std::string list = v;
-      std::size_t pos = 0;
-      while (pos <= list.size()) {
-        const std::size_t end = std::min(list.find(',', pos), list.size());
-        const std::string item = list.substr(pos, end - pos);
-        if (!item.empty()) {
-          const long long n = std::atoll(item.c_str());
-          if (n <= 0) usage(argv[0], 2, root);
-          o.sizes.push_back(n);
-        }
-        pos = end + 1;
-      }
+      o.sizes = parse_sizes(v);
       if (o.sizes.empty()) usage(argv[0], 2, root);
     } else if (const char* r = value("--reps=")) {
       o.reps = std::atoi(r);
@@ -130,13 +119,6 @@ options parse(int argc, char** argv, bool root) {
     }
   }
   return o;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 /// A barrier whose waiting ranks sleep instead of spinning: while root runs the one-process

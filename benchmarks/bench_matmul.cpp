@@ -27,6 +27,8 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
 #include <workpart/workpart.hpp>
+
+#include "bench_common.hpp"
 #pragma GCC diagnostic pop
 
 #include <cblas.h>
@@ -52,6 +54,8 @@ namespace wp = workpart;
 
 namespace {
 
+using namespace workpart_bench;
+
 using clock_type = std::chrono::steady_clock;
 
 struct options {
@@ -76,24 +80,9 @@ options parse(int argc, char** argv) {
   options o;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
-    auto value = [&](const char* key) -> const char* {
-      const std::size_t len = std::strlen(key);
-      return s.compare(0, len, key) == 0 ? s.c_str() + len : nullptr;
-    };
+    auto value = [&](const char* key) { return option_value(s, key); };
     if (const char* v = value("--sizes=")) {
-      o.sizes.clear();
-      std::string list = v;
-      std::size_t pos = 0;
-      while (pos <= list.size()) {
-        const std::size_t end = std::min(list.find(',', pos), list.size());
-        const std::string item = list.substr(pos, end - pos);
-        if (!item.empty()) {
-          const long long n = std::atoll(item.c_str());
-          if (n <= 0) usage(argv[0], 2);
-          o.sizes.push_back(n);
-        }
-        pos = end + 1;
-      }
+      o.sizes = parse_sizes(v);
       if (o.sizes.empty()) usage(argv[0], 2);
     } else if (const char* r = value("--reps=")) {
       o.reps = std::atoi(r);
@@ -113,27 +102,6 @@ options parse(int argc, char** argv) {
     }
   }
   return o;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-/// The order of the variants in timed round r: a balanced Latin square (Williams design), so
-/// that over the rounds every variant runs right after every other one equally often and no
-/// variant always follows the same one. (A plain rotation ABCD, BCDA, ... keeps the cyclic
-/// neighbours: D would always precede A.)
-std::vector<std::size_t> round_order(int r, std::size_t v) {
-  std::vector<std::size_t> base(v);
-  for (std::size_t x = 0, lo = 1, hi = v - 1; x < v; ++x)
-    base[x] = x == 0 ? 0 : (x % 2 ? lo++ : hi--);
-  const std::size_t k = std::size_t(r) % (2 * v);
-  std::vector<std::size_t> order(v);
-  for (std::size_t x = 0; x < v; ++x) order[x] = (base[x] + k) % v;
-  if (k >= v) std::reverse(order.begin(), order.end());  // the mirror square (odd v needs it)
-  return order;
 }
 
 // ---- the direct calls ----
