@@ -308,113 +308,98 @@ TEMPLATE_TEST_CASE("scaled matmul 2.5 * A * B runs as one GEMM", "[workloads][ma
 
 // ---------------------------------------------------------------- batched
 
-TEMPLATE_TEST_CASE("batched matmul 3x7x5x6 runs one GEMM per batch point",
-                   "[workloads][matmul][gemm]", float, double) {
-  using T = TestType;
-  constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
-  wp::array<T, 3> A("A", {Bt, m, kk}), B("B", {Bt, kk, n}), C("C", {Bt, m, n});
-  fill_random(A, 31);
-  fill_random(B, 32);
-  fill_random(C, 33);
+namespace {
+/// The extents of a batched matmul's operands A, B and C.
+struct batched_extents {
+  std::array<index_t, 3> a, b, c;
+};
+
+/// Runs a batched matmul C += A * B (Bt batches of m x kk times kk x n): `build(A, B, C)` makes
+/// the map; at_a/at_b/at_c(q, x, y) give the linear offset of batch q, row x, column y in each
+/// operand's layout. Checks that explain_local names `gemm_line`, that one GEMM ran per batch
+/// and that C matches a plain nested loop over the same offsets.
+template <class T, class Build, class AtA, class AtB, class AtC>
+void batched_matmul(index_t Bt, index_t m, index_t n, index_t kk, unsigned seed,
+                    batched_extents ext, Build build, AtA at_a, AtB at_b, AtC at_c,
+                    const std::string& gemm_line) {
+  wp::array<T, 3> A("A", ext.a), B("B", ext.b), C("C", ext.c);
+  fill_random(A, seed);
+  fill_random(B, seed + 1);
+  fill_random(C, seed + 2);
   const auto a = as_doubles(A), b = as_doubles(B);
   auto want = as_doubles(C);
   std::vector<double> mag(want.size());
   for (index_t q = 0; q < Bt; ++q)
     for (index_t x = 0; x < m; ++x)
       for (index_t y = 0; y < n; ++y) {
-        double s = 0.0, g = std::abs(want[(q * m + x) * n + y]);
+        const std::size_t c = std::size_t(at_c(q, x, y));
+        double s = 0.0, g = std::abs(want[c]);
         for (index_t z = 0; z < kk; ++z) {
-          const double t = a[(q * m + x) * kk + z] * b[(q * kk + z) * n + y];
+          const double t = a[std::size_t(at_a(q, x, z))] * b[std::size_t(at_b(q, z, y))];
           s += t;
           g += std::abs(t);
         }
-        want[(q * m + x) * n + y] += s;
-        mag[(q * m + x) * n + y] = g;
+        want[c] += s;
+        mag[c] = g;
       }
-
-  auto [bi, i, j, k] = wp::indices<4>();
-  auto mm = wp::map("bmm", wp::space(Bt, m, n, kk), C(bi, i, j) += A(bi, i, k) * B(bi, k, j));
+  auto mm = build(A, B, C);
   const std::string text = wp::explain_local(mm);
   INFO(text);
-  CHECK_THAT(text, Catch::Contains("gemm: C[i1 x i2] += A[i1 x i3] * B[i3 x i2], batched over i0"));
+  CHECK_THAT(text, Catch::Contains(gemm_line));
   const long before = gemm_calls();
   wp::run(mm);
   CHECK(gemm_calls() - before == Bt);
   check_array(C, want, mag);
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("batched matmul 3x7x5x6 runs one GEMM per batch point",
+                   "[workloads][matmul][gemm]", float, double) {
+  constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
+  auto [bi, i, j, k] = wp::indices<4>();
+  batched_matmul<TestType>(
+      Bt, m, n, kk, 31,
+      batched_extents{{Bt, m, kk}, {Bt, kk, n}, {Bt, m, n}}, [=](auto& A, auto& B, auto& C) {
+        return wp::map("bmm", wp::space(Bt, m, n, kk), C(bi, i, j) += A(bi, i, k) * B(bi, k, j));
+      },
+      [](index_t q, index_t x, index_t z) { return (q * m + x) * kk + z; },
+      [](index_t q, index_t z, index_t y) { return (q * kk + z) * n + y; },
+      [](index_t q, index_t x, index_t y) { return (q * m + x) * n + y; },
+      "gemm: C[i1 x i2] += A[i1 x i3] * B[i3 x i2], batched over i0");
 }
 
 TEMPLATE_TEST_CASE("batched matmul with the batch axis in the middle of every operand",
                    "[workloads][matmul][gemm]", float, double) {
-  using T = TestType;
   // C(i, b, j) += A(i, b, k) * B(k, b, j) over space(m, Bt, n, kk): the batch is dimension 1.
   constexpr index_t Bt = 4, m = 7, n = 5, kk = 6;
-  wp::array<T, 3> A("A", {m, Bt, kk}), B("B", {kk, Bt, n}), C("C", {m, Bt, n});
-  fill_random(A, 34);
-  fill_random(B, 35);
-  fill_random(C, 36);
-  const auto a = as_doubles(A), b = as_doubles(B);
-  auto want = as_doubles(C);
-  std::vector<double> mag(want.size());
-  for (index_t q = 0; q < Bt; ++q)
-    for (index_t x = 0; x < m; ++x)
-      for (index_t y = 0; y < n; ++y) {
-        const std::size_t c = std::size_t((x * Bt + q) * n + y);
-        double s = 0.0, g = std::abs(want[c]);
-        for (index_t z = 0; z < kk; ++z) {
-          const double t = a[(x * Bt + q) * kk + z] * b[(z * Bt + q) * n + y];
-          s += t;
-          g += std::abs(t);
-        }
-        want[c] += s;
-        mag[c] = g;
-      }
-
   auto [i, bi, j, k] = wp::indices<4>();
-  auto mm = wp::map("bmm_mid", wp::space(m, Bt, n, kk), C(i, bi, j) += A(i, bi, k) * B(k, bi, j));
-  const std::string text = wp::explain_local(mm);
-  INFO(text);
-  CHECK_THAT(text, Catch::Contains("gemm: C[i0 x i2] += A[i0 x i3] * B[i3 x i2], batched over i1"));
-  const long before = gemm_calls();
-  wp::run(mm);
-  CHECK(gemm_calls() - before == Bt);
-  check_array(C, want, mag);
+  batched_matmul<TestType>(
+      Bt, m, n, kk, 34,
+      batched_extents{{m, Bt, kk}, {kk, Bt, n}, {m, Bt, n}}, [=](auto& A, auto& B, auto& C) {
+        return wp::map("bmm_mid", wp::space(m, Bt, n, kk),
+                       C(i, bi, j) += A(i, bi, k) * B(k, bi, j));
+      },
+      [](index_t q, index_t x, index_t z) { return (x * Bt + q) * kk + z; },
+      [](index_t q, index_t z, index_t y) { return (z * Bt + q) * n + y; },
+      [](index_t q, index_t x, index_t y) { return (x * Bt + q) * n + y; },
+      "gemm: C[i0 x i2] += A[i0 x i3] * B[i3 x i2], batched over i1");
 }
 
 TEMPLATE_TEST_CASE("batched matmul with the batch axis last in every operand",
                    "[workloads][matmul][gemm]", float, double) {
-  using T = TestType;
   // C(i, j, b) += A(i, k, b) * B(k, j, b): no operand has a unit stride along its matrix axes.
   constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
-  wp::array<T, 3> A("A", {m, kk, Bt}), B("B", {kk, n, Bt}), C("C", {m, n, Bt});
-  fill_random(A, 37);
-  fill_random(B, 38);
-  fill_random(C, 39);
-  const auto a = as_doubles(A), b = as_doubles(B);
-  auto want = as_doubles(C);
-  std::vector<double> mag(want.size());
-  for (index_t q = 0; q < Bt; ++q)
-    for (index_t x = 0; x < m; ++x)
-      for (index_t y = 0; y < n; ++y) {
-        const std::size_t c = std::size_t((x * n + y) * Bt + q);
-        double s = 0.0, g = std::abs(want[c]);
-        for (index_t z = 0; z < kk; ++z) {
-          const double t = a[(x * kk + z) * Bt + q] * b[(z * n + y) * Bt + q];
-          s += t;
-          g += std::abs(t);
-        }
-        want[c] += s;
-        mag[c] = g;
-      }
-
   auto [bi, i, j, k] = wp::indices<4>();
-  auto mm = wp::map("bmm_last", wp::space(Bt, m, n, kk), C(i, j, bi) += A(i, k, bi) * B(k, j, bi));
-  const std::string text = wp::explain_local(mm);
-  INFO(text);
-  CHECK_THAT(text, Catch::Contains("gemm: C[i1 x i2] += A[i1 x i3] * B[i3 x i2], batched over i0"));
-  const long before = gemm_calls();
-  wp::run(mm);
-  CHECK(gemm_calls() - before == Bt);
-  check_array(C, want, mag);
+  batched_matmul<TestType>(
+      Bt, m, n, kk, 37,
+      batched_extents{{m, kk, Bt}, {kk, n, Bt}, {m, n, Bt}}, [=](auto& A, auto& B, auto& C) {
+        return wp::map("bmm_last", wp::space(Bt, m, n, kk),
+                       C(i, j, bi) += A(i, k, bi) * B(k, j, bi));
+      },
+      [](index_t q, index_t x, index_t z) { return (x * kk + z) * Bt + q; },
+      [](index_t q, index_t z, index_t y) { return (z * n + y) * Bt + q; },
+      [](index_t q, index_t x, index_t y) { return (x * n + y) * Bt + q; },
+      "gemm: C[i1 x i2] += A[i1 x i3] * B[i3 x i2], batched over i0");
 }
 
 TEMPLATE_TEST_CASE("matmul over an empty contraction dimension leaves C as it was",
