@@ -435,3 +435,31 @@ TEST_CASE("errors: a communicator subset that leaves this rank out", "[mpi][dist
   // Nobody hung: the world still communicates.
   REQUIRE(boost::mpi::all_reduce(world, 1, std::plus<int>()) == world.size());
 }
+
+TEST_CASE("errors: init() on root only is refused on every rank", "[mpi][distribute][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size();
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 13;
+  wp::array<double, 1> x("x", {n}), out("out", {n});
+  if (ctx.is_root()) x.init([](std::array<index_t, 1> g) { return double(g[0]); });
+  auto m = wp::map("rootinit", wp::space(n), out(i) = x(i) * 2.0);
+  if (p == 1) {
+    // One rank: root is every rank, so in-place generation works.
+    auto plan = wp::distribute(m, wp::grid_shape{1}, ctx);
+    plan.run();
+    for (index_t a = 0; a < n; ++a) REQUIRE(out.data()[a] == 2.0 * double(a));
+  } else {
+    const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{p}, ctx); });
+    REQUIRE_THAT(msg, Contains("'x' has init() on root but not on every rank"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    // Once root holds a copy (data() asked for), the same map distributes from root's values.
+    if (ctx.is_root()) x.data();
+    auto plan = wp::distribute(m, wp::grid_shape{p}, ctx);
+    plan.run();
+    std::vector<double> want(n);
+    for (index_t a = 0; a < n; ++a) want[a] = 2.0 * double(a);
+    REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}

@@ -654,6 +654,60 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
       REQUIRE(compare_on_root(ctx.comm(), acc, want) == "");
     }
   }
+  SECTION("a plan built before another plan gathered an init() array reads the gathered values") {
+    // Both plans are built while x is only init(): the second must not regenerate x from
+    // init() once the first has gathered x = 2 * init to root.
+    for (const wp::grid_shape& g : {wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
+      INFO("grid " << g.str());
+      wp::array<double, 2> x("x", {R, C}), out("out", {R, C});
+      x.init(gx);
+      auto doubler = wp::distribute(wp::map("dbl", wp::space(R, C), x(i, j) = x(i, j) * 2.0), g, ctx);
+      auto reader = wp::distribute(wp::map("rd", wp::space(R, C), out(i, j) = x(i, j) + 1.0), g, ctx);
+      REQUIRE(reader.collectives(x) == std::vector<std::string>{"generate"});
+      doubler.run();
+      reader.run();
+      std::vector<double> want;
+      for (index_t a = 0; a < R; ++a)
+        for (index_t b = 0; b < C; ++b) want.push_back(2.0 * gx({a, b}) + 1.0);
+      REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+      // the reader now scatters root's x, and says so; what it moved is what it predicted
+      REQUIRE(has(reader.collectives(x), "Scatterv"));
+      REQUIRE(all_problems(ctx.comm(), measured_problems(reader)) == "");
+    }
+  }
+  SECTION("root's data() asked for after the plan was built is what the plan scatters") {
+    for (const wp::grid_shape& g : {wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
+      INFO("grid " << g.str());
+      wp::array<double, 2> x("x", {R, C}), out("out", {R, C});
+      x.init(gx);
+      auto plan = wp::distribute(wp::map("rootedit", wp::space(R, C), out(i, j) = x(i, j) - 3.0), g, ctx);
+      if (ctx.is_root()) x.data()[R * C - 1] = 1000.0;  // root's copy made and changed
+      plan.run();
+      std::vector<double> want;
+      for (index_t a = 0; a < R; ++a)
+        for (index_t b = 0; b < C; ++b) want.push_back(gx({a, b}) - 3.0);
+      want.back() = 1000.0 - 3.0;
+      REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+      REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    }
+  }
+  SECTION("init() called again on every rank after a gather replaces the values") {
+    const wp::grid_shape g{p, 1};
+    wp::array<double, 2> x("x", {R, C});
+    wp::array<double, 1> acc("acc", {R});
+    x.init(gx);
+    acc.init(gz);
+    auto plan = wp::distribute(wp::map("reinit", wp::space(R, C), acc(i) += x(i, j)), g, ctx);
+    plan.run();                                                 // acc now on root
+    acc.init([](std::array<index_t, 1> c) { return -double(c[0]); });  // new old values
+    plan.run();
+    std::vector<double> want(R);
+    for (index_t a = 0; a < R; ++a) {
+      want[a] = -double(a);
+      for (index_t b = 0; b < C; ++b) want[a] += gx({a, b});
+    }
+    REQUIRE(compare_on_root(ctx.comm(), acc, want) == "");
+  }
 }
 
 // ================================================================ stepwise protocol

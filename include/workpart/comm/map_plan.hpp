@@ -7,6 +7,7 @@
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
+#include <boost/mpi/operations.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <chrono>
@@ -100,12 +101,7 @@ class map_plan {
     cons_ = detail::extract_constraints(map_, grid_, size_);
     block_ = cons_.blocks[rank_];
     validate();  // every check that can fail, identically on every rank, before any collective
-    // The first collective: whether root still holds no copy of an init() array decides,
-    // on every rank alike, that each rank generates its boxes in place.
-    generated_.resize(cons_.arrays.size());
-    for (std::size_t u = 0; u < cons_.arrays.size(); ++u)
-      generated_[u] = cons_.arrays[u].generated_in_place() ? 1 : 0;
-    boost::mpi::broadcast(comm_, generated_, 0);
+    generated_ = agree_generated();  // the first collective
     build_arrays();
     explain_ = make_explain();
     make_groups();
@@ -123,6 +119,14 @@ class map_plan {
   void scatter() {
     stale_reads_ = false;
     const double t0 = MPI_Wtime();
+    // Root may have gathered an init() array since the plan was built (another plan's
+    // gather()), or made its copy by asking for data(): from then on its values are scattered.
+    const std::vector<char> now = agree_generated();
+    for (std::size_t u = 0; u < now.size(); ++u)
+      if (now[u] != generated_[u]) {
+        generated_[u] = now[u];
+        replan_transfers(u);
+      }
     for (auto& ap : arrays_) {
       if (ap.use.read) scatter_reads(ap);
       if (ap.use.written) init_writes(ap);
@@ -295,6 +299,32 @@ class map_plan {
                              "' under grid " + grid_.str() + " (a plain '=' whose left side is "
                              "not one-to-one); use +=, max_into or min_into, or another grid");
     }
+  }
+
+  /// Per array: 1 when every rank generates its boxes from init() in place (root holds no copy
+  /// of the array), 0 when root's values are sent. Root decides; one Allreduce tells every rank
+  /// alike, and also whether every rank holds the generator, so that an init() called on some
+  /// ranks only is an error on all of them before any data moves.
+  std::vector<char> agree_generated() const {
+    const std::size_t n = cons_.arrays.size();
+    std::vector<int> mine(2 * n), all(2 * n);
+    for (std::size_t u = 0; u < n; ++u) {
+      const bool gen = cons_.arrays[u].generated_in_place();  // elsewhere than root: has init()
+      mine[2 * u] = rank_ == 0 ? gen : 1;                      // root's decision
+      mine[2 * u + 1] = rank_ == 0 ? 1 : gen;                  // every other rank can generate
+    }
+    if (n > 0) boost::mpi::all_reduce(comm_, mine.data(), int(2 * n), all.data(),
+                                      boost::mpi::minimum<int>());
+    std::vector<char> out(n);
+    for (std::size_t u = 0; u < n; ++u) {
+      out[u] = char(all[2 * u]);
+      if (all[2 * u] && !all[2 * u + 1])
+        throw plan_error("map '" + map_.name() + "': array '" + cons_.arrays[u].name +
+                         "' has init() on root but not on every rank, and root holds no copy "
+                         "of it; call init() on every rank (the same generator), or fill root's "
+                         "data() instead");
+    }
+    return out;
   }
 
   void build_arrays() {
@@ -629,13 +659,18 @@ class map_plan {
     const std::size_t u = std::size_t(&ap - arrays_.data());
     if (generated_[u]) {
       generated_[u] = 0;
-      detail::array_plan fresh = plan_array(u);
-      ap.in_steps = std::move(fresh.in_steps);
-      ap.init_steps = std::move(fresh.init_steps);
-      ap.out_steps = std::move(fresh.out_steps);
-      explain_ = make_explain();
-      update_predictions();
+      replan_transfers(u);
     }
+  }
+  /// Array u's collectives again, after what root holds of it changed (no communication).
+  void replan_transfers(std::size_t u) {
+    detail::array_plan fresh = plan_array(u);
+    auto& ap = arrays_[u];
+    ap.in_steps = std::move(fresh.in_steps);
+    ap.init_steps = std::move(fresh.init_steps);
+    ap.out_steps = std::move(fresh.out_steps);
+    explain_ = make_explain();
+    update_predictions();
   }
   void gather_writes_now(detail::array_plan& ap) {
     const auto& u = ap.use;
