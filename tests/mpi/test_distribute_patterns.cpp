@@ -763,6 +763,73 @@ TEST_CASE("patterns: scatter, execute twice, gather: C += A*B holds old + 2*A*B"
   }
 }
 
+TEST_CASE("patterns: a plan only root works in runs in place on root's arrays",
+          "[mpi][distribute][patterns][steps][inplace]") {
+  // Grid (1,1,1): one rank or several, only root executes, so run() copies nothing; the
+  // stepwise protocol still works and continues from what run() left on root.
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j, k] = wp::indices<3>();
+  wp::array<double, 2> A("A", {SM, SK}), B("B", {SK, SN}), C("C", {SM, SN});
+  fill2(A, sa);
+  fill2(B, sb);
+  fill2(C, sc);
+  auto plan = wp::distribute(wp::map("mm1", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)),
+                             wp::grid_shape{1, 1, 1}, ctx);
+  REQUIRE(plan.runs_in_place());
+  REQUIRE_THAT(plan.explain(), Catch::Contains("run(): in place on root's arrays"));
+  plan.run();
+  REQUIRE(compare_on_root(ctx.comm(), C, step_ref(1)) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_problems(plan, 1, 1)) == "");
+  REQUIRE(plan.stats().scatter.bytes_sent + plan.stats().gather.bytes_received == 0);
+  // local() after an in-place run is root's block of root's own array: no copy
+  const auto lc = plan.local(C);
+  if (ctx.is_root()) {
+    REQUIRE(lc.data == C.data());
+    REQUIRE(lc.extent == std::array<index_t, 2>{SM, SN});
+  } else {
+    REQUIRE(lc.empty());
+  }
+  plan.gather();  // root already holds the values: nothing changes
+  REQUIRE(compare_on_root(ctx.comm(), C, step_ref(1)) == "");
+  // execute() after run() continues from root's values (old + AB), like a distributed plan
+  plan.execute();
+  plan.gather();
+  REQUIRE(compare_on_root(ctx.comm(), C, step_ref(2)) == "");
+  plan.run();
+  REQUIRE(compare_on_root(ctx.comm(), C, step_ref(3)) == "");
+  REQUIRE(all_problems(ctx.comm(), plan.stats().runs == 3 ? "" : "runs != 3") == "");
+  REQUIRE(all_problems(ctx.comm(), measured_problems(plan, 1, 1)) == "");
+
+  // A plan whose arrays other ranks hold does not run in place (with 2+ ranks).
+  auto spread = wp::distribute(wp::map("mm2", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)),
+                               wp::grid_shape{index_t(ctx.size()), 1, 1}, ctx);
+  REQUIRE(spread.runs_in_place() == (ctx.size() == 1));
+
+  // A read and written array in place: snapshot semantics as in wp::run (reads see old values).
+  constexpr index_t n = 17;
+  auto [a] = wp::indices<1>();
+  wp::array<double, 1> x("x", {n});
+  fill1(x, [](index_t q) { return double(q * q % 7); });
+  auto shift = wp::distribute(wp::map("shift", wp::space({1, n}), x(a) = x(a - 1) + 0.5),
+                              wp::grid_shape{1}, ctx);
+  REQUIRE(shift.runs_in_place());
+  shift.run();
+  std::vector<double> want(n);
+  want[0] = 0.0;
+  for (index_t q = 1; q < n; ++q) want[q] = double((q - 1) * (q - 1) % 7) + 0.5;
+  REQUIRE(compare_on_root(ctx.comm(), x, want) == "");
+
+  // An init() input keeps being generated in place: root makes no copy, so no in-place run.
+  wp::array<double, 1> gx("gx", {n}), out("out", {n});
+  gx.init([](std::array<index_t, 1> c) { return 3.0 * double(c[0]); });
+  auto gen = wp::distribute(wp::map("gen1", wp::space(n), out(a) = gx(a) + 1.0), wp::grid_shape{1}, ctx);
+  REQUIRE_THAT(gen.explain(), !Catch::Contains("run(): in place"));
+  gen.run();
+  for (index_t q = 0; q < n; ++q) want[q] = 3.0 * double(q) + 1.0;
+  REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+  REQUIRE(from_root(ctx.comm(), int(gx.root_materialized())) == 0);
+}
+
 TEST_CASE("patterns: gather(a) leaves root's other outputs alone until they are gathered",
           "[mpi][distribute][patterns][steps]") {
   wp::context ctx(g_argc, g_argv);

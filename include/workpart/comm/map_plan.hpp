@@ -10,12 +10,14 @@
 #include <boost/mpi/operations.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 #include <string>
 #include <vector>
 
+#include "../exec/run.hpp"
 #include "../expr/map.hpp"
 #include "plan.hpp"
 
@@ -103,30 +105,55 @@ class map_plan {
     validate();  // every check that can fail, identically on every rank, before any collective
     generated_ = agree_generated();  // the first collective
     build_arrays();
+    root_only_ = only_root_works();
     explain_ = make_explain();
     make_groups();
-    allocate();
+    if (!root_only_) allocate();  // a root-only plan's run() needs no buffers: made on scatter()
   }
 
-  /// Scatter inputs from root, execute, leave outputs on root.
+  /// Scatter inputs from root, execute, leave outputs on root. When no rank but root holds
+  /// any part of any array (one rank, or a grid of one), root runs the map on its arrays in
+  /// place, as wp::run does: nothing is copied.
   void run() {
-    scatter();
+    const double t0 = MPI_Wtime();
+    refresh_generated();
+    stats_.scatter.seconds += MPI_Wtime() - t0;
+    if (root_only_ && std::none_of(generated_.begin(), generated_.end(), [](char g) { return g; })) {
+      run_in_place();
+      return;
+    }
+    scatter_agreed();
     execute();
     gather();
   }
 
   /// Moves every input to the ranks (root's values, or generated in place by init()).
   void scatter() {
-    stale_reads_ = false;
     const double t0 = MPI_Wtime();
-    // Root may have gathered an init() array since the plan was built (another plan's
-    // gather()), or made its copy by asking for data(): from then on its values are scattered.
+    refresh_generated();
+    stats_.scatter.seconds += MPI_Wtime() - t0;
+    scatter_agreed();
+  }
+
+  /// Whether run() works on root's arrays in place (no rank but root holds any part of them).
+  bool runs_in_place() const { return root_only_; }
+
+ private:
+  /// Root may have gathered an init() array since the plan was built (another plan's
+  /// gather()), or made its copy by asking for data(): from then on its values are scattered.
+  void refresh_generated() {
     const std::vector<char> now = agree_generated();
     for (std::size_t u = 0; u < now.size(); ++u)
       if (now[u] != generated_[u]) {
         generated_[u] = now[u];
         replan_transfers(u);
       }
+  }
+  void scatter_agreed() {
+    stale_reads_ = false;
+    buffers_behind_ = false;
+    if (!allocated_) allocate();
+    const double t0 = MPI_Wtime();
     for (auto& ap : arrays_) {
       if (ap.use.read) scatter_reads(ap);
       if (ap.use.written) init_writes(ap);
@@ -134,8 +161,28 @@ class map_plan {
     stats_.scatter.seconds += MPI_Wtime() - t0;
   }
 
+  /// run() of a root-only plan: root runs the map on its global arrays; every rank learns of
+  /// a failure (a data-dependent subscript) as in execute().
+  void run_in_place() {
+    const double t0 = MPI_Wtime();
+    std::string failure;
+    if (rank_ == 0) {
+      try {
+        detail::run_on_root(map_);
+      } catch (const error& e) {
+        failure = e.what();
+      }
+    }
+    agree_on_failure(failure);
+    stats_.execute.seconds += MPI_Wtime() - t0;
+    ++stats_.runs;
+    buffers_behind_ = true;  // root's arrays are ahead of the (unused) buffers
+  }
+
+ public:
   /// Runs the map on this rank's block (again on the current values if called again).
   void execute() {
+    if (buffers_behind_) scatter();  // after an in-place run(): continue from root's values
     if (stale_reads_) refresh_own_inputs();
     const double t0 = MPI_Wtime();
     std::string failure;
@@ -157,7 +204,36 @@ class map_plan {
         failure = e.what();
       }
     }
-    // A data-dependent subscript may fail on one rank only: every rank learns it and throws.
+    agree_on_failure(failure);
+    stats_.execute.seconds += MPI_Wtime() - t0;
+    ++stats_.runs;
+    for (const auto& ap : arrays_)
+      if (ap.use.read && ap.use.written) stale_reads_ = true;
+  }
+
+  /// Leaves the final values of every written array on root.
+  void gather() {
+    if (buffers_behind_) return;  // an in-place run() left them there already
+    const double t0 = MPI_Wtime();
+    for (auto& ap : arrays_)
+      if (ap.use.written) gather_writes(ap);
+    stats_.gather.seconds += MPI_Wtime() - t0;
+  }
+  /// Gathers only the named arrays.
+  template <class... A>
+  void gather(const A&... arrs) {
+    if (buffers_behind_) {
+      (find(arrs, "gather"), ...);  // still an error for an array the map does not use
+      return;
+    }
+    const double t0 = MPI_Wtime();
+    (gather_writes(find(arrs, "gather")), ...);
+    stats_.gather.seconds += MPI_Wtime() - t0;
+  }
+
+ private:
+  /// A data-dependent subscript may fail on one rank only: every rank learns it and throws.
+  void agree_on_failure(std::string failure) {
     int bad = failure.empty() ? size_ : rank_;
     int first_bad = size_;
     // Ranks that finish early wait here sleeping, not spinning: on a shared or oversubscribed
@@ -173,27 +249,9 @@ class map_plan {
       boost::mpi::broadcast(comm_, failure, first_bad);
       throw shape_error("rank " + std::to_string(first_bad) + ": " + failure);
     }
-    stats_.execute.seconds += MPI_Wtime() - t0;
-    ++stats_.runs;
-    for (const auto& ap : arrays_)
-      if (ap.use.read && ap.use.written) stale_reads_ = true;
   }
 
-  /// Leaves the final values of every written array on root.
-  void gather() {
-    const double t0 = MPI_Wtime();
-    for (auto& ap : arrays_)
-      if (ap.use.written) gather_writes(ap);
-    stats_.gather.seconds += MPI_Wtime() - t0;
-  }
-  /// Gathers only the named arrays.
-  template <class... A>
-  void gather(const A&... arrs) {
-    const double t0 = MPI_Wtime();
-    (gather_writes(find(arrs, "gather")), ...);
-    stats_.gather.seconds += MPI_Wtime() - t0;
-  }
-
+ public:
   /// This rank's block of an array (its written box if the map writes it, else its read box).
   template <class T, int R>
   local_block<T, R> local(const array<T, R>& a) {
@@ -202,6 +260,23 @@ class map_plan {
     const detail::box& b = w ? ap.wbox[rank_] : ap.rbox[rank_];
     local_block<T, R> lb;
     if (b.empty()) return lb;
+    if (buffers_behind_) {
+      // After an in-place run() the block is root's (only root holds any): a view of root's array.
+      index_t st = 1;
+      for (int x = R - 1; x >= 0; --x) {
+        lb.stride[x] = st;
+        st *= ap.use.shape[x];
+      }
+      index_t off = 0;
+      for (int x = 0; x < R; ++x) {
+        lb.offset[x] = b.lo[x];
+        lb.extent[x] = b.hi[x] - b.lo[x];
+        off += b.lo[x] * lb.stride[x];
+      }
+      lb.data = static_cast<T*>(ap.use.root_data()) + off;
+      return lb;
+    }
+    if (!allocated_) allocate();
     const detail::raw_view v = detail::view_of(ap.use, b, detail::buf_data(w ? ap.wbuf : ap.rbuf));
     for (int x = 0; x < R; ++x) {
       lb.offset[x] = v.origin[x];
@@ -493,6 +568,8 @@ class map_plan {
     }
     s += "  bytes: scatter " + detail::bytes_text(predicted_total(true)) + ", gather " +
          detail::bytes_text(predicted_total(false)) + "\n";
+    if (root_only_ && std::none_of(generated_.begin(), generated_.end(), [](char g) { return g; }))
+      s += "  run(): in place on root's arrays (no other rank holds any part), nothing copied\n";
     return s;
   }
 
@@ -520,7 +597,18 @@ class map_plan {
     if (c != MPI_COMM_NULL) out = boost::mpi::communicator(c, boost::mpi::comm_take_ownership);
   }
 
+  /// Whether no rank but root executes or holds any part of any array.
+  bool only_root_works() const {
+    for (int r = 1; r < size_; ++r) {
+      if (!cons_.blocks[r].empty(N)) return false;
+      for (const auto& ap : arrays_)
+        if (!ap.rbox[r].empty() || !ap.wbox[r].empty()) return false;
+    }
+    return true;
+  }
+
   void allocate() {
+    allocated_ = true;
     for (auto& ap : arrays_) {
       if (ap.use.read) detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size);
       if (ap.use.written) detail::alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size);
@@ -763,6 +851,9 @@ class map_plan {
   plan_stats stats_;
   std::vector<char> generated_;
   bool stale_reads_ = false;
+  bool root_only_ = false;       // run() works in place on root's arrays
+  bool buffers_behind_ = false;  // an in-place run() left root's arrays ahead of the buffers
+  bool allocated_ = false;
 };
 
 template <class Map>
