@@ -216,6 +216,8 @@ void bench_size(const wp::context& ctx, std::int64_t n, const options& opt) {
     res[g].collectives = "A: " + join(plans[g]->collectives(A)) +
                          "; B: " + join(plans[g]->collectives(B)) +
                          "; C: " + join(plans[g]->collectives(C));
+    if (plans[g]->runs_in_place())  // only root works: run() uses none of them, copies nothing
+      res[g].collectives = "run() in place on root's arrays (stepwise: " + res[g].collectives + ")";
     if (opt.explain && root) std::printf("\n%s", plans[g]->explain().c_str());
   }
 
