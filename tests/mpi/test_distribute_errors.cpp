@@ -233,11 +233,31 @@ TEST_CASE("errors: statements a plan cannot distribute", "[mpi][distribute][erro
     auto m2 = wp::map("mixed2", wp::space(n), wp::max_into(out(i), x(i)), wp::min_into(out(i), x(i)));
     REQUIRE_THROWS_AS(wp::distribute(m2, wp::grid_shape{1}, ctx), wp::plan_error);
   }
-  SECTION("a statement reads what an earlier statement of the map wrote") {
-    auto m = wp::map("raw", wp::space(n), out(i) = x(i), y(i) = out(i) * 2.0);
+  SECTION("a statement reads what an earlier statement wrote on another rank") {
+    // out(i + 1) of the last point of a block is written by the next rank's statement.
+    auto m = wp::map("raw", wp::space(n - 1), out(i) = x(i), y(i) = out(i + 1) * 2.0);
     REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx), wp::plan_error);
     const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{p}, ctx); });
-    REQUIRE_THAT(msg, Contains("'raw'") && Contains("'out'"));
+    REQUIRE_THAT(msg, Contains("'raw'") && Contains("'out'") && Contains("rank 0 reads [1:") &&
+                          Contains("separate maps"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  SECTION("a statement reads partial sums an earlier statement left on several ranks") {
+    auto [a, b] = wp::indices<2>();
+    wp::array<double, 2> x2("x2", {n, 5}), y2("y2", {n, 5});
+    auto m = wp::map("partial", wp::space(n, 5), out(a) += x2(a, b), y2(a, b) = x2(a, b) / out(a));
+    if (p > 1) {  // the reduced axis split over ranks: every rank holds a partial out
+      const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{1, p}, ctx); });
+      REQUIRE_THAT(msg, Contains("'partial'") && Contains("'out'") && Contains("partial results"));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    }
+    REQUIRE_NOTHROW(wp::distribute(m, wp::grid_shape{p, 1}, ctx));  // rows whole on each rank
+  }
+  SECTION("a statement reads an array before and another after the map writes it") {
+    auto m = wp::map("twice", wp::space(n), y(i) = out(i), out(i) = x(i), other(i) = out(i));
+    REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx), wp::plan_error);
+    const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{p}, ctx); });
+    REQUIRE_THAT(msg, Contains("'twice'") && Contains("'out'") && Contains("before and after"));
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
   }
   SECTION("the CUDA backend in a CPU build") {

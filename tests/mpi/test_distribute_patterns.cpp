@@ -1011,6 +1011,93 @@ TEST_CASE("patterns: two '=' statements into disjoint parts of one array keep th
   REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
 }
 
+TEST_CASE("patterns: a later statement reads what an earlier one wrote on the same rank",
+          "[mpi][distribute][patterns][fused]") {
+  // Fused temporaries: each rank reads only the box it wrote itself, so no exchange is needed
+  // between the statements; the temporary is still gathered to root like any output.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  const index_t p = P;
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t R = 11, C = 7;
+  auto xv = [](index_t a, index_t b) { return double((a * 5 + b * 3) % 13 - 6) / 4.0; };
+  const std::vector<wp::grid_shape> grids{{p, 1}, {1, p}};
+  SECTION("t = 2x; y = t + x; t = t * 3 + 1 (a snapshot of t)") {
+    for (const auto& g : grids) {
+      INFO("grid " << g.str() << " on " << P << " ranks");
+      wp::array<double, 2> x("x", {R, C}), t("t", {R, C}), y("y", {R, C});
+      fill2(x, xv);
+      fill2(t, [](index_t, index_t) { return -5.0; });
+      auto m = wp::map("fused", wp::space(R, C), t(i, j) = x(i, j) * 2.0, y(i, j) = t(i, j) + x(i, j),
+                       t(i, j) = t(i, j) * 3.0 + 1.0);
+      auto plan = wp::distribute(m, g, ctx);
+      REQUIRE(plan.collectives(t).front() == "none");
+      plan.run();
+      std::vector<double> wt, wy;
+      for (index_t a = 0; a < R; ++a)
+        for (index_t b = 0; b < C; ++b) {
+          wy.push_back(3.0 * xv(a, b));
+          wt.push_back(6.0 * xv(a, b) + 1.0);
+        }
+      REQUIRE(compare_on_root(ctx.comm(), y, wy) == "");
+      REQUIRE(compare_on_root(ctx.comm(), t, wt) == "");
+      REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    }
+  }
+  SECTION("a pure temporary costs no scatter: t = x * x; y = t - x") {
+    for (const auto& g : grids) {
+      INFO("grid " << g.str() << " on " << P << " ranks");
+      wp::array<double, 2> x("x", {R, C}), t("t", {R, C}), y("y", {R, C});
+      fill2(x, xv);
+      auto plan = wp::distribute(
+          wp::map("temp", wp::space(R, C), t(i, j) = x(i, j) * x(i, j), y(i, j) = t(i, j) - x(i, j)), g, ctx);
+      plan.run();
+      std::vector<double> wy;
+      for (index_t a = 0; a < R; ++a)
+        for (index_t b = 0; b < C; ++b) wy.push_back(xv(a, b) * xv(a, b) - xv(a, b));
+      REQUIRE(compare_on_root(ctx.comm(), y, wy) == "");
+      // scatter moves x only: each rank's block of x, once
+      bytes_by_rank want_b(P);
+      for (int r = 1; r < P; ++r) {
+        const index_t n = g.dims[0] > 1 ? block_of(R, p, r).size * C : R * block_of(C, p, r).size;
+        want_b.scatter(0, r, n * 8);
+        want_b.gather(r, 0, 2 * n * 8);  // t and y
+      }
+      REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
+      REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    }
+  }
+  SECTION("row sums then normalise, rows whole on every rank; old sums counted once") {
+    wp::array<double, 2> x("x", {R, C}), y("y", {R, C});
+    wp::array<double, 1> s("s", {R});
+    fill2(x, [](index_t a, index_t b) { return double(a + b + 1); });
+    fill1(s, [](index_t a) { return double(a % 3); });
+    auto m = wp::map("norm", wp::space(R, C), s(i) += x(i, j), y(i, j) = x(i, j) / s(i));
+    auto plan = wp::distribute(m, wp::grid_shape{p, 1}, ctx);
+    plan.run();
+    std::vector<double> ws(R), wy;
+    for (index_t a = 0; a < R; ++a) {
+      ws[std::size_t(a)] = double(a % 3);
+      for (index_t b = 0; b < C; ++b) ws[std::size_t(a)] += double(a + b + 1);
+    }
+    for (index_t a = 0; a < R; ++a)
+      for (index_t b = 0; b < C; ++b) wy.push_back(double(a + b + 1) / ws[std::size_t(a)]);
+    REQUIRE(compare_on_root(ctx.comm(), s, ws) == "");
+    REQUIRE(compare_on_root(ctx.comm(), y, wy) == "");
+    // executing again on the current values adds the row sums once more, as wp::run would
+    plan.scatter();
+    plan.execute();
+    plan.execute();
+    plan.gather();
+    for (index_t a = 0; a < R; ++a) {
+      double rs = 0;
+      for (index_t b = 0; b < C; ++b) rs += double(a + b + 1);
+      ws[std::size_t(a)] += 2.0 * rs;
+    }
+    REQUIRE(compare_on_root(ctx.comm(), s, ws) == "");
+  }
+}
+
 // ================================================================ compile-time mapping
 
 TEST_CASE("patterns: the mapping of matmul's accesses under grid<2,2,1> is a constant expression",

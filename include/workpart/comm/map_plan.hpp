@@ -189,16 +189,23 @@ class map_plan {
     if (!block_.empty(N)) {
       detail::buffer_env renv, wenv;
       for (auto& ap : arrays_) {
-        if (ap.use.read)
+        if (ap.use.read && !ap.reads_own_writes)
           renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::buf_data(ap.rbuf)));
         if (ap.use.written)
           wenv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
-        if (!ap.use.read)  // a left side's array read nowhere: the right side never binds it
+        // a left side's array read nowhere (the right side never binds it), or read from what
+        // this rank wrote before: reads see the write buffer
+        if (!ap.use.read || ap.reads_own_writes)
           renv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
       }
       try {
         map_.for_each_statement([&](const auto& st) {
-          detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, true);
+          // A statement that reads its own left side through the write buffer needs the
+          // one-process snapshot semantics; the others read separate buffers.
+          bool separate = true;
+          for (const auto& ap : arrays_)
+            if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
+          detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
         });
       } catch (const error& e) {
         failure = e.what();
@@ -356,13 +363,13 @@ class map_plan {
         throw plan_error("map '" + map_.name() + "': array '" + use.name +
                          "' is written by statements of different kinds (=, +=, max_into, "
                          "min_into); split them into separate maps");
-      if (use.read_after_write && use.read && use.written)
-        throw plan_error("map '" + map_.name() + "': a statement reads array '" + use.name +
-                         "' after an earlier statement of the same map wrote it; distributing "
-                         "that needs an exchange between the statements: write them as separate "
-                         "maps");
+      if (use.read_after_write && use.read_before_write)
+        throw plan_error("map '" + map_.name() + "': array '" + use.name + "' is read both "
+                         "before and after a statement of the same map writes it; distributing "
+                         "that needs two versions of it on the ranks: write separate maps");
       for (int a = 0; a < use.rank; ++a) detail::to_int(use.shape[a], "array '" + use.name + "'");
     }
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) check_reads_own_writes(u);
     for (std::size_t u = 0; u < cons_.arrays.size(); ++u) {
       const auto& use = cons_.arrays[u];
       if (!use.written || use.write_kind != detail::combine::assign) continue;
@@ -402,6 +409,40 @@ class map_plan {
     return out;
   }
 
+  /// Whether array u is read only after earlier statements of the map wrote it.
+  bool reads_own_writes(std::size_t u) const {
+    const auto& use = cons_.arrays[u];
+    return use.read && use.written && use.read_after_write && !use.read_before_write;
+  }
+  /// A map that reads what its earlier statements wrote runs without an exchange between the
+  /// statements when every rank reads only inside the box it wrote and holds the whole value
+  /// there (no partial sums on other ranks); otherwise the statements must be separate maps.
+  void check_reads_own_writes(std::size_t u) const {
+    if (!reads_own_writes(u)) return;
+    const auto& use = cons_.arrays[u];
+    const auto& rb = cons_.read[u];
+    const auto& wb = cons_.write[u];
+    const std::string head = "map '" + map_.name() + "': a statement reads array '" + use.name +
+                             "' after an earlier statement of the same map wrote it, and ";
+    for (int r = 0; r < size_; ++r)
+      if (!rb[r].empty() && !(detail::box::intersect(rb[r], wb[r]) == rb[r]))
+        throw plan_error(head + "under grid " + grid_.str() + " rank " + std::to_string(r) +
+                         " reads " + rb[r].str() + " but writes only " + wb[r].str() +
+                         ": the values would come from other ranks between the statements; "
+                         "write them as separate maps (or choose a grid that keeps them local)");
+    if (use.write_kind == detail::combine::assign) return;
+    bool partial = !detail::group_dims(grid_, wb, active()).empty();
+    for (int x = 0; x < active() && !partial; ++x)
+      for (int y = x + 1; y < active() && !partial; ++y)
+        partial = !detail::box::intersect(wb[x], wb[y]).empty();
+    if (partial)
+      throw plan_error(head + "under grid " + grid_.str() + " several ranks hold partial results "
+                       "of it ('" + std::string(detail::combine_name(use.write_kind)) +
+                       "' over a split reduction): they are combined only when gathered; write "
+                       "the statements as separate maps (or choose a grid that does not split "
+                       "the reduction)");
+  }
+
   void build_arrays() {
     for (std::size_t u = 0; u < cons_.arrays.size(); ++u) arrays_.push_back(plan_array(u));
     update_predictions();
@@ -427,7 +468,10 @@ class map_plan {
       const bool generated = generated_[u] != 0;
       std::vector<index_t> zero(P, 0);
       // ---- reads: Scatterv to the group leaders, Bcast in the groups ----
-      if (use.read) {
+      ap.reads_own_writes = reads_own_writes(u);
+      if (ap.reads_own_writes) {
+        ap.in_steps.push_back({"none", "each rank reads what it wrote earlier in the map", zero, zero});
+      } else if (use.read) {
         ap.rgroup = detail::group_dims(grid_, ap.rbox, active());
         if (generated) {
           ap.in_steps.push_back({"generate", "init() on each rank, in place", zero, zero});
@@ -610,7 +654,8 @@ class map_plan {
   void allocate() {
     allocated_ = true;
     for (auto& ap : arrays_) {
-      if (ap.use.read) detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size);
+      if (ap.use.read && !ap.reads_own_writes)
+        detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size);
       if (ap.use.written) detail::alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size);
     }
   }
@@ -653,6 +698,7 @@ class map_plan {
   }
 
   void scatter_reads(detail::array_plan& ap) {
+    if (ap.reads_own_writes) return;  // the map's own earlier statements fill what it reads
     const auto& b = ap.rbox[rank_];
     if (ap.in_steps.front().collective == "generate") {
       if (!b.empty()) ap.use.generate(detail::buf_data(ap.rbuf), b);
@@ -700,7 +746,7 @@ class map_plan {
   void refresh_own_inputs() {
     stale_reads_ = false;
     for (auto& ap : arrays_) {
-      if (!(ap.use.read && ap.use.written)) continue;
+      if (!(ap.use.read && ap.use.written) || ap.reads_own_writes) continue;
       bool local = ap.wgroup.empty() && !ap.w_combine_on_root;
       for (int r = 0; r < size_ && local; ++r)
         local = ap.rbox[r].empty() || detail::box::intersect(ap.rbox[r], ap.wbox[r]) == ap.rbox[r];

@@ -139,6 +139,7 @@ struct array_plan {
   std::string mapping_text;  // e.g. A[PARTITION:0 on g0, REPLICATE:1] g1:BROADCAST
   // reads
   std::vector<box> rbox;       // [rank]
+  bool reads_own_writes = false;  // every read is of what this rank wrote earlier in the map
   std::vector<int> rgroup;     // grid dims of the broadcast groups
   std::vector<comm_step> in_steps;
   // writes

@@ -88,6 +88,7 @@ struct array_use {
   dim_mask write_dims = 0;    ///< space dimensions the writes use
   bool dense_writes = true;   ///< writes cover their box (no strides, no sums)
   bool read_after_write = false;  ///< a later statement reads it after an earlier one wrote it
+  bool read_before_write = false; ///< a statement reads it before (or where) it is first written
   std::vector<std::string> read_texts, write_texts;
   std::vector<std::array<axis_form, max_rank>> read_forms, write_forms;
   std::function<void*()> root_data;            ///< root's global data (materialises it)
@@ -135,8 +136,9 @@ struct use_reader {
     const auto af = a.axis_forms();
     for (std::size_t x = 0; x < af.size(); ++x) fm[x] = af[x];
     u.read_forms.push_back(fm);
-    for (const void* w : before)
-      if (w == a.arr) u.read_after_write = true;
+    bool after = false;
+    for (const void* w : before) after = after || w == a.arr;
+    (after ? u.read_after_write : u.read_before_write) = true;
   }
   template <class T, int N>
   static array_use make_use(array<T, N>& arr) {
