@@ -481,5 +481,46 @@ TEST_CASE("errors: init() on root only is refused on every rank", "[mpi][distrib
     for (index_t a = 0; a < n; ++a) want[a] = 2.0 * double(a);
     REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
   }
+  // A grid of one: no rank but root generates anything, so init() on root alone suffices.
+  {
+    wp::array<double, 1> z("z", {n}), o("o", {n});
+    if (ctx.is_root()) z.init([](std::array<index_t, 1> g) { return double(g[0]) + 0.25; });
+    auto plan = wp::distribute(wp::map("rootonly", wp::space(n), o(i) = z(i) - 1.0), wp::grid_shape{1}, ctx);
+    plan.run();
+    std::vector<double> want(n);
+    for (index_t a = 0; a < n; ++a) want[a] = double(a) - 0.75;
+    REQUIRE(compare_on_root(ctx.comm(), o, want) == "");
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("errors: init() called again on root only is refused at the next scatter", "[mpi][distribute][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size();
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 13;
+  wp::array<double, 1> x("x", {n}), out("out", {n});
+  x.init([](std::array<index_t, 1> g) { return double(g[0]); });
+  auto plan = wp::distribute(wp::map("reinit_root", wp::space(n), out(i) = x(i) * 2.0),
+                             wp::grid_shape{p}, ctx);
+  if (ctx.is_root()) x.data();  // root's copy: scattered from now on
+  plan.run();
+  if (ctx.is_root()) x.init([](std::array<index_t, 1> g) { return -double(g[0]); });
+  std::vector<double> want(n);
+  if (p == 1) {
+    plan.run();
+    for (index_t a = 0; a < n; ++a) want[a] = -2.0 * double(a);
+    REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+  } else {
+    // the other ranks would generate from the old generator: refused on every rank
+    const std::string msg = what_of([&] { plan.run(); });
+    REQUIRE_THAT(msg, Contains("'x'") && Contains("init() called 2 time(s) on some ranks and 1"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    // calling it on the other ranks too makes the ranks agree again
+    if (!ctx.is_root()) x.init([](std::array<index_t, 1> g) { return -double(g[0]); });
+    plan.run();
+    for (index_t a = 0; a < n; ++a) want[a] = -2.0 * double(a);
+    REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+  }
   REQUIRE(a_plan_still_works(ctx) == "");
 }

@@ -818,6 +818,18 @@ TEST_CASE("patterns: a plan only root works in runs in place on root's arrays",
   want[0] = 0.0;
   for (index_t q = 1; q < n; ++q) want[q] = double((q - 1) * (q - 1) % 7) + 0.5;
   REQUIRE(compare_on_root(ctx.comm(), x, want) == "");
+  shift.gather(x);  // by name: root holds the values already, nothing changes
+  REQUIRE(compare_on_root(ctx.comm(), x, want) == "");
+  // local() of a box that starts above 0: root's array at offset 1
+  const auto lx = shift.local(x);
+  if (ctx.is_root()) {
+    REQUIRE(lx.offset[0] == 1);
+    REQUIRE(lx.extent[0] == n - 1);
+    REQUIRE(lx.data == x.data() + 1);
+    REQUIRE(lx({5}) == want[5]);
+  } else {
+    REQUIRE(lx.empty());
+  }
 
   // An init() input keeps being generated in place: root makes no copy, so no in-place run.
   wp::array<double, 1> gx("gx", {n}), out("out", {n});
@@ -828,6 +840,27 @@ TEST_CASE("patterns: a plan only root works in runs in place on root's arrays",
   for (index_t q = 0; q < n; ++q) want[q] = 3.0 * double(q) + 1.0;
   REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
   REQUIRE(from_root(ctx.comm(), int(gx.root_materialized())) == 0);
+}
+
+TEST_CASE("patterns: execute() before any scatter() starts from root's values; gather() first changes nothing",
+          "[mpi][distribute][patterns][steps]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j, k] = wp::indices<3>();
+  const index_t p = ctx.size();
+  for (const wp::grid_shape& g : {wp::grid_shape{1, 1, 1}, wp::grid_shape{p, 1, 1}, wp::grid_shape{1, 1, p}}) {
+    INFO("grid " << g.str() << " on " << p << " ranks");
+    wp::array<double, 2> A("A", {SM, SK}), B("B", {SK, SN}), C("C", {SM, SN});
+    fill2(A, sa);
+    fill2(B, sb);
+    fill2(C, sc);
+    auto plan = wp::distribute(wp::map("mm0", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
+    plan.gather();  // nothing executed yet
+    REQUIRE(compare_on_root(ctx.comm(), C, step_ref(0)) == "");
+    plan.execute();
+    plan.gather(C);
+    REQUIRE(compare_on_root(ctx.comm(), C, step_ref(1)) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_problems(plan, 1, 1)) == "");
+  }
 }
 
 TEST_CASE("patterns: gather(a) leaves root's other outputs alone until they are gathered",

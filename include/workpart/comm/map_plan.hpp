@@ -12,6 +12,8 @@
 #include <boost/serialization/vector.hpp>
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <limits>
 #include <cstdio>
 #include <thread>
 #include <string>
@@ -136,7 +138,11 @@ class map_plan {
   }
 
   /// Whether run() works on root's arrays in place (no rank but root holds any part of them).
-  bool runs_in_place() const { return root_only_; }
+  /// (As of the last scatter or run: an init() input that root holds no copy of is generated
+  /// on the ranks instead.)
+  bool runs_in_place() const {
+    return root_only_ && std::none_of(generated_.begin(), generated_.end(), [](char g) { return g; });
+  }
 
  private:
   /// Root may have gathered an init() array since the plan was built (another plan's
@@ -152,6 +158,7 @@ class map_plan {
   void scatter_agreed() {
     stale_reads_ = false;
     buffers_behind_ = false;
+    scattered_ = true;
     if (!allocated_) allocate();
     const double t0 = MPI_Wtime();
     for (auto& ap : arrays_) {
@@ -166,26 +173,34 @@ class map_plan {
   void run_in_place() {
     const double t0 = MPI_Wtime();
     std::string failure;
+    bool data_error = true;
     if (rank_ == 0) {
       try {
         detail::run_on_root(map_);
       } catch (const error& e) {
         failure = e.what();
+      } catch (const std::exception& e) {  // e.g. out of memory: the other ranks must not wait
+        failure = e.what();
+        data_error = false;
       }
     }
-    agree_on_failure(failure);
+    // Root's arrays are ahead of the buffers even after a failure: what the statements wrote
+    // before it stays written, as with wp::run (the distributed path leaves root untouched).
+    buffers_behind_ = true;
+    agree_on_failure(failure, data_error);
     stats_.execute.seconds += MPI_Wtime() - t0;
     ++stats_.runs;
-    buffers_behind_ = true;  // root's arrays are ahead of the (unused) buffers
   }
 
  public:
   /// Runs the map on this rank's block (again on the current values if called again).
   void execute() {
-    if (buffers_behind_) scatter();  // after an in-place run(): continue from root's values
+    // Before any scatter, or after an in-place run(): the current values are root's.
+    if (buffers_behind_ || !scattered_) scatter();
     if (stale_reads_) refresh_own_inputs();
     const double t0 = MPI_Wtime();
     std::string failure;
+    bool data_error = true;
     if (!block_.empty(N)) {
       detail::buffer_env renv, wenv;
       for (auto& ap : arrays_) {
@@ -209,9 +224,12 @@ class map_plan {
         });
       } catch (const error& e) {
         failure = e.what();
+      } catch (const std::exception& e) {  // e.g. out of memory: the other ranks must not wait
+        failure = e.what();
+        data_error = false;
       }
     }
-    agree_on_failure(failure);
+    agree_on_failure(failure, data_error);
     stats_.execute.seconds += MPI_Wtime() - t0;
     ++stats_.runs;
     for (const auto& ap : arrays_)
@@ -220,7 +238,8 @@ class map_plan {
 
   /// Leaves the final values of every written array on root.
   void gather() {
-    if (buffers_behind_) return;  // an in-place run() left them there already
+    // Nothing executed yet, or an in-place run() left the values on root already.
+    if (buffers_behind_ || !scattered_) return;
     const double t0 = MPI_Wtime();
     for (auto& ap : arrays_)
       if (ap.use.written) gather_writes(ap);
@@ -229,7 +248,7 @@ class map_plan {
   /// Gathers only the named arrays.
   template <class... A>
   void gather(const A&... arrs) {
-    if (buffers_behind_) {
+    if (buffers_behind_ || !scattered_) {
       (find(arrs, "gather"), ...);  // still an error for an array the map does not use
       return;
     }
@@ -239,8 +258,9 @@ class map_plan {
   }
 
  private:
-  /// A data-dependent subscript may fail on one rank only: every rank learns it and throws.
-  void agree_on_failure(std::string failure) {
+  /// A data-dependent subscript (or anything else) may fail on one rank only: every rank
+  /// learns it and throws wp::shape_error (a data error) or wp::error (anything else).
+  void agree_on_failure(std::string failure, bool data_error) {
     int bad = failure.empty() ? size_ : rank_;
     int first_bad = size_;
     // Ranks that finish early wait here sleeping, not spinning: on a shared or oversubscribed
@@ -254,6 +274,9 @@ class map_plan {
     }
     if (first_bad < size_) {
       boost::mpi::broadcast(comm_, failure, first_bad);
+      boost::mpi::broadcast(comm_, data_error, first_bad);
+      if (!data_error) throw error("rank " + std::to_string(first_bad) + ": map '" + map_.name() +
+                                   "' failed: " + failure);
       throw shape_error("rank " + std::to_string(first_bad) + ": " + failure);
     }
   }
@@ -388,23 +411,38 @@ class map_plan {
   /// alike, and also whether every rank holds the generator, so that an init() called on some
   /// ranks only is an error on all of them before any data moves.
   std::vector<char> agree_generated() const {
+    // Per array, minima over the ranks of: root's decision; whether every rank holding a box
+    // can generate it; the init() call count and its negation (min == max: all called alike).
+    constexpr int K = 4;
+    constexpr int none = std::numeric_limits<int>::max();
     const std::size_t n = cons_.arrays.size();
-    std::vector<int> mine(2 * n), all(2 * n);
+    std::vector<int> mine(K * n), all(K * n);
     for (std::size_t u = 0; u < n; ++u) {
-      const bool gen = cons_.arrays[u].generated_in_place();  // elsewhere than root: has init()
-      mine[2 * u] = rank_ == 0 ? gen : 1;                      // root's decision
-      mine[2 * u + 1] = rank_ == 0 ? 1 : gen;                  // every other rank can generate
+      const auto& use = cons_.arrays[u];
+      const bool gen = use.generated_in_place();  // elsewhere than root: has init()
+      const bool holds = !cons_.read[u][rank_].empty() || !cons_.write[u][rank_].empty();
+      const int calls = use.init_calls();
+      mine[K * u] = rank_ == 0 ? gen : 1;
+      mine[K * u + 1] = rank_ == 0 || !holds ? 1 : gen;
+      mine[K * u + 2] = holds || rank_ == 0 ? calls : none;
+      mine[K * u + 3] = holds || rank_ == 0 ? -calls : none;
     }
-    if (n > 0) boost::mpi::all_reduce(comm_, mine.data(), int(2 * n), all.data(),
+    if (n > 0) boost::mpi::all_reduce(comm_, mine.data(), int(K * n), all.data(),
                                       boost::mpi::minimum<int>());
     std::vector<char> out(n);
     for (std::size_t u = 0; u < n; ++u) {
-      out[u] = char(all[2 * u]);
-      if (all[2 * u] && !all[2 * u + 1])
-        throw plan_error("map '" + map_.name() + "': array '" + cons_.arrays[u].name +
-                         "' has init() on root but not on every rank, and root holds no copy "
-                         "of it; call init() on every rank (the same generator), or fill root's "
-                         "data() instead");
+      const int* a = &all[K * u];
+      out[u] = char(a[0]);
+      if (!a[0]) continue;
+      const std::string head = "map '" + map_.name() + "': array '" + cons_.arrays[u].name + "' ";
+      if (!a[1])
+        throw plan_error(head + "has init() on root but not on every rank, and root holds no "
+                         "copy of it; call init() on every rank (the same generator), or fill "
+                         "root's data() instead");
+      if (a[2] != -a[3])
+        throw plan_error(head + "had init() called " + std::to_string(-a[3]) + " time(s) on "
+                         "some ranks and " + std::to_string(a[2]) + " on others; call init() "
+                         "on every rank alike (the ranks generate their parts in place)");
     }
     return out;
   }
@@ -900,6 +938,7 @@ class map_plan {
   bool root_only_ = false;       // run() works in place on root's arrays
   bool buffers_behind_ = false;  // an in-place run() left root's arrays ahead of the buffers
   bool allocated_ = false;
+  bool scattered_ = false;  // execute() before any scatter() scatters first
 };
 
 template <class Map>

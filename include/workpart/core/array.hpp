@@ -110,9 +110,12 @@ class array {
   array& init(F f) {
     gen_ = [f = std::move(f)](const shape_type& g) mutable { return static_cast<T>(f(g)); };
     generated_ = false;
+    ++init_calls_;
     return *this;
   }
   bool has_generator() const noexcept { return static_cast<bool>(gen_); }
+  /// How many times init() was called here: plans check that the ranks agree.
+  int init_calls() const noexcept { return init_calls_; }
   /// Whether root holds the global data (allocated, and generated if init() was called).
   bool root_materialized() const noexcept {
     return root_ && (is_view_ || owned_.size() == static_cast<std::size_t>(size())) &&
@@ -164,6 +167,7 @@ class array {
   T* data_ = nullptr;
   generator gen_;
   bool generated_ = false;
+  int init_calls_ = 0;
 };
 
 namespace detail {

@@ -93,6 +93,7 @@ struct array_use {
   std::vector<std::array<axis_form, max_rank>> read_forms, write_forms;
   std::function<void*()> root_data;            ///< root's global data (materialises it)
   std::function<bool()> generated_in_place;    ///< has init() and root holds no copy
+  std::function<int()> init_calls;             ///< how many times init() was called here
   std::function<void(void*, const box&)> generate;  ///< fill a box from init()
 };
 
@@ -152,6 +153,7 @@ struct use_reader {
     array<T, N>* p = &arr;
     u.root_data = [p]() -> void* { return p->data(); };
     u.generated_in_place = [p] { return p->has_generator() && !p->root_materialized(); };
+    u.init_calls = [p] { return p->init_calls(); };
     u.generate = [p](void* buf, const box& b) { generate_box(*p, static_cast<T*>(buf), b); };
     return u;
   }
