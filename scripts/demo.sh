@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs examples/01_matmul on 2 MPI ranks. Extra arguments go to the example.
+# Builds and runs the examples under mpirun: 01_matmul (one process's work, on 2 ranks) and
+# 02_distribute (the same matmul split over 4 ranks on grid (2,2,1), with its explain()).
+# Extra arguments go to 02_distribute (M N K).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +12,6 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DWORKPART_BUILD_EXAMPLES=ON -DWORKPART_BUILD_TESTS=OFF -DWORKPART_BUILD_BENCHMARKS=OFF
-cmake --build build --target 01_matmul
-mpirun --allow-run-as-root --oversubscribe -np 2 build/examples/01_matmul "$@"
+cmake --build build --target 01_matmul 02_distribute
+mpirun --allow-run-as-root --oversubscribe -np 2 build/examples/01_matmul
+mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/02_distribute "$@"

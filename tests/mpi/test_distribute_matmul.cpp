@@ -7,9 +7,10 @@
 /// loop written here. Operand values are multiples of 1/4 and small, so every partial sum is
 /// exact in float and the comparison is exact whatever order the sums run in.
 ///
-/// For (p,1,1), (1,p,1), (1,1,p) and (2,2,1) the bytes each rank sends and receives are
-/// derived by hand from the tiling (see expected_bytes) and compared with the plan's
-/// prediction for every rank and with what stats() measured on each rank.
+/// For (1,1,1), (p,1,1) (plain and transposed), (1,p,1), (1,1,p), (2,2,1) and (1,2,2) the
+/// bytes each rank sends and receives are derived by hand from the tiling (see
+/// expected_bytes) and compared with the plan's prediction for every rank and with what
+/// stats() measured on each rank. Every rank with a non-empty block runs it as one GEMM.
 
 #include "mpi_test_support.hpp"
 
@@ -61,7 +62,21 @@ std::string run_schedule(const wp::context& ctx, const wp::grid_shape& g, bool t
   std::string problems;
   auto check = [&](const auto& mm) {
     auto plan = wp::distribute(mm, g, ctx);
+    // A rank whose block is not empty runs it as one GEMM (the contraction recognised on its
+    // local buffers, as on one process); an idle rank or an empty block runs nothing.
+    const auto c = coords_of(g.dims, ctx.rank());
+    bool busy = !c.empty();
+    for (std::size_t d = 0; d < c.size() && busy; ++d)
+      busy = block_of(std::array<index_t, 3>{M, N, K}[d], g.dims[d], c[d]).size > 0;
+    const long gemms0 = wp::detail::counters().gemm_calls.load();
     plan.run();
+    const long gemms = wp::detail::counters().gemm_calls.load() - gemms0;
+    problems += all_problems(ctx.comm(), gemms == (busy ? 1 : 0)
+                                             ? ""
+                                             : "rank " + std::to_string(ctx.rank()) + " ran " +
+                                                   std::to_string(gemms) + " GEMMs on its block");
+    problems += all_problems(ctx.comm(), plan.explain().find("-> gemm: C[i0 x i1]") != std::string::npos
+                                             ? "" : "explain() does not say the block runs as a GEMM");
     problems += compare_on_root(ctx.comm(), ops.C, reference(M, N, K, prefill));
     // every rank measured what the plan predicted for it, and explain() agrees everywhere
     problems += all_problems(ctx.comm(), measured_problems(plan));
@@ -137,6 +152,32 @@ bytes_by_rank expected_bytes(const std::string& kind, int P, index_t M, index_t 
       b.scatter(0, r, ks * N * es);  // B
       b.gather(r, 0, M * N * es);    // C partial sums (Reduce onto root)
     }
+  } else if (kind == "111" || kind == "111t") {
+    // one rank works, on root's own arrays: nothing crosses between ranks
+  } else if (kind == "p11t") {
+    // C(i,j) += A(k,i) * B(k,j), A stored K x M: rank r needs A's columns rows_r, K*rows_r
+    // elements (sent with a strided datatype), otherwise as (p,1,1)
+    return expected_bytes("p11", P, M, N, K, es);
+  } else if (kind == "122") {
+    // rank r = 2b + c holds column block b of N (grid dimension 1) and k block c of K (grid
+    // dimension 2). A(i,k) is the same for ranks (0,c) and (1,c): root sends A[:, ks_1] to
+    // the leader of k block 1, rank 1 (Scatterv), and the leaders broadcast to ranks 2 and 3.
+    // B(k,j): every rank its own ks_c x cols_b block (Scatterv). C(i,j) misses index k: ranks
+    // (b,0) and (b,1) make partial sums of the M x cols_b block. The old values go to the
+    // leaders (b,0), ranks 0 and 2 (rank 2 receives M*cols_1); the partials are reduced onto
+    // them (rank 1 -> 0, rank 3 -> 2); the leaders' blocks go to root (rank 2 -> 0).
+    const index_t ks0 = block_of(K, 2, 0).size, ks1 = block_of(K, 2, 1).size;
+    const index_t cols0 = block_of(N, 2, 0).size, cols1 = block_of(N, 2, 1).size;
+    b.scatter(0, 1, M * ks1 * es);  // A
+    b.scatter(0, 2, M * ks0 * es);
+    b.scatter(1, 3, M * ks1 * es);
+    b.scatter(0, 1, ks1 * cols0 * es);  // B
+    b.scatter(0, 2, ks0 * cols1 * es);
+    b.scatter(0, 3, ks1 * cols1 * es);
+    b.scatter(0, 2, M * cols1 * es);  // C old values
+    b.gather(1, 0, M * cols0 * es);   // C partial sums (Reduce)
+    b.gather(3, 2, M * cols1 * es);
+    b.gather(2, 0, M * cols1 * es);   // C leaders' blocks (Gatherv)
   } else if (kind == "221") {
     const index_t rows0 = block_of(M, 2, 0).size, rows1 = block_of(M, 2, 1).size;
     const index_t cols0 = block_of(N, 2, 0).size, cols1 = block_of(N, 2, 1).size;
@@ -156,6 +197,108 @@ bytes_by_rank expected_bytes(const std::string& kind, int P, index_t M, index_t 
     }
   }
   return b;
+}
+
+/// Checks one plan of C(i,j) += A(i,k) * B(k,j) (or A(k,i)) against expected_bytes(kind):
+/// the prediction for every rank, each rank's measurement, the result, and the collectives.
+template <class T, class Plan>
+void check_plan_bytes(const wp::context& ctx, const std::string& kind, const wp::grid_shape& g,
+                      Plan&& plan, operands<T>& ops) {
+  const int P = ctx.size();
+  const index_t es = sizeof(T);
+  plan.run();
+  const bytes_by_rank want = expected_bytes(kind, P, M0, N0, K0, es);
+  // the prediction for every rank, and this rank's measurement
+  REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want, ctx.rank())) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+  const auto& st = plan.stats();
+  REQUIRE(all_problems(ctx.comm(),
+                       st.scatter.bytes_sent == want.scatter_sent[ctx.rank()] &&
+                               st.scatter.bytes_received == want.scatter_recv[ctx.rank()] &&
+                               st.gather.bytes_sent == want.gather_sent[ctx.rank()] &&
+                               st.gather.bytes_received == want.gather_recv[ctx.rank()]
+                           ? ""
+                           : "measured bytes differ from the hand-derived ones") == "");
+  REQUIRE(compare_on_root(ctx.comm(), ops.C, reference(M0, N0, K0, true)) == "");
+
+  // the collectives named for each array, and in explain()
+  const auto cA = plan.collectives(ops.A), cB = plan.collectives(ops.B), cC = plan.collectives(ops.C);
+  const std::string e = plan.explain();
+  INFO("A: " << join(cA) << "; B: " << join(cB) << "; C: " << join(cC) << "\n" << e);
+  REQUIRE(explain_differs(ctx.comm(), plan) == "");
+  REQUIRE(e.find("'matmul'") != std::string::npos);
+  REQUIRE(e.find(g.str()) != std::string::npos);
+  REQUIRE(has(cA, "Scatterv"));
+  REQUIRE(has(cC, "Gatherv"));
+  if (P == 1 || kind == "111" || kind == "111t") {
+    // one rank: nothing is broadcast or reduced
+    REQUIRE_FALSE(has(cA, "Bcast"));
+    REQUIRE_FALSE(has(cB, "Bcast"));
+    REQUIRE_FALSE(has(cC, "Reduce(sum)"));
+    REQUIRE(plan.predicted_total(true) == 0);
+    REQUIRE(plan.predicted_total(false) == 0);
+  } else if (kind == "p11" || kind == "p11t") {
+    REQUIRE(has(cB, "Bcast"));
+    REQUIRE(e.find("Bcast") != std::string::npos);
+    REQUIRE_FALSE(has(cA, "Bcast"));
+    REQUIRE_FALSE(has(cC, "Reduce(sum)"));
+  } else if (kind == "1p1") {
+    REQUIRE(has(cA, "Bcast"));
+    REQUIRE(e.find("Bcast") != std::string::npos);
+    REQUIRE_FALSE(has(cB, "Bcast"));
+    REQUIRE_FALSE(has(cC, "Reduce(sum)"));
+  } else if (kind == "11p") {
+    REQUIRE(has(cC, "Reduce(sum)"));
+    REQUIRE(e.find("Reduce(sum)") != std::string::npos);
+    REQUIRE_FALSE(has(cA, "Bcast"));
+    REQUIRE_FALSE(has(cB, "Bcast"));
+  } else if (kind == "221") {
+    REQUIRE(has(cA, "Bcast"));
+    REQUIRE(has(cB, "Bcast"));
+    REQUIRE_FALSE(has(cC, "Reduce(sum)"));
+  } else if (kind == "122") {
+    REQUIRE(has(cA, "Bcast"));
+    REQUIRE_FALSE(has(cB, "Bcast"));
+    REQUIRE(has(cC, "Reduce(sum)"));
+    REQUIRE(e.find("Reduce(sum)") != std::string::npos);
+  }
+  // The mapping of each access: a grid dimension of extent > 1 partitions an array axis or
+  // broadcasts; an axis no such dimension splits is held whole (REPLICATE).
+  std::vector<std::string> mappings;
+  if (P == 1 || kind == "111" || kind == "111t")
+    mappings = {"A[REPLICATE:0, REPLICATE:1]\n", "B[REPLICATE:0, REPLICATE:1]\n",
+                "C[REPLICATE:0, REPLICATE:1]\n"};
+  else if (kind == "p11")
+    mappings = {"A[PARTITION:0 on g0, REPLICATE:1]\n", "B[REPLICATE:0, REPLICATE:1] g0:BROADCAST\n",
+                "C[PARTITION:0 on g0, REPLICATE:1]\n"};
+  else if (kind == "p11t")
+    mappings = {"A[REPLICATE:0, PARTITION:1 on g0]\n", "C[PARTITION:0 on g0, REPLICATE:1]\n"};
+  else if (kind == "1p1")
+    mappings = {"A[REPLICATE:0, REPLICATE:1] g1:BROADCAST\n", "B[REPLICATE:0, PARTITION:1 on g1]\n",
+                "C[REPLICATE:0, PARTITION:1 on g1]\n"};
+  else if (kind == "11p")
+    mappings = {"A[REPLICATE:0, PARTITION:1 on g2]\n", "B[PARTITION:0 on g2, REPLICATE:1]\n",
+                "C[REPLICATE:0, REPLICATE:1] g2:BROADCAST\n"};
+  else if (kind == "221")
+    mappings = {"A[PARTITION:0 on g0, REPLICATE:1] g1:BROADCAST\n",
+                "B[REPLICATE:0, PARTITION:1 on g1] g0:BROADCAST\n",
+                "C[PARTITION:0 on g0, PARTITION:1 on g1]\n"};
+  else if (kind == "122")
+    mappings = {"A[REPLICATE:0, PARTITION:1 on g2] g1:BROADCAST\n",
+                "B[PARTITION:0 on g2, PARTITION:1 on g1]\n",
+                "C[REPLICATE:0, PARTITION:1 on g1] g2:BROADCAST\n"};
+  for (const auto& m : mappings) {
+    INFO("mapping " << m);
+    REQUIRE(e.find(m) != std::string::npos);
+  }
+  if (kind == "111" || kind == "111t")  // only root works: run() used root's arrays in place
+    REQUIRE(e.find("run(): in place on root's arrays") != std::string::npos);
+  // explain() and to_json() agree on the totals
+  REQUIRE(e.find("scatter " + std::to_string(want.total_scatter()) + " B") != std::string::npos);
+  REQUIRE(e.find("gather " + std::to_string(want.total_gather()) + " B") != std::string::npos);
+  const std::string js = plan.to_json();
+  REQUIRE(js.find("\"map\":\"matmul\"") != std::string::npos);
+  REQUIRE(js.find("\"ranks\":" + std::to_string(P)) != std::string::npos);
 }
 
 }  // namespace
@@ -220,78 +363,32 @@ TEMPLATE_TEST_CASE("distribute matmul: bytes equal the hand-derived counts on ev
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   const index_t p = P;
-  const index_t es = sizeof(TestType);
   auto [i, j, k] = wp::indices<3>();
 
   struct sched {
     std::string kind;
     wp::grid_shape g;
   };
-  std::vector<sched> list = {{"p11", {p, 1, 1}}, {"1p1", {1, p, 1}}, {"11p", {1, 1, p}}};
-  if (P >= 4) list.push_back({"221", {2, 2, 1}});
-  else if (ctx.is_root()) WARN("(2,2,1) byte counts skipped: they need 4 ranks, this run has " << P);
+  std::vector<sched> list = {{"p11", {p, 1, 1}}, {"1p1", {1, p, 1}}, {"11p", {1, 1, p}},
+                             {"p11t", {p, 1, 1}}, {"111", {1, 1, 1}}, {"111t", {1, 1, 1}}};
+  if (P >= 4) {
+    list.push_back({"221", {2, 2, 1}});
+    list.push_back({"122", {1, 2, 2}});
+  } else if (ctx.is_root()) {
+    WARN("(2,2,1) and (1,2,2) byte counts skipped: they need 4 ranks, this run has " << P);
+  }
 
   for (const auto& s : list) {
     INFO("grid " << s.g.str() << " on " << P << " ranks");
-    operands<TestType> ops(M0, N0, K0, false, true);
-    auto mm = wp::map("matmul", wp::space(M0, N0, K0), ops.C(i, j) += ops.A(i, k) * ops.B(k, j));
-    auto plan = wp::distribute(mm, s.g, ctx);
-    plan.run();
-    const bytes_by_rank want = expected_bytes(s.kind, P, M0, N0, K0, es);
-    // the prediction for every rank, and this rank's measurement
-    REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want, ctx.rank())) == "");
-    REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
-    const auto& st = plan.stats();
-    REQUIRE(all_problems(ctx.comm(),
-                         st.scatter.bytes_sent == want.scatter_sent[ctx.rank()] &&
-                                 st.scatter.bytes_received == want.scatter_recv[ctx.rank()] &&
-                                 st.gather.bytes_sent == want.gather_sent[ctx.rank()] &&
-                                 st.gather.bytes_received == want.gather_recv[ctx.rank()]
-                             ? ""
-                             : "measured bytes differ from the hand-derived ones") == "");
-    REQUIRE(compare_on_root(ctx.comm(), ops.C, reference(M0, N0, K0, true)) == "");
-
-    // the collectives named for each array, and in explain()
-    const auto cA = plan.collectives(ops.A), cB = plan.collectives(ops.B), cC = plan.collectives(ops.C);
-    const std::string e = plan.explain();
-    INFO("A: " << join(cA) << "; B: " << join(cB) << "; C: " << join(cC) << "\n" << e);
-    REQUIRE(explain_differs(ctx.comm(), plan) == "");
-    REQUIRE(e.find("'matmul'") != std::string::npos);
-    REQUIRE(e.find(s.g.str()) != std::string::npos);
-    REQUIRE(has(cA, "Scatterv"));
-    REQUIRE(has(cC, "Gatherv"));
-    if (P == 1) {
-      // one rank: nothing is broadcast or reduced
-      REQUIRE_FALSE(has(cA, "Bcast"));
-      REQUIRE_FALSE(has(cB, "Bcast"));
-      REQUIRE_FALSE(has(cC, "Reduce(sum)"));
-      REQUIRE(plan.predicted_total(true) == 0);
-      REQUIRE(plan.predicted_total(false) == 0);
-    } else if (s.kind == "p11") {
-      REQUIRE(has(cB, "Bcast"));
-      REQUIRE(e.find("Bcast") != std::string::npos);
-      REQUIRE_FALSE(has(cA, "Bcast"));
-      REQUIRE_FALSE(has(cC, "Reduce(sum)"));
-    } else if (s.kind == "1p1") {
-      REQUIRE(has(cA, "Bcast"));
-      REQUIRE(e.find("Bcast") != std::string::npos);
-      REQUIRE_FALSE(has(cB, "Bcast"));
-      REQUIRE_FALSE(has(cC, "Reduce(sum)"));
-    } else if (s.kind == "11p") {
-      REQUIRE(has(cC, "Reduce(sum)"));
-      REQUIRE(e.find("Reduce(sum)") != std::string::npos);
-      REQUIRE_FALSE(has(cA, "Bcast"));
-      REQUIRE_FALSE(has(cB, "Bcast"));
-    } else if (s.kind == "221") {
-      REQUIRE(has(cA, "Bcast"));
-      REQUIRE(has(cB, "Bcast"));
-      REQUIRE_FALSE(has(cC, "Reduce(sum)"));
-    }
-    // explain() and to_json() agree on the totals
-    REQUIRE(e.find("scatter " + std::to_string(want.total_scatter()) + " B") != std::string::npos);
-    REQUIRE(e.find("gather " + std::to_string(want.total_gather()) + " B") != std::string::npos);
-    const std::string js = plan.to_json();
-    REQUIRE(js.find("\"map\":\"matmul\"") != std::string::npos);
-    REQUIRE(js.find("\"ranks\":" + std::to_string(P)) != std::string::npos);
+    const bool transposed = s.kind.back() == 't';
+    operands<TestType> ops(M0, N0, K0, transposed, true);
+    const auto sp = wp::space(M0, N0, K0);
+    if (transposed)
+      check_plan_bytes(ctx, s.kind, s.g,
+                       wp::distribute(wp::map("matmul", sp, ops.C(i, j) += ops.A(k, i) * ops.B(k, j)), s.g, ctx), ops);
+    else
+      check_plan_bytes(ctx, s.kind, s.g,
+                       wp::distribute(wp::map("matmul", sp, ops.C(i, j) += ops.A(i, k) * ops.B(k, j)), s.g, ctx), ops);
   }
 }
+

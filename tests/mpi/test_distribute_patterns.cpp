@@ -366,6 +366,7 @@ TEST_CASE("patterns: 1-D subscripts (halo, reversed, strided, constant, strided 
     REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
     // the boxes explain() reports: rank r reads [start-1 : end+1]
     const std::string e = plan.explain();
+    REQUIRE_THAT(e, Catch::Contains("x[GENERAL:0] (general)"));
     for (int r = 0; r < P; ++r) {
       const block b = block_of(1, n - 1, p, r);
       const std::string line = "rank " + std::to_string(r) + " reads [" + std::to_string(b.start - 1) + ":" +
@@ -497,6 +498,9 @@ TEST_CASE("patterns: global coordinates, affine inner ranges and wp::all under a
     for (index_t a = 0; a < 10; ++a)
       for (index_t b = 0; b < 6; ++b) want[a] += xv2(a, b);
     REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+    // x is grid-mapped: its rows are partitioned, its columns read whole
+    REQUIRE_THAT(plan.explain(), Catch::Contains(P > 1 ? "x[PARTITION:0 on g0, REPLICATE:1]\n"
+                                                       : "x[REPLICATE:0, REPLICATE:1]\n"));
     REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
   }
 }
@@ -556,6 +560,7 @@ TEST_CASE("patterns: CSR SpMV row-partitioned, data-dependent ranges", "[mpi][di
       want_b.gather(r, 0, s * 8);
     }
     REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
+    REQUIRE_THAT(plan.explain(), Catch::Contains("x[INDIRECT:0]"));
     if (ap > 1) {
       REQUIRE(has(plan.collectives(val), "Bcast"));
       REQUIRE(has(plan.collectives(x), "Bcast"));
@@ -1144,10 +1149,20 @@ TEST_CASE("patterns: the mapping of matmul's accesses under grid<2,2,1> is a con
                  wp::axis_map{wp::broadcast, wp::partition(1), wp::partition(0)});
   STATIC_REQUIRE(wp::mapping(C(i, j), wp::grid<2, 2, 1>) ==
                  wp::axis_map{wp::partition(0), wp::partition(1), wp::broadcast});
-  // not grid-mapped: an offset, a transposed pair, a sum of indices
+  // an offset and a sum of indices are not grid-mapped; a transposed pair is
   STATIC_REQUIRE(wp::mapping(A(i + 1, k), wp::grid<2, 2, 1>)[0] == wp::general);
   STATIC_REQUIRE(wp::mapping(A(k, i), wp::grid<2, 2, 1>) ==
                  wp::axis_map{wp::partition(1), wp::broadcast, wp::partition(0)});
   STATIC_REQUIRE(!wp::mapping(C(i + j, k), wp::grid<2, 2, 1>).grid_mapped());
   STATIC_REQUIRE(wp::mapping(C(i, j), wp::grid<2, 2, 1>).grid_mapped());
+  // wp::all and constant axes are read whole or at one place: still grid-mapped
+  wp::array<float, 3> X("X", {4, 3, 5});
+  STATIC_REQUIRE(wp::mapping(X(i, wp::all, j), wp::grid<2, 2>) ==
+                 wp::axis_map{wp::partition(0), wp::partition(2)});
+  STATIC_REQUIRE(wp::mapping(X(j, 0, wp::all), wp::grid<2, 2>) ==
+                 wp::axis_map{wp::broadcast, wp::partition(0)});
+  // an index inside an indirect subscript is data-dependent: general
+  wp::array<std::int32_t, 1> col("col", {4});
+  STATIC_REQUIRE(wp::mapping(X(i, col(j), wp::all), wp::grid<2, 2>) ==
+                 wp::axis_map{wp::partition(0), wp::general});
 }

@@ -140,6 +140,39 @@ TEST_CASE("errors: affine accesses that leave the array when the map is built", 
   }
 }
 
+TEST_CASE("errors: ranges empty at some points are bounded exactly where they run", "[errors]") {
+  auto [i, j, r] = wp::indices<3>();
+  // range(r, i, 4) runs only for i <= 3; there r - 2i + 6 spans [3, 9] (at r = i = 3 and at
+  // r = 3, i = 0). The points i > 3 run nothing and must not widen the span.
+  arr1 x10("x10", {10}), x9("x9", {9}), y("y", {13});
+  for (int64_t a = 0; a < 10; ++a) x10.data()[a] = double(a * a) - 7.0;
+  for (int64_t a = 0; a < 13; ++a) y.data()[a] = -1.0;
+  REQUIRE_NOTHROW(wp::run(wp::map("tri_ok", wp::space(13), y(i) = wp::sum(wp::range(r, i, 4), x10(r - 2 * i + 6)))));
+  for (int64_t a = 0; a < 13; ++a) {
+    double e = 0;  // empty rows sum to 0
+    for (int64_t q = a; q < 4; ++q) e += double((q - 2 * a + 6) * (q - 2 * a + 6)) - 7.0;
+    INFO("y(" << a << ")");
+    REQUIRE(y.data()[a] == e);
+  }
+  REQUIRE_THROWS_WITH(wp::map("tri_bad", wp::space(13), y(i) = wp::sum(wp::range(r, i, 4), x9(r - 2 * i + 6))),
+                      Contains("'tri_bad'") && Contains("'x9'") && Contains("at 9") &&
+                          Contains("span [3, 9]"));
+  // Two outer dimensions: range(r, j, i + 1) runs where j <= i (a lower triangle). There
+  // x(r - 2j + i) spans [0, 2(m - 1)] (min at r = j = i, max at r = i = m - 1, j = 0); over the
+  // whole square it would reach -(m - 1) at i = 0, j = m - 1, where the range is empty.
+  constexpr int64_t m = 6;
+  arr1 x11("x11", {2 * m - 1});
+  for (int64_t a = 0; a < 2 * m - 1; ++a) x11.data()[a] = double(a) + 0.5;
+  wp::array<double, 2> S("S", {m, m});
+  REQUIRE_NOTHROW(wp::run(wp::map("band", wp::space(m, m), S(i, j) = wp::sum(wp::range(r, j, i + 1), x11(r - 2 * j + i)))));
+  for (int64_t a = 0; a < m; ++a)
+    for (int64_t b = 0; b < m; ++b) {
+      double e = 0;
+      for (int64_t q = b; q <= a; ++q) e += double(q - 2 * b + a) + 0.5;
+      REQUIRE(S.data()[a * m + b] == e);
+    }
+}
+
 TEST_CASE("errors: a stencil restricted by its space is in bounds", "[errors]") {
   auto [i, j] = wp::indices<2>();
   arr1 x("x", {n});

@@ -221,6 +221,33 @@ TEST_CASE("reductions: data-dependent bounds (CSR)", "[reduce][csr]") {
     REQUIRE(y.data()[1] == ys[1]);
     REQUIRE(y.data()[4] == ys[4]);
   }
+  SECTION("integer values: row min with min_of and row sums, int32 and int64") {
+    wp::array<int32_t, 1> iv("iv", {nnz});
+    wp::array<int64_t, 1> lv("lv", {nnz});
+    for (int64_t q = 0; q < nnz; ++q) {
+      iv.data()[q] = int32_t((q * 7) % 11 - 5);
+      lv.data()[q] = int64_t(q * q) - 40;
+    }
+    wp::array<int32_t, 1> mn("mn", {rows});
+    wp::array<int64_t, 1> sm("sm", {rows});
+    for (int64_t a = 0; a < rows; ++a) mn.data()[a] = 100 + int32_t(a);
+    const std::vector<int32_t> mn0(mn.data(), mn.data() + rows);
+    wp::run(wp::map("int_rows", wp::space(rows),
+                    wp::min_into(mn(i), wp::min_of(wp::range(jj, row(i), row(i + 1)), iv(jj) * 3)),
+                    sm(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), lv(jj) * col(jj))));
+    for (int64_t a = 0; a < rows; ++a) {
+      int32_t m = mn0[a];  // empty rows keep their values
+      int64_t t = 0;
+      for (int64_t q = ptr[a]; q < ptr[a + 1]; ++q) {
+        m = std::min(m, int32_t(iv.data()[q] * 3));
+        t += lv.data()[q] * int64_t(col.data()[q]);
+      }
+      INFO("row " << a);
+      REQUIRE(mn.data()[a] == m);
+      REQUIRE(sm.data()[a] == t);
+    }
+    REQUIRE(mn.data()[1] == 101);
+  }
   SECTION("a data-dependent lower bound with a constant upper bound") {
     wp::array<double, 1> y("y", {rows});
     wp::run(wp::map("tail", wp::space(rows), y(i) = wp::sum(wp::range(jj, row(i), nnz), vals(jj) + wp::val(jj))));

@@ -11,6 +11,10 @@
 
 #include <workpart/workpart.hpp>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 namespace wp = workpart;
 using std::int32_t;
 using std::int64_t;
@@ -443,6 +447,27 @@ TEST_CASE("statements: views over a user's buffer", "[statements]") {
   REQUIRE(Bm(3, 4) == bbuf[3 * N + 4]);
 }
 
+TEST_CASE("statements: an owned array's matrix() reads and writes root's data", "[statements]") {
+  auto [i, j] = wp::indices<2>();
+  constexpr int64_t R = 5, C = 7;
+  wp::array<double, 2> A("A", {R, C}), B("B", {R, C});
+  // Written through Eigen (row-major, as the array), read by a map.
+  A.matrix() = Eigen::MatrixXd::Constant(R, C, 0.5);
+  A.matrix()(2, 3) = -4.0;
+  A.matrix().row(4).setLinSpaced(C, 0.0, 6.0);  // 0, 1, ..., 6
+  wp::run(wp::map("scale", wp::space(R, C), B(i, j) = A(i, j) * 3.0 + wp::val(j)));
+  for (int64_t a = 0; a < R; ++a)
+    for (int64_t b = 0; b < C; ++b) {
+      const double av = a == 2 && b == 3 ? -4.0 : a == 4 ? double(b) : 0.5;
+      INFO("element " << a << ", " << b);
+      REQUIRE(A.data()[a * C + b] == av);
+      REQUIRE(B.data()[a * C + b] == av * 3.0 + double(b));
+      REQUIRE(B.matrix()(a, b) == B.data()[a * C + b]);  // the map's writes, seen through Eigen
+    }
+  REQUIRE(B.matrix().rows() == R);
+  REQUIRE(B.matrix().cols() == C);
+}
+
 TEST_CASE("statements: init generates inputs lazily", "[statements]") {
   auto [i, j] = wp::indices<2>();
   constexpr int64_t R = 7, C = 13;
@@ -747,7 +772,18 @@ TEMPLATE_TEST_CASE("statements: a fractional scalar on an integer contraction", 
 
 TEST_CASE("statements: large statements split over threads", "[statements]") {
   auto [i, j] = wp::indices<2>();
-  constexpr int64_t R = 211, C = 163;  // > 2^15 points
+  // Above wp::detail::parallel_threshold (2^18 points), with two threads asked for even on a
+  // one-core machine: the threaded branches themselves run, and the counters prove it.
+  constexpr int64_t R = 611, C = 463;
+  STATIC_REQUIRE(R * C >= wp::detail::parallel_threshold);
+#if defined(_OPENMP)
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(2);
+#endif
+  auto& cnt = wp::detail::counters();
+  auto threaded = [&] { return cnt.threaded_outer.load() + cnt.threaded_rows.load(); };
+  const long threaded0 = threaded(), outer0 = cnt.threaded_outer.load();
+  const long rows0 = cnt.threaded_rows.load();
   wp::array<double, 2> A("A", {R, C});
   wp::array<double, 2> out("out", {R, C});
   wp::array<double, 1> rmax("rmax", {R});
@@ -760,6 +796,12 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
                    wp::max_into(rmax(i), A(i, j) + wp::val(j) * 0.01), rsum(i) += A(i, j));
   REQUIRE_THAT(wp::explain_local(m), Catch::Contains("loop: rows along i1, threads over i0"));
   wp::run(m);
+#if defined(_OPENMP)
+  REQUIRE(cnt.threaded_outer.load() - outer0 >= 1);  // out(i, j): threads over i0
+  REQUIRE(threaded() - threaded0 == 3);  // every statement ran on threads
+#else
+  WARN("built without OpenMP: statements run on one thread, the threaded branches are not run");
+#endif
   std::vector<double> eo(os.begin(), os.end()), em(ms.begin(), ms.end()), es(ss.begin(), ss.end());
   for (int64_t a = 0; a < R; ++a)
     for (int64_t b = 0; b < C; ++b) {
@@ -772,7 +814,8 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
   require_equal(rsum, es);
 
   SECTION("one long row (1-D), and a left side shared by several rows (anti-diagonals)") {
-    constexpr int64_t L = 40009;
+    constexpr int64_t L = 300007;
+    STATIC_REQUIRE(L - 1 >= wp::detail::parallel_threshold);
     wp::array<double, 1> x("x", {L});
     wp::array<double, 1> y("y", {L});
     const auto xs = fill(x, 4);
@@ -781,6 +824,12 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
     const auto d0 = fill(d, 6);
     wp::run(wp::program(wp::map("long_row", wp::space({1, L}), y(i) += x(i) * 2 - x(i - 1)),
                         wp::map("antidiag", wp::space(R, C), d(i + j) += A(i, j))));
+#if defined(_OPENMP)
+    // The long row is split over threads; the anti-diagonals (no left axis owned by one
+    // dimension) run on one thread, as splitting them would race.
+    REQUIRE(threaded() - threaded0 == 3 + 1);
+    REQUIRE(cnt.threaded_rows.load() - rows0 >= 1);
+#endif
     std::vector<double> ey(ys.begin(), ys.end()), ed(d0.begin(), d0.end());
     for (int64_t a = 1; a < L; ++a) ey[a] += xs[a] * 2 - xs[a - 1];
     for (int64_t a = 0; a < R; ++a)
@@ -788,4 +837,7 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
     require_equal(y, ey);
     require_equal(d, ed);
   }
+#if defined(_OPENMP)
+  omp_set_num_threads(threads_before);
+#endif
 }

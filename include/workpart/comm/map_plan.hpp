@@ -21,6 +21,10 @@
 
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
+#include "collectives/bcast.hpp"
+#include "collectives/gatherv.hpp"
+#include "collectives/reduce.hpp"
+#include "collectives/root_exchange.hpp"
 #include "plan.hpp"
 
 namespace workpart {
@@ -58,20 +62,33 @@ inline std::string access_mapping_text(const std::string& name, int rank,
         if (e != d && f[a].coef[e] != 0) plain = false;
       if (plain) plain_axis = a;
     }
-    if (uses == 0) tail += " g" + std::to_string(d) + ":BROADCAST";
-    else if (uses == 1 && plain_axis >= 0)
-      axis_txt[plain_axis] = "PARTITION:" + std::to_string(plain_axis) + " on g" + std::to_string(d);
-    else general = true;
+    // A grid dimension of extent 1 splits nothing: the axis it would partition is held whole
+    // (REPLICATE), and there is nothing to broadcast along it.
+    if (uses == 0) {
+      if (g.dims[d] > 1) tail += " g" + std::to_string(d) + ":BROADCAST";
+    } else if (uses == 1 && plain_axis >= 0) {
+      axis_txt[plain_axis] = g.dims[d] > 1 ? "PARTITION:" + std::to_string(plain_axis) + " on g" +
+                                                 std::to_string(d)
+                                           : "REPLICATE:" + std::to_string(plain_axis);
+    } else {
+      general = true;
+    }
   }
   std::string s = name + "[";
   for (int a = 0; a < rank; ++a) {
     if (a) s += ", ";
     if (!axis_txt[a].empty()) s += axis_txt[a];
     else if (f[a].kind == axis_kind::affine) {
-      bool any = false;
-      for (int e = 0; e < max_dims; ++e) any = any || f[a].coef[e] != 0;
-      s += any ? "GENERAL:" + std::to_string(a) : "FIXED:" + std::to_string(a);
-      if (any) general = true;
+      // wp::all reaches here as the implicit index of its reduction (a reserved slot), alone
+      // with coefficient 1: the whole axis
+      bool any = false, whole = f[a].offset == 0;
+      for (int e = 0; e < max_dims; ++e) {
+        any = any || f[a].coef[e] != 0;
+        if (f[a].coef[e] != 0 && (e < all_dim_first || f[a].coef[e] != 1)) whole = false;
+      }
+      if (any && whole) s += "REPLICATE:" + std::to_string(a);
+      else s += any ? "GENERAL:" + std::to_string(a) : "FIXED:" + std::to_string(a);
+      if (any && !whole) general = true;
     } else if (f[a].kind == axis_kind::all) {
       s += "REPLICATE:" + std::to_string(a);
     } else {
@@ -390,8 +407,18 @@ class map_plan {
         throw plan_error("map '" + map_.name() + "': array '" + use.name + "' is read both "
                          "before and after a statement of the same map writes it; distributing "
                          "that needs two versions of it on the ranks: write separate maps");
-      for (int a = 0; a < use.rank; ++a) detail::to_int(use.shape[a], "array '" + use.name + "'");
+      for (int a = 0; a < use.rank; ++a)
+        detail::to_int(use.shape[a], "map '" + map_.name() + "': array '" + use.name + "'");
     }
+    // MPI counts are ints: every box a rank receives must hold fewer than 2^31 elements.
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u)
+      for (int r = 0; r < size_; ++r)
+        for (const detail::box* b : {&cons_.read[u][r], &cons_.write[u][r]})
+          if (b->size() > index_t(std::numeric_limits<int>::max()))
+            throw plan_error("map '" + map_.name() + "': rank " + std::to_string(r) + " would hold " +
+                             std::to_string(b->size()) + " elements of array '" +
+                             cons_.arrays[u].name + "' (box " + b->str() + "), more than an MPI "
+                             "count can carry (2^31 - 1); use a grid with more ranks along its axes");
     for (std::size_t u = 0; u < cons_.arrays.size(); ++u) check_reads_own_writes(u);
     for (std::size_t u = 0; u < cons_.arrays.size(); ++u) {
       const auto& use = cons_.arrays[u];
@@ -625,6 +652,11 @@ class map_plan {
         s += (d ? ", " : "") + std::to_string(b.lo[d]) + ":" + std::to_string(b.hi[d]);
       s += "]\n";
     }
+    // How each rank runs its block: the one-process executor on its local buffers.
+    s += "  local execution of each block:\n";
+    map_.for_each_statement([&](const auto& st) {
+      s += "    " + st.str() + " -> " + detail::local_strategy<N>(st) + "\n";
+    });
     for (const auto& ap : arrays_) {
       s += "  array " + ap.use.name + " (" + (ap.use.read ? "read" : "") +
            (ap.use.read && ap.use.written ? ", " : "") +
@@ -706,33 +738,16 @@ class map_plan {
                      "' does not use array '" + a.name() + "'");
   }
 
-  // ---------- the collectives ----------
-  /// Root <-> ranks: every rank in `take` exchanges its box with root's global array.
-  void root_exchange(const detail::array_plan& ap, const std::vector<detail::box>& boxes,
-                     const std::vector<char>& take, void* local, bool to_root, phase_stats& ps) {
-    const auto& u = ap.use;
-    const MPI_Datatype elem = detail::mpi_elem_type(u.elem);
-    std::vector<int> scount(size_, 0), sdisp(size_, 0), rcount(size_, 0), rdisp(size_, 0);
-    std::vector<MPI_Datatype> stype(size_, elem), rtype(size_, elem);
-    std::vector<detail::datatype> keep;
-    void* global = rank_ == 0 ? u.root_data() : nullptr;
-    for (int r = 0; r < size_; ++r) {
-      if (!take[r] || boxes[r].empty()) continue;
-      if (rank_ == 0) {
-        keep.push_back(detail::box_type(u, u.shape, boxes[r]));
-        (to_root ? rcount : scount)[r] = 1;
-        (to_root ? rtype : stype)[r] = keep.back().get();
-        if (r != 0) (to_root ? ps.bytes_received : ps.bytes_sent) += boxes[r].size() * index_t(u.elem_size);
-      }
-      if (r == rank_) {
-        (to_root ? scount : rcount)[0] = int(boxes[r].size());
-        if (r != 0) (to_root ? ps.bytes_sent : ps.bytes_received) += boxes[r].size() * index_t(u.elem_size);
-      }
-    }
-    void* sbuf = to_root ? local : global;
-    void* rbuf = to_root ? global : local;
-    MPI_Alltoallw(sbuf, scount.data(), sdisp.data(), stype.data(), rbuf, rcount.data(),
-                  rdisp.data(), rtype.data(), comm_);
+  // ---------- the collectives (comm/collectives/*.hpp) ----------
+  static void count(phase_stats& ps, const detail::moved& m) {
+    ps.bytes_sent += m.sent;
+    ps.bytes_received += m.received;
+  }
+  /// The group leaders of an array's boxes along `group` dims: the ranks root exchanges with.
+  std::vector<char> leaders(const std::vector<int>& group) const {
+    std::vector<char> take(size_, 0);
+    for (int r = 0; r < active(); ++r) take[r] = detail::group_key(grid_, r, group).second == 0;
+    return take;
   }
 
   void scatter_reads(detail::array_plan& ap) {
@@ -742,20 +757,10 @@ class map_plan {
       if (!b.empty()) ap.use.generate(detail::buf_data(ap.rbuf), b);
       return;
     }
-    std::vector<char> take(size_, 0);
-    for (int r = 0; r < active(); ++r)
-      take[r] = detail::group_key(grid_, r, ap.rgroup).second == 0;
-    root_exchange(ap, ap.rbox, take, detail::buf_data(ap.rbuf), false, stats_.scatter);
-    if (!ap.rgroup.empty() && ap.rcomm && !b.empty()) {
-      const int n = int(b.size());
-      detail::with_elem(ap.use.elem, [&](auto t) {
-        using T = decltype(t);
-        boost::mpi::broadcast(ap.rcomm, static_cast<T*>(detail::buf_data(ap.rbuf)), n, 0);
-      });
-      const index_t bytes = b.size() * index_t(ap.use.elem_size);
-      if (ap.rcomm.rank() == 0) stats_.scatter.bytes_sent += bytes * (ap.rcomm.size() - 1);
-      else stats_.scatter.bytes_received += bytes;
-    }
+    count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.rbox, leaders(ap.rgroup),
+                                                 detail::buf_data(ap.rbuf)));
+    if (!ap.rgroup.empty() && ap.rcomm && !b.empty())
+      count(stats_.scatter, detail::bcast_box(ap.rcomm, ap.use.elem, detail::buf_data(ap.rbuf), b.size()));
   }
 
   void init_writes(detail::array_plan& ap) {
@@ -772,10 +777,7 @@ class map_plan {
       if (n > 0 && ap.wleader) ap.use.generate(buf, b);
       return;
     }
-    std::vector<char> take(size_, 0);
-    for (int r = 0; r < active(); ++r)
-      take[r] = detail::group_key(grid_, r, ap.wgroup).second == 0;
-    root_exchange(ap, ap.wbox, take, buf, false, stats_.scatter);
+    count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.wbox, leaders(ap.wgroup), buf));
   }
 
   /// Before a repeated execute(): a map that reads an array it writes must read the current
@@ -846,46 +848,36 @@ class map_plan {
   }
   void gather_writes_now(detail::array_plan& ap) {
     const auto& u = ap.use;
-    const auto& b = ap.wbox[rank_];
-    const index_t n = b.size();
+    const index_t n = ap.wbox[rank_].size();
     void* buf = detail::buf_data(ap.wbuf);
-    const MPI_Datatype elem = detail::mpi_elem_type(u.elem);
-    const index_t es = index_t(u.elem_size);
+    auto restart = [&] {  // this partial is now in the leader's total: the next execute()
+      detail::with_elem(u.elem, [&](auto t) {  // starts from the identity
+        detail::fill_identity<decltype(t)>(buf, n, u.write_kind);
+      });
+    };
     if (!ap.wgroup.empty() && ap.wcomm && n > 0) {
-      if (ap.wcomm.rank() == 0) {
-        MPI_Reduce(MPI_IN_PLACE, buf, int(n), elem, detail::mpi_op(u.write_kind), 0, ap.wcomm);
-        stats_.gather.bytes_received += n * es * (ap.wcomm.size() - 1);
-      } else {
-        MPI_Reduce(buf, nullptr, int(n), elem, detail::mpi_op(u.write_kind), 0, ap.wcomm);
-        stats_.gather.bytes_sent += n * es;
-        // this partial is now in the leader's total: start the next execute() from identity
-        detail::with_elem(u.elem, [&](auto t) { detail::fill_identity<decltype(t)>(buf, n, u.write_kind); });
-      }
+      count(stats_.gather, detail::reduce_onto_leader(ap.wcomm, u.elem, u.write_kind, buf, n));
+      if (ap.wcomm.rank() != 0) restart();
     }
-    std::vector<char> take(size_, 0);
-    for (int r = 0; r < active(); ++r)
-      take[r] = detail::group_key(grid_, r, ap.wgroup).second == 0;
+    const std::vector<char> take = leaders(ap.wgroup);
     if (!ap.w_combine_on_root) {
-      root_exchange(ap, ap.wbox, take, buf, true, stats_.gather);
+      count(stats_.gather, detail::gatherv_boxes(comm_, u, ap.wbox, take, buf));
       return;
     }
     // Leaders' boxes overlap: gather them contiguously, root combines into its values.
     std::vector<int> counts(size_, 0), displs(size_, 0);
-    int total = 0;
+    index_t total = 0;
     for (int r = 0; r < size_; ++r) {
-      if (take[r]) counts[r] = int(ap.wbox[r].size());
-      displs[r] = total;
+      if (take[r]) counts[r] = int(ap.wbox[r].size());  // validate(): every box fits an int
+      displs[r] = detail::to_int(total, "the gathered boxes of array '" + u.name + "'");
       total += counts[r];
     }
-    const bool mine = take[rank_] != 0;
+    detail::to_int(total, "the gathered boxes of array '" + u.name + "'");
     std::vector<std::max_align_t> all;
     if (rank_ == 0) detail::alloc(all, total, u.elem_size);
-    MPI_Gatherv(mine ? buf : nullptr, mine ? counts[rank_] : 0, elem,
-                rank_ == 0 ? detail::buf_data(all) : nullptr, counts.data(), displs.data(), elem, 0,
-                comm_);
-    if (rank_ != 0 && mine) stats_.gather.bytes_sent += index_t(counts[rank_]) * es;
+    count(stats_.gather, detail::gatherv_contiguous(comm_, u.elem, buf, counts, displs,
+                                                    detail::buf_data(all)));
     if (rank_ == 0) {
-      for (int r = 1; r < size_; ++r) stats_.gather.bytes_received += index_t(counts[r]) * es;
       detail::with_elem(u.elem, [&](auto t) {
         using T = decltype(t);
         T* g = static_cast<T*>(u.root_data());
@@ -894,8 +886,7 @@ class map_plan {
           if (counts[r] > 0) combine_box<T>(g, src + displs[r], ap.wbox[r], u);
       });
     }
-    if (mine && n > 0)
-      detail::with_elem(u.elem, [&](auto t) { detail::fill_identity<decltype(t)>(buf, n, u.write_kind); });
+    if (take[rank_] && n > 0) restart();
   }
 
   template <class T>

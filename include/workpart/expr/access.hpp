@@ -27,16 +27,19 @@ struct sub_traits;
 template <affine_sig S>
 struct sub_traits<affine<S>> {
   static constexpr bool is_affine = true;
+  static constexpr bool is_indirect = false;
   static constexpr node_info info{S.present, false, true, false};
 };
 template <>
 struct sub_traits<all_sub> {
   static constexpr bool is_affine = false;
+  static constexpr bool is_indirect = false;
   static constexpr node_info info{0, true, true, false};
 };
 template <class E>
 struct sub_traits<indirect_sub<E>> {
   static constexpr bool is_affine = false;
+  static constexpr bool is_indirect = true;
   static constexpr node_info info{E::info.free, E::info.has_all, false, E::info.reduces,
                                   E::info.bound};
 };
@@ -112,6 +115,9 @@ struct access_node : expr_base {
     return r;
   }();
   static constexpr bool all_affine = (sub_traits<Subs>::is_affine && ... && true);
+  /// The dimensions used inside indirect subscripts (data-dependent positions).
+  static constexpr dim_mask indirect_free =
+      (dim_mask(0) | ... | (sub_traits<Subs>::is_indirect ? sub_traits<Subs>::info.free : dim_mask(0)));
 
   array_type* arr;
   subs_type subs;

@@ -3,10 +3,12 @@
 /// Exact interval analysis of affine subscripts over a box of outer indices, with inner
 /// ranges whose bounds are affine in the indices around them. Inner indices are eliminated
 /// innermost first, each replaced by the end of its range that extremises the form, so the
-/// result is the exact min and max over every point where the access runs (ranges empty at
-/// some points make it a safe over-estimate). Used by the bounds check when a map is built
-/// and by constraint extraction.
+/// result is the exact min and max over every point where the access runs. A single affine
+/// range that is empty at some points (a triangle such as range(r, i, n)) is handled exactly
+/// by keeping only the points where it runs; nested ranges empty at some points give a safe
+/// over-estimate. Used by the bounds check when a map is built and by constraint extraction.
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -33,11 +35,111 @@ struct interval {
   bool empty() const { return hi < lo; }
 };
 
+inline index_t floor_div(index_t a, index_t b) {  // b > 0
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/// Extreme of the affine g over the integer points x of the box where len(x) >= 1, exactly:
+/// the dimensions len uses, but the widest, are enumerated (at most 2^20 combinations); for
+/// each, len >= 1 bounds the widest one to an interval, and every other dimension takes its
+/// best end. std::nullopt when that would enumerate too much or no point satisfies len >= 1.
+inline std::optional<index_t> extreme_where_positive(const linear_form& g, const linear_form& len,
+                                                     const index_t* box_lo, const index_t* box_hi,
+                                                     bool want_min) {
+  int dims[max_dims], nd = 0, wide = -1;
+  for (int d = 0; d < max_dims; ++d) {
+    if (len.coef[d] == 0) continue;
+    if (box_hi[d] <= box_lo[d]) return std::nullopt;
+    if (wide < 0 || box_hi[d] - box_lo[d] > box_hi[wide] - box_lo[wide]) wide = d;
+    dims[nd++] = d;
+  }
+  if (wide < 0) return std::nullopt;
+  index_t combos = 1;
+  for (int x = 0; x < nd; ++x)
+    if (dims[x] != wide && (combos *= box_hi[dims[x]] - box_lo[dims[x]]) > (index_t(1) << 20))
+      return std::nullopt;
+  auto best_end = [&](index_t c, index_t lo, index_t hi_incl) {  // extreme of c * t, t in [lo, hi]
+    return c * ((c > 0) == want_min ? lo : hi_incl);
+  };
+  index_t free_part = g.offset;  // dimensions len does not use: independent, at their best end
+  for (int d = 0; d < max_dims; ++d) {
+    if (g.coef[d] == 0 || len.coef[d] != 0) continue;
+    if (box_hi[d] <= box_lo[d]) return std::nullopt;
+    free_part += best_end(g.coef[d], box_lo[d], box_hi[d] - 1);
+  }
+  index_t pt[max_dims];
+  for (int x = 0; x < nd; ++x) pt[dims[x]] = box_lo[dims[x]];
+  std::optional<index_t> best;
+  for (;;) {
+    index_t rest = len.offset, val = free_part;
+    for (int x = 0; x < nd; ++x)
+      if (dims[x] != wide) {
+        rest += len.coef[dims[x]] * pt[dims[x]];
+        val += g.coef[dims[x]] * pt[dims[x]];
+      }
+    // len.coef[wide] * t + rest >= 1
+    const index_t c = len.coef[wide];
+    index_t lo = box_lo[wide], hi = box_hi[wide] - 1;
+    if (c > 0) lo = std::max(lo, -floor_div(rest - 1, c));
+    else hi = std::min(hi, floor_div(rest - 1, -c));
+    if (lo <= hi) {
+      const index_t v = val + best_end(g.coef[wide], lo, hi);
+      if (!best || (want_min ? v < *best : v > *best)) best = v;
+    }
+    int x = nd - 1;
+    for (; x >= 0; --x) {
+      const int d = dims[x];
+      if (d == wide) continue;
+      if (++pt[d] < box_hi[d]) break;
+      pt[d] = box_lo[d];
+    }
+    if (x < 0) break;
+  }
+  return best;
+}
+
 /// Extreme (min if want_min, else max) of `f` over the box [lo_d, hi_d) of the outer
 /// dimensions and the enclosing ranges (outermost first). std::nullopt when the form uses
 /// an index whose range depends on data.
 inline std::optional<index_t> extreme(linear_form f, const std::vector<range_form>& ranges,
+                                      const index_t* box_lo, const index_t* box_hi, bool want_min);
+
+/// One affine range empty at some points of the box: the access runs only where it is not,
+/// so the extreme is taken over those points alone (exact, where extreme_where_positive can).
+inline std::optional<index_t> extreme_one_range(const linear_form& f, const range_form& r,
+                                                const index_t* box_lo, const index_t* box_hi,
+                                                bool want_min) {
+  linear_form len = to_linear(r.hi);
+  const linear_form lo = to_linear(r.lo);
+  len.offset -= lo.offset;
+  for (int d = 0; d < max_dims; ++d) len.coef[d] -= lo.coef[d];
+  // f with the range's index at the end that extremises it (exact wherever the range runs)
+  linear_form g = f;
+  const index_t c = f.coef[r.dim];
+  if (c != 0) {
+    const bool use_lo = (c > 0) == want_min;
+    const axis_form& b = use_lo ? r.lo : r.hi;
+    g.coef[r.dim] = 0;
+    for (int d = 0; d < max_dims; ++d) g.coef[d] += c * b.coef[d];
+    g.offset += c * (b.offset - (use_lo ? 0 : 1));
+  }
+  return extreme_where_positive(g, len, box_lo, box_hi, want_min);
+}
+
+inline std::optional<index_t> extreme(linear_form f, const std::vector<range_form>& ranges,
                                       const index_t* box_lo, const index_t* box_hi, bool want_min) {
+  if (ranges.size() == 1 && !ranges[0].data_dependent) {
+    // Exact also where the range is empty at some points (a triangle, a band): those points
+    // run nothing. Where the range runs everywhere, the elimination below is already exact.
+    const range_form& r = ranges[0];
+    linear_form len = to_linear(r.hi);
+    const linear_form lo = to_linear(r.lo);
+    len.offset -= lo.offset;
+    for (int d = 0; d < max_dims; ++d) len.coef[d] -= lo.coef[d];
+    const auto shortest = extreme(len, {}, box_lo, box_hi, true);
+    if (shortest && *shortest < 1)
+      if (auto v = extreme_one_range(f, r, box_lo, box_hi, want_min)) return v;
+  }
   for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
     const int r = it->dim;
     const index_t c = f.coef[r];

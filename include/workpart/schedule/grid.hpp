@@ -99,9 +99,10 @@ constexpr axis_map<G> mapping_of() {
       for (int a = 0; a < N; ++a)
         if (sigs[a].is_plain() && sigs[a].plain_dim() == d) m.dims[d] = partition(a);
       // an index that also appears in another axis, or in an indirect subscript, is general
+      // (a wp::all or constant axis does not use it: the access stays grid-mapped)
       int uses = 0;
       for (int a = 0; a < N; ++a) uses += sigs[a].uses(d) ? 1 : 0;
-      if (uses != 1 || !Acc::all_affine) m.dims[d] = general;
+      if (uses != 1 || (Acc::indirect_free & dim_bit(d))) m.dims[d] = general;
     }
   }(std::make_index_sequence<N>{});
   return m;

@@ -44,7 +44,7 @@ class datatype {
 inline int to_int(index_t v, const std::string& what) {
   if (v > INT_MAX)
     throw plan_error(what + " has " + std::to_string(v) +
-                     " elements along one axis, more than MPI's int counts allow");
+                     " elements along one axis, more than an MPI count can carry (2^31 - 1)");
   return int(v);
 }
 
@@ -77,6 +77,19 @@ inline datatype box_in_box_type(const array_use& u, const box& outer, const box&
   }
   return box_type(u, shape, rel);
 }
+
+/// Bytes that `count` items of datatype t carry, as MPI sees the type.
+inline index_t type_bytes(MPI_Datatype t, index_t count) {
+  MPI_Count size = 0;
+  MPI_Type_size_x(t, &size);
+  return index_t(size) * count;
+}
+
+/// What one collective moved for the calling rank (copies to itself excluded), counted from
+/// the datatypes and counts handed to MPI.
+struct moved {
+  index_t sent = 0, received = 0;
+};
 
 inline MPI_Op mpi_op(combine k) {
   switch (k) {

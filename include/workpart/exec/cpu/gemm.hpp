@@ -4,12 +4,15 @@
 /// subscripts are all plain indices is recognised from its types, its dimensions sorted
 /// into batch (in C, A, B), m (C, A), n (C, B) and k (A, B), and run as one GEMM per batch
 /// point on the buffers in place (Eigen, which calls the optimized BLAS when built with
-/// EIGEN_USE_BLAS). Transposed operands are column-major maps, not copies.
+/// EIGEN_USE_BLAS). Transposed operands are column-major maps, not copies; only an operand
+/// with neither matrix axis contiguous (a batch axis innermost) goes through a packed copy.
 
 #include <Eigen/Core>
 #include <atomic>
 #include <string>
 #include <vector>
+
+#include "../counters.hpp"
 
 #include "../../expr/map.hpp"
 
@@ -138,16 +141,6 @@ constexpr contraction_dims<N> contraction_of() {
 
 template <int N, class Stmt>
 inline constexpr bool is_contraction_v = contraction_of<N, Stmt>().ok;
-
-/// Counts of what the local executors ran (for tests and explain()).
-struct exec_counters {
-  std::atomic<long> gemm_calls{0};   ///< GEMMs issued (one per batch point)
-  std::atomic<long> loop_statements{0};
-};
-inline exec_counters& counters() {
-  static exec_counters c;
-  return c;
-}
 
 // ---- running it ----
 template <class T>

@@ -15,6 +15,7 @@
 
 #include "../../expr/map.hpp"
 #include "../../expr/reduce.hpp"
+#include "../counters.hpp"
 
 namespace workpart::detail {
 
@@ -212,6 +213,7 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
       if constexpr (P >= 0) {
         if (hi[P] - lo[P] >= threads && lhs.step(P) != 0) {
           const index_t p0 = lo[P], p1 = hi[P];
+          counters().threaded_outer.fetch_add(1, std::memory_order_relaxed);
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
@@ -227,6 +229,7 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
       // thread then writes its own elements).
       if constexpr (lhs_owns_dim<M, Lhs>()) {
         if (len >= 4 * threads && lhs.step(M) != 0) {
+          counters().threaded_rows.fetch_add(1, std::memory_order_relaxed);
 #if defined(_OPENMP)
 #pragma omp parallel num_threads(threads)
 #endif

@@ -1,0 +1,64 @@
+#pragma once
+/// \file root_exchange.hpp
+/// The plan's Scatterv and Gatherv: root's global array <-> one box per rank.
+///
+/// Root sends (or receives) every box straight from (into) its global array through an MPI
+/// subarray datatype, so nothing is packed on root; each rank holds its box contiguously.
+/// MPI_Scatterv and MPI_Gatherv take one datatype for all ranks, which boxes of uneven sizes
+/// cannot share, so both are MPI_Alltoallw calls in which only root sends (or receives).
+
+#include <mpi.h>
+
+#include <boost/mpi/communicator.hpp>
+#include <vector>
+
+#include "datatypes.hpp"
+
+namespace workpart::detail {
+
+/// Root <-> every rank r with take[r] and a non-empty boxes[r]; `local` is this rank's box.
+inline moved root_exchange(const boost::mpi::communicator& comm, const array_use& u,
+                           const std::vector<box>& boxes, const std::vector<char>& take,
+                           void* local, bool to_root) {
+  const int size = comm.size(), rank = comm.rank();
+  const MPI_Datatype elem = mpi_elem_type(u.elem);
+  std::vector<int> scount(size, 0), sdisp(size, 0), rcount(size, 0), rdisp(size, 0);
+  std::vector<MPI_Datatype> stype(size, elem), rtype(size, elem);
+  std::vector<datatype> keep;  // root's subarray types, freed after the call
+  keep.reserve(std::size_t(size));
+  moved m;
+  for (int r = 0; r < size; ++r) {
+    if (!take[r] || boxes[r].empty()) continue;
+    if (rank == 0) {
+      keep.push_back(box_type(u, u.shape, boxes[r]));
+      (to_root ? rcount : scount)[r] = 1;
+      (to_root ? rtype : stype)[r] = keep.back().get();
+      if (r != 0) (to_root ? m.received : m.sent) += type_bytes(keep.back().get(), 1);
+    }
+    if (r == rank) {
+      const int n = to_int(boxes[r].size(), "a box of array '" + u.name + "'");
+      (to_root ? scount : rcount)[0] = n;
+      if (r != 0) (to_root ? m.sent : m.received) += type_bytes(elem, n);
+    }
+  }
+  void* global = rank == 0 ? u.root_data() : nullptr;
+  MPI_Alltoallw(to_root ? local : global, scount.data(), sdisp.data(), stype.data(),
+                to_root ? global : local, rcount.data(), rdisp.data(), rtype.data(), comm);
+  return m;
+}
+
+/// Scatterv: root sends each rank in `take` its box of root's array, into `local`.
+inline moved scatterv_boxes(const boost::mpi::communicator& comm, const array_use& u,
+                            const std::vector<box>& boxes, const std::vector<char>& take,
+                            void* local) {
+  return root_exchange(comm, u, boxes, take, local, false);
+}
+
+/// Gatherv: each rank in `take` sends its box from `local` into root's array.
+inline moved gatherv_boxes(const boost::mpi::communicator& comm, const array_use& u,
+                           const std::vector<box>& boxes, const std::vector<char>& take,
+                           void* local) {
+  return root_exchange(comm, u, boxes, take, local, true);
+}
+
+}  // namespace workpart::detail

@@ -1,0 +1,22 @@
+#pragma once
+/// \file counters.hpp
+/// Counts of what the local executors did, so that tests and benchmarks can see which path
+/// ran (a GEMM, a plain loop, threads) rather than infer it from timings.
+
+#include <atomic>
+
+namespace workpart::detail {
+
+/// Counts of what the local executors ran (for tests and explain()).
+struct exec_counters {
+  std::atomic<long> gemm_calls{0};   ///< GEMMs issued (one per batch point)
+  std::atomic<long> loop_statements{0};
+  std::atomic<long> threaded_outer{0};  ///< loops split over threads along an outer dimension
+  std::atomic<long> threaded_rows{0};   ///< loops whose rows themselves were split over threads
+};
+inline exec_counters& counters() {
+  static exec_counters c;
+  return c;
+}
+
+}  // namespace workpart::detail

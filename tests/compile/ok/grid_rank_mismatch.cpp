@@ -1,0 +1,17 @@
+/// Compile test (ok twin of a compile-fail test, must compile): the fix for a grid of rank 2 for a space of rank 3.
+/// tests/compile/fail/grid_rank_mismatch.cpp is the same program with the misuse.
+#include <workpart/workpart.hpp>
+
+#include <cstdint>
+
+namespace wp = workpart;
+
+void compile_check_grid_rank_mismatch(const wp::context& ctx) {
+  wp::array<double, 2> A("A", {4, 5});
+  wp::array<double, 2> B("B", {5, 6});
+  wp::array<double, 2> C("C", {4, 6});
+  auto [i, j, k] = wp::indices<3>();
+  auto mm = wp::map("matmul", wp::space(4, 6, 5), C(i, j) += A(i, k) * B(k, j));
+  auto plan = wp::distribute(mm, wp::grid<2, 1, 1>, ctx);
+  (void)plan;
+}
