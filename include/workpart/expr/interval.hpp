@@ -98,59 +98,49 @@ inline std::optional<index_t> extreme_where_positive(const linear_form& g, const
   return best;
 }
 
-/// Extreme (min if want_min, else max) of `f` over the box [lo_d, hi_d) of the outer
-/// dimensions and the enclosing ranges (outermost first). std::nullopt when the form uses
-/// an index whose range depends on data.
-inline std::optional<index_t> extreme(linear_form f, const std::vector<range_form>& ranges,
-                                      const index_t* box_lo, const index_t* box_hi, bool want_min);
-
-/// One affine range empty at some points of the box: the access runs only where it is not,
-/// so the extreme is taken over those points alone (exact, where extreme_where_positive can).
-inline std::optional<index_t> extreme_one_range(const linear_form& f, const range_form& r,
-                                                const index_t* box_lo, const index_t* box_hi,
-                                                bool want_min) {
+/// hi - lo of a range, as a linear form of the indices around it.
+inline linear_form range_length(const range_form& r) {
   linear_form len = to_linear(r.hi);
   const linear_form lo = to_linear(r.lo);
   len.offset -= lo.offset;
   for (int d = 0; d < max_dims; ++d) len.coef[d] -= lo.coef[d];
-  // f with the range's index at the end that extremises it (exact wherever the range runs)
-  linear_form g = f;
-  const index_t c = f.coef[r.dim];
-  if (c != 0) {
-    const bool use_lo = (c > 0) == want_min;
-    const axis_form& b = use_lo ? r.lo : r.hi;
-    g.coef[r.dim] = 0;
-    for (int d = 0; d < max_dims; ++d) g.coef[d] += c * b.coef[d];
-    g.offset += c * (b.offset - (use_lo ? 0 : 1));
-  }
-  return extreme_where_positive(g, len, box_lo, box_hi, want_min);
+  return len;
 }
 
+/// Replaces r's index in f by the end of its range that extremises f: for a coefficient
+/// c > 0 the min is at lo and the max at hi - 1, for c < 0 the other way round. Exact at every
+/// point where the range runs.
+inline void eliminate(linear_form& f, const range_form& r, bool want_min) {
+  const index_t c = f.coef[r.dim];
+  if (c == 0) return;
+  const bool use_lo = (c > 0) == want_min;
+  const axis_form& b = use_lo ? r.lo : r.hi;
+  f.coef[r.dim] = 0;
+  for (int d = 0; d < max_dims; ++d) f.coef[d] += c * b.coef[d];
+  f.offset += c * (b.offset - (use_lo ? 0 : 1));
+}
+
+/// Extreme (min if want_min, else max) of `f` over the box [lo_d, hi_d) of the outer
+/// dimensions and the enclosing ranges (outermost first). std::nullopt when the form uses
+/// an index whose range depends on data.
 inline std::optional<index_t> extreme(linear_form f, const std::vector<range_form>& ranges,
                                       const index_t* box_lo, const index_t* box_hi, bool want_min) {
   if (ranges.size() == 1 && !ranges[0].data_dependent) {
-    // Exact also where the range is empty at some points (a triangle, a band): those points
-    // run nothing. Where the range runs everywhere, the elimination below is already exact.
-    const range_form& r = ranges[0];
-    linear_form len = to_linear(r.hi);
-    const linear_form lo = to_linear(r.lo);
-    len.offset -= lo.offset;
-    for (int d = 0; d < max_dims; ++d) len.coef[d] -= lo.coef[d];
+    // One range empty at some points of the box (a triangle, a band): the access runs only
+    // where it is not, so the extreme is taken over those points alone. Where the range runs
+    // everywhere, the elimination below is already exact.
+    const linear_form len = range_length(ranges[0]);
     const auto shortest = extreme(len, {}, box_lo, box_hi, true);
-    if (shortest && *shortest < 1)
-      if (auto v = extreme_one_range(f, r, box_lo, box_hi, want_min)) return v;
+    if (shortest && *shortest < 1) {
+      linear_form g = f;
+      eliminate(g, ranges[0], want_min);
+      if (auto v = extreme_where_positive(g, len, box_lo, box_hi, want_min)) return v;
+    }
   }
   for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
-    const int r = it->dim;
-    const index_t c = f.coef[r];
-    if (c == 0) continue;
+    if (f.coef[it->dim] == 0) continue;
     if (it->data_dependent) return std::nullopt;
-    // c > 0: the min is at lo, the max at hi - 1; c < 0: the other way round.
-    const bool use_lo = (c > 0) == want_min;
-    const axis_form& b = use_lo ? it->lo : it->hi;
-    f.coef[r] = 0;
-    for (int d = 0; d < max_dims; ++d) f.coef[d] += c * b.coef[d];
-    f.offset += c * (b.offset - (use_lo ? 0 : 1));
+    eliminate(f, *it, want_min);
   }
   index_t v = f.offset;
   for (int d = 0; d < max_dims; ++d) {
@@ -177,10 +167,7 @@ inline bool range_may_run(const std::vector<range_form>& ranges, const index_t* 
                           const index_t* box_hi) {
   const range_form& r = ranges.back();
   if (r.data_dependent) return true;
-  linear_form len = to_linear(r.hi);
-  const linear_form lo = to_linear(r.lo);
-  len.offset -= lo.offset;
-  for (int d = 0; d < max_dims; ++d) len.coef[d] -= lo.coef[d];
+  const linear_form len = range_length(r);
   std::vector<range_form> outer(ranges.begin(), ranges.end() - 1);
   auto m = extreme(len, outer, box_lo, box_hi, false);
   return !m || *m > 0;
