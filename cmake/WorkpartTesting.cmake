@@ -75,7 +75,7 @@ function(_workpart_test_environment out)
       set(asan "detect_leaks=0")
     endif()
     list(APPEND env
-      "ASAN_OPTIONS=${asan}:detect_stack_use_after_return=1:strict_init_order=1"
+      "ASAN_OPTIONS=${asan}:detect_stack_use_after_return=1:strict_init_order=1:allocator_may_return_null=1"
       "LSAN_OPTIONS=suppressions=${_WORKPART_LSAN_SUPP}:print_suppressions=0"
       "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
   endif()

@@ -21,5 +21,8 @@ struct access_builder;
 /// for a program started without mpirun). Set by comm/context.hpp; core knows nothing of MPI.
 inline int (*current_rank_hook)() = nullptr;
 inline int current_rank() { return current_rank_hook ? current_rank_hook() : 0; }
+/// The number of ranks in the current context (1 without one).
+inline int (*current_size_hook)() = nullptr;
+inline int current_size() { return current_size_hook ? current_size_hook() : 1; }
 }  // namespace detail
 }  // namespace workpart

@@ -230,4 +230,37 @@ std::string explain_differs(const boost::mpi::communicator& c, const Plan& plan)
   return all_problems(c, root == plan.explain() ? "" : "explain() differs from root's");
 }
 
+/// The text of the wp::error that f throws (empty if it throws none).
+template <class F>
+std::string what_of(F&& f) {
+  try {
+    f();
+  } catch (const wp::error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+/// Every rank's message equals root's: problems as text, the same on every rank.
+inline std::string same_everywhere(const boost::mpi::communicator& c, const std::string& msg) {
+  const std::string root = from_root(c, msg);
+  return all_problems(c, msg == root ? "" : "message differs from root's: " + msg);
+}
+
+/// A small working plan, out(i) = x(i) + 1 over all ranks: "" if its result and its measured
+/// bytes are right. Run after errors, it shows that no rank was left inside a collective (a
+/// rank left behind would hang it, and the test would time out rather than pass).
+inline std::string a_plan_still_works(const wp::context& ctx) {
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 11;
+  wp::array<double, 1> x("x", {n}), out("out", {n});
+  fill1(x, [](index_t a) { return double(a) * 2.0; });
+  auto plan = wp::distribute(wp::map("after", wp::space(n), out(i) = x(i) + 1.0),
+                             wp::grid_shape{index_t(ctx.size())}, ctx);
+  plan.run();
+  std::vector<double> want(n);
+  for (index_t a = 0; a < n; ++a) want[a] = double(a) * 2.0 + 1.0;
+  return compare_on_root(ctx.comm(), out, want) + all_problems(ctx.comm(), measured_problems(plan));
+}
+
 }  // namespace mpitest

@@ -4,7 +4,9 @@
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
+#include <algorithm>
 #include <memory>
+#include <vector>
 #include <mpi.h>
 
 #include "../error.hpp"
@@ -13,13 +15,23 @@
 namespace workpart {
 
 namespace detail {
-inline const boost::mpi::communicator*& current_comm() {
-  static const boost::mpi::communicator* c = nullptr;
-  return c;
+/// The live contexts in creation order; the newest is current. A context leaves the list
+/// when destroyed, in whatever order that happens, so the current one is always alive.
+inline std::vector<const boost::mpi::communicator*>& live_contexts() {
+  static std::vector<const boost::mpi::communicator*> v;
+  return v;
+}
+inline const boost::mpi::communicator* current_comm() {
+  const auto& v = live_contexts();
+  return v.empty() ? nullptr : v.back();
 }
 inline int rank_of_current_context() {
   const auto* c = current_comm();
   return c ? c->rank() : 0;
+}
+inline int size_of_current_context() {
+  const auto* c = current_comm();
+  return c ? c->size() : 1;
 }
 }  // namespace detail
 
@@ -41,14 +53,15 @@ class context {
     MPI_Initialized(&inited);
     if (!inited) env_ = std::make_unique<boost::mpi::environment>(argc, argv);
     comm_ = std::make_unique<boost::mpi::communicator>(comm);
-    prev_ = detail::current_comm();
-    detail::current_comm() = comm_.get();
+    detail::live_contexts().push_back(comm_.get());
     detail::current_rank_hook = &detail::rank_of_current_context;
+    detail::current_size_hook = &detail::size_of_current_context;
   }
   context(const context&) = delete;
   context& operator=(const context&) = delete;
   ~context() {
-    if (detail::current_comm() == comm_.get()) detail::current_comm() = prev_;
+    auto& v = detail::live_contexts();
+    v.erase(std::remove(v.begin(), v.end(), comm_.get()), v.end());
   }
 
   int rank() const { return comm_->rank(); }
@@ -59,7 +72,6 @@ class context {
  private:
   std::unique_ptr<boost::mpi::environment> env_;
   std::unique_ptr<boost::mpi::communicator> comm_;
-  const boost::mpi::communicator* prev_ = nullptr;
 };
 
 }  // namespace workpart

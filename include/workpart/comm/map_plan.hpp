@@ -21,6 +21,7 @@
 
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
+#include "agreement.hpp"
 #include "collectives/bcast.hpp"
 #include "collectives/gatherv.hpp"
 #include "collectives/reduce.hpp"
@@ -103,6 +104,12 @@ inline std::string access_mapping_text(const std::string& name, int rank,
 }  // namespace detail
 
 /// A map distributed over a process grid. Built by wp::distribute on every rank alike.
+///
+/// Every phase runs in two steps: first the work that can fail on some ranks only (planning
+/// from values that may differ by rank, root's allocation, init() generators, the local
+/// block), then one small collective in which the ranks agree whether any failed
+/// (detail::agree); only when none did do the collectives that move data start. So a failure
+/// anywhere is the same wp::error on every rank, and no rank waits in a collective alone.
 template <class Map>
 class map_plan {
   static constexpr int N = Map::rank;
@@ -115,29 +122,48 @@ class map_plan {
                        "the plan only on the ranks of the communicator given to wp::context");
     rank_ = comm_.rank();
     size_ = comm_.size();
-    if (opt.backend == backend::cuda)
-      throw plan_error("wp::distribute: map '" + m.name() +
-                       "': the CUDA backend is not available in this build; use backend::cpu");
-    check_grid();
-    cons_ = detail::extract_constraints(map_, grid_, size_);
-    block_ = cons_.blocks[rank_];
-    validate();  // every check that can fail, identically on every rank, before any collective
-    generated_ = agree_generated();  // the first collective
-    build_arrays();
-    root_only_ = only_root_works();
-    explain_ = make_explain();
-    make_groups();
-    if (!root_only_) allocate();  // a root-only plan's run() needs no buffers: made on scatter()
+    std::uint64_t print = 0;
+    const detail::failure f = detail::capture([&] {
+      map_.require_valid();  // an out-of-bounds access or a race found when the map was built
+      if (opt.backend == backend::cuda)
+        throw plan_error("wp::distribute: map '" + m.name() +
+                         "': the CUDA backend is not available in this build; use backend::cpu");
+      check_grid();
+      cons_ = detail::extract_constraints(map_, grid_, size_);
+      block_ = cons_.blocks[rank_];
+      validate();  // every check that can fail, before any collective
+      check_alive();
+      check_views_disjoint();
+      print = fingerprint();
+    });
+    // The first collective: every rank raises the same error, or the ranks built the same plan.
+    detail::with_comm_errors([&] {
+      detail::agree(comm_, f, print, detail::name_rank::when_partial,
+                    "map '" + map_.name() + "': the ranks did not build the same map and grid "
+                    "(the space, the statements, the arrays' shapes or element types, or the grid "
+                    "differ between ranks; rank 0 has space " + map_.iteration_space().str() +
+                    " and grid " + grid_.str() + "); build every map and plan alike on every rank");
+      generated_ = agree_generated();
+      build_arrays();
+      root_only_ = only_root_works();
+      explain_ = make_explain();
+      make_groups();
+    });
+    // Buffers are allocated at the first scatter (or local()), not here: building a plan
+    // touches no element.
   }
 
   /// Scatter inputs from root, execute, leave outputs on root. When no rank but root holds
   /// any part of any array (one rank, or a grid of one), root runs the map on its arrays in
   /// place, as wp::run does: nothing is copied.
   void run() {
-    const double t0 = MPI_Wtime();
-    refresh_generated();
-    stats_.scatter.seconds += MPI_Wtime() - t0;
-    if (root_only_ && std::none_of(generated_.begin(), generated_.end(), [](char g) { return g; })) {
+    require_live("run");
+    detail::with_comm_errors([&] {
+      const double t0 = MPI_Wtime();
+      refresh_generated();
+      stats_.scatter.seconds += MPI_Wtime() - t0;
+    });
+    if (runs_in_place()) {
       run_in_place();
       return;
     }
@@ -148,9 +174,12 @@ class map_plan {
 
   /// Moves every input to the ranks (root's values, or generated in place by init()).
   void scatter() {
-    const double t0 = MPI_Wtime();
-    refresh_generated();
-    stats_.scatter.seconds += MPI_Wtime() - t0;
+    require_live("scatter");
+    detail::with_comm_errors([&] {
+      const double t0 = MPI_Wtime();
+      refresh_generated();
+      stats_.scatter.seconds += MPI_Wtime() - t0;
+    });
     scatter_agreed();
   }
 
@@ -162,6 +191,114 @@ class map_plan {
   }
 
  private:
+  /// A moved-from plan holds nothing to run.
+  void require_live(const char* what) const {
+    if (!live_.live)
+      throw error("[workpart.error] plan." + std::string(what) + "(): this plan was moved from; "
+                  "use the plan it was moved into");
+  }
+  /// The arrays must outlive the plan's use of them: a destroyed array is refused, not read.
+  void check_alive() const {
+    for (const auto& use : cons_.arrays)
+      if (use.alive && !*use.alive)
+        throw plan_error("map '" + map_.name() + "': array '" + use.name + "' was destroyed "
+                         "while a plan of the map still uses it; keep every array alive as long "
+                         "as the maps and plans that use it");
+  }
+  /// Two views of overlapping root memory in one map, one of them written: what the other
+  /// reads would depend on the grid. Only root knows the buffers; agree() tells every rank.
+  void check_views_disjoint() const {
+    const auto& a = cons_.arrays;
+    for (std::size_t x = 0; x < a.size(); ++x)
+      for (std::size_t y = x + 1; y < a.size(); ++y) {
+        if (!a[x].view_begin || !a[y].view_begin || !(a[x].written || a[y].written)) continue;
+        const char* bx = static_cast<const char*>(a[x].view_begin);
+        const char* by = static_cast<const char*>(a[y].view_begin);
+        if (bx < by + a[y].view_bytes && by < bx + a[x].view_bytes)
+          throw plan_error("map '" + map_.name() + "': arrays '" + a[x].name + "' and '" +
+                           a[y].name + "' are views of overlapping memory on root, and the map "
+                           "writes " + (a[x].written ? "'" + a[x].name + "'" : "'" + a[y].name + "'") +
+                           "; what the other reads would depend on the grid. Use one array for "
+                           "both, or copy one of them first");
+      }
+  }
+  /// What this rank planned, for the check that every rank planned the same.
+  std::uint64_t fingerprint() const {
+    detail::fingerprint h;
+    h.add(map_.name()).add(N).add(size_).add(grid_.rank());
+    for (index_t g : grid_.dims) h.add(g);
+    const auto& sp = map_.iteration_space();
+    for (int d = 0; d < N; ++d) h.add(sp.lo[d]).add(sp.hi[d]);
+    for (const auto& u : cons_.arrays) {
+      h.add(u.name).add(u.rank).add(u.elem).add(int(u.read)).add(int(u.written)).add(int(u.write_kind));
+      for (int a = 0; a < u.rank; ++a) h.add(u.shape[a]);
+      for (const auto& t : u.read_texts) h.add(t);
+      for (const auto& t : u.write_texts) h.add(t);
+    }
+    return h.h;
+  }
+  /// Runs the local part of a phase (f), then agrees with every rank on whether it failed.
+  template <class F>
+  void local_then_agree(F&& f) {
+    const detail::failure fl = detail::capture(f);
+    detail::with_comm_errors(
+        [&] { detail::agree(comm_, fl, 0, detail::name_rank::when_partial); });
+  }
+  /// Root's copy of every array a phase exchanges with root, made before the phase's
+  /// collectives (allocating it, or generating it from init(), may fail on root alone).
+  void materialize_on_root(bool for_scatter) {
+    check_alive();
+    if (rank_ != 0) return;
+    for (std::size_t u = 0; u < arrays_.size(); ++u) {
+      const auto& ap = arrays_[u];
+      const bool needed = for_scatter ? (!generated_[u] && ((ap.use.read && !ap.reads_own_writes) ||
+                                                           (ap.use.written && ap.w_init_old)))
+                                      : ap.use.written;
+      if (!needed) continue;
+      try {
+        ap.use.root_data();
+      } catch (const error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw error("[workpart.error] map '" + map_.name() + "': root could not make its copy of "
+                    "array '" + ap.use.name + "' (" + std::to_string(elements(ap.use)) +
+                    " elements): " + e.what());
+      }
+    }
+  }
+  static index_t elements(const detail::array_use& u) {
+    index_t n = 1;
+    for (int a = 0; a < u.rank; ++a) n *= u.shape[a];
+    return n;
+  }
+  /// Fills this rank's boxes from init() where the plan generates them in place, and the
+  /// write buffers of +=, max_into and min_into with the identity.
+  void generate_local() {
+    for (std::size_t u = 0; u < arrays_.size(); ++u) {
+      auto& ap = arrays_[u];
+      try {
+        if (ap.use.read && !ap.reads_own_writes && ap.in_steps.front().collective == "generate" &&
+            !ap.rbox[rank_].empty())
+          ap.use.generate(detail::buf_data(ap.rbuf), ap.rbox[rank_]);
+        if (!ap.use.written) continue;
+        const auto& b = ap.wbox[rank_];
+        void* buf = detail::buf_data(ap.wbuf);
+        if (ap.use.write_kind != detail::combine::assign && b.size() > 0)
+          detail::with_elem(ap.use.elem, [&](auto t) {
+            detail::fill_identity<decltype(t)>(buf, b.size(), ap.use.write_kind);
+          });
+        if (ap.w_init_old && ap.init_steps.front().collective == "generate" && b.size() > 0 &&
+            ap.wleader)
+          ap.use.generate(buf, b);
+      } catch (const error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw error("[workpart.error] map '" + map_.name() + "': init() of array '" +
+                    ap.use.name + "' failed while generating this rank's part: " + e.what());
+      }
+    }
+  }
+
   /// Root may have gathered an init() array since the plan was built (another plan's
   /// gather()), or made its copy by asking for data(): from then on its values are scattered.
   void refresh_generated() {
@@ -173,15 +310,26 @@ class map_plan {
       }
   }
   void scatter_agreed() {
+    const double t0 = MPI_Wtime();
+    // Until this scatter completes the ranks' buffers hold nothing to gather.
+    scattered_ = false;
+    failed_ = "scatter() failed";
+    local_then_agree([&] {
+      check_alive();
+      if (!allocated_) allocate();
+      materialize_on_root(true);
+      generate_local();
+    });
+    detail::with_comm_errors([&] {
+      for (auto& ap : arrays_) {
+        if (ap.use.read) scatter_reads(ap);
+        if (ap.use.written) init_writes(ap);
+      }
+    });
     stale_reads_ = false;
     buffers_behind_ = false;
+    failed_.clear();
     scattered_ = true;
-    if (!allocated_) allocate();
-    const double t0 = MPI_Wtime();
-    for (auto& ap : arrays_) {
-      if (ap.use.read) scatter_reads(ap);
-      if (ap.use.written) init_writes(ap);
-    }
     stats_.scatter.seconds += MPI_Wtime() - t0;
   }
 
@@ -189,36 +337,33 @@ class map_plan {
   /// a failure (a data-dependent subscript) as in execute().
   void run_in_place() {
     const double t0 = MPI_Wtime();
-    std::string failure;
-    bool data_error = true;
-    if (rank_ == 0) {
-      try {
+    detail::failure f;
+    if (rank_ == 0)
+      f = detail::capture([&] {
+        materialize_on_root(true);
+        materialize_on_root(false);
         detail::run_on_root(map_);
-      } catch (const error& e) {
-        failure = e.what();
-      } catch (const std::exception& e) {  // e.g. out of memory: the other ranks must not wait
-        failure = e.what();
-        data_error = false;
-      }
-    }
+      });
     // Root's arrays are ahead of the buffers even after a failure: what the statements wrote
     // before it stays written, as with wp::run (the distributed path leaves root untouched).
     buffers_behind_ = true;
-    agree_on_failure(failure, data_error);
     stats_.execute.seconds += MPI_Wtime() - t0;
     ++stats_.runs;
+    detail::with_comm_errors([&] { detail::agree(comm_, f, 0, detail::name_rank::always); });
   }
 
  public:
   /// Runs the map on this rank's block (again on the current values if called again).
   void execute() {
-    // Before any scatter, or after an in-place run(): the current values are root's.
+    require_live("execute");
+    // Before any scatter, after an in-place run(), or after a failed phase: the current
+    // values are root's.
     if (buffers_behind_ || !scattered_) scatter();
     if (stale_reads_) refresh_own_inputs();
     const double t0 = MPI_Wtime();
-    std::string failure;
-    bool data_error = true;
-    if (!block_.empty(N)) {
+    const detail::failure f = detail::capture([&] {
+      check_alive();
+      if (block_.empty(N)) return;
       detail::buffer_env renv, wenv;
       for (auto& ap : arrays_) {
         if (ap.use.read && !ap.reads_own_writes)
@@ -230,78 +375,77 @@ class map_plan {
         if (!ap.use.read || ap.reads_own_writes)
           renv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
       }
-      try {
-        map_.for_each_statement([&](const auto& st) {
-          // A statement that reads its own left side through the write buffer needs the
-          // one-process snapshot semantics; the others read separate buffers.
-          bool separate = true;
-          for (const auto& ap : arrays_)
-            if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
-          detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
-        });
-      } catch (const error& e) {
-        failure = e.what();
-      } catch (const std::exception& e) {  // e.g. out of memory: the other ranks must not wait
-        failure = e.what();
-        data_error = false;
-      }
-    }
-    agree_on_failure(failure, data_error);
+      map_.for_each_statement([&](const auto& st) {
+        // A statement that reads its own left side through the write buffer needs the
+        // one-process snapshot semantics; the others read separate buffers.
+        bool separate = true;
+        for (const auto& ap : arrays_)
+          if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
+        detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
+      });
+    });
     stats_.execute.seconds += MPI_Wtime() - t0;
     ++stats_.runs;
+    // A failure (on any rank) leaves partial results in the blocks: nothing to gather, and
+    // the next execute() starts from root's values again.
+    failed_ = "execute() failed";
+    scattered_ = false;
+    detail::with_comm_errors([&] { detail::agree(comm_, f, 0, detail::name_rank::always); });
+    failed_.clear();
+    scattered_ = true;
     for (const auto& ap : arrays_)
       if (ap.use.read && ap.use.written) stale_reads_ = true;
   }
 
   /// Leaves the final values of every written array on root.
   void gather() {
-    // Nothing executed yet, or an in-place run() left the values on root already.
-    if (buffers_behind_ || !scattered_) return;
+    require_live("gather");
+    if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
-    for (auto& ap : arrays_)
-      if (ap.use.written) gather_writes(ap);
+    local_then_agree([&] {
+      check_alive();
+      materialize_on_root(false);
+    });
+    detail::with_comm_errors([&] {
+      for (auto& ap : arrays_)
+        if (ap.use.written) gather_writes(ap);
+    });
     stats_.gather.seconds += MPI_Wtime() - t0;
   }
   /// Gathers only the named arrays.
   template <class... A>
   void gather(const A&... arrs) {
-    if (buffers_behind_ || !scattered_) {
-      (find(arrs, "gather"), ...);  // still an error for an array the map does not use
-      return;
-    }
+    require_live("gather");
+    (find(arrs, "gather"), ...);  // an error for an array the map does not use
+    if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
-    (gather_writes(find(arrs, "gather")), ...);
+    local_then_agree([&] {
+      check_alive();
+      materialize_on_root(false);
+    });
+    detail::with_comm_errors([&] { (gather_writes(find(arrs, "gather")), ...); });
     stats_.gather.seconds += MPI_Wtime() - t0;
   }
 
  private:
-  /// A data-dependent subscript (or anything else) may fail on one rank only: every rank
-  /// learns it and throws wp::shape_error (a data error) or wp::error (anything else).
-  void agree_on_failure(std::string failure, bool data_error) {
-    int bad = failure.empty() ? size_ : rank_;
-    int first_bad = size_;
-    // Ranks that finish early wait here sleeping, not spinning: on a shared or oversubscribed
-    // node a spinning wait takes the core from the ranks still computing.
-    MPI_Request req;
-    MPI_Iallreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, comm_, &req);
-    for (int done = 0;;) {
-      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-      if (done) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-    if (first_bad < size_) {
-      boost::mpi::broadcast(comm_, failure, first_bad);
-      boost::mpi::broadcast(comm_, data_error, first_bad);
-      if (!data_error) throw error("rank " + std::to_string(first_bad) + ": map '" + map_.name() +
-                                   "' failed: " + failure);
-      throw shape_error("rank " + std::to_string(first_bad) + ": " + failure);
-    }
+  /// Whether the ranks' blocks hold results to gather. Nothing executed yet, or an in-place
+  /// run() left the values on root already: nothing to do. After a failed execute() the
+  /// blocks hold partial results: refused (the same on every rank: failures are agreed).
+  bool ready_to_gather() const {
+    if (!failed_.empty())
+      throw plan_error("plan for map '" + map_.name() + "': the last " + failed_ + ", so the "
+                       "ranks' blocks hold partial results; gather() copies nothing of them to "
+                       "root (root's arrays are unchanged). Call scatter() or run() to start "
+                       "again");
+    return !(buffers_behind_ || !scattered_);
   }
 
  public:
   /// This rank's block of an array (its written box if the map writes it, else its read box).
   template <class T, int R>
   local_block<T, R> local(const array<T, R>& a) {
+    require_live("local");
+    check_alive();
     auto& ap = find(a, "local");
     const bool w = ap.use.written;
     const detail::box& b = w ? ap.wbox[rank_] : ap.rbox[rank_];
@@ -388,6 +532,10 @@ class map_plan {
         throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " has extent " +
                          std::to_string(grid_.dims[d]) + " in dimension " + std::to_string(d) +
                          "; grid extents are >= 1");
+    if (grid_.product() == std::numeric_limits<index_t>::max())  // saturated: no wrap-around
+      throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " needs more than "
+                       "2^63 - 1 ranks, communicator has " + std::to_string(size_) +
+                       "; use a grid whose product is at most " + std::to_string(size_));
     if (grid_.product() > size_)
       throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " needs " +
                        std::to_string(grid_.product()) + " ranks, communicator has " +
@@ -440,22 +588,31 @@ class map_plan {
   std::vector<char> agree_generated() const {
     // Per array, minima over the ranks of: root's decision; whether every rank holding a box
     // can generate it; the init() call count and its negation (min == max: all called alike).
-    constexpr int K = 4;
+    // The fifth: whether the array still exists on every rank (its hooks are not called
+    // otherwise): a destroyed array is the same plan_error everywhere, not a use after free.
+    constexpr int K = 5;
     constexpr int none = std::numeric_limits<int>::max();
     const std::size_t n = cons_.arrays.size();
     std::vector<int> mine(K * n), all(K * n);
     for (std::size_t u = 0; u < n; ++u) {
       const auto& use = cons_.arrays[u];
-      const bool gen = use.generated_in_place();  // elsewhere than root: has init()
+      const bool alive = !use.alive || *use.alive;
+      const bool gen = alive && use.generated_in_place();  // elsewhere than root: has init()
       const bool holds = !cons_.read[u][rank_].empty() || !cons_.write[u][rank_].empty();
-      const int calls = use.init_calls();
+      const int calls = alive ? use.init_calls() : 0;
       mine[K * u] = rank_ == 0 ? gen : 1;
       mine[K * u + 1] = rank_ == 0 || !holds ? 1 : gen;
       mine[K * u + 2] = holds || rank_ == 0 ? calls : none;
       mine[K * u + 3] = holds || rank_ == 0 ? -calls : none;
+      mine[K * u + 4] = alive;
     }
     if (n > 0) boost::mpi::all_reduce(comm_, mine.data(), int(K * n), all.data(),
                                       boost::mpi::minimum<int>());
+    for (std::size_t u = 0; u < n; ++u)
+      if (!all[K * u + 4])
+        throw plan_error("map '" + map_.name() + "': array '" + cons_.arrays[u].name + "' was "
+                         "destroyed while a plan of the map still uses it; keep every array "
+                         "alive as long as the maps and plans that use it");
     std::vector<char> out(n);
     for (std::size_t u = 0; u < n; ++u) {
       const int* a = &all[K * u];
@@ -707,7 +864,7 @@ class map_plan {
     }
     leader = key == 0;
     MPI_Comm c;
-    MPI_Comm_split(comm_, color, key, &c);
+    WORKPART_MPI_CHECK(MPI_Comm_split, (comm_, color, key, &c));
     if (c != MPI_COMM_NULL) out = boost::mpi::communicator(c, boost::mpi::comm_take_ownership);
   }
 
@@ -753,30 +910,18 @@ class map_plan {
   void scatter_reads(detail::array_plan& ap) {
     if (ap.reads_own_writes) return;  // the map's own earlier statements fill what it reads
     const auto& b = ap.rbox[rank_];
-    if (ap.in_steps.front().collective == "generate") {
-      if (!b.empty()) ap.use.generate(detail::buf_data(ap.rbuf), b);
-      return;
-    }
+    if (ap.in_steps.front().collective == "generate") return;  // done by generate_local()
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.rbox, leaders(ap.rgroup),
                                                  detail::buf_data(ap.rbuf)));
     if (!ap.rgroup.empty() && ap.rcomm && !b.empty())
       count(stats_.scatter, detail::bcast_box(ap.rcomm, ap.use.elem, detail::buf_data(ap.rbuf), b.size()));
   }
 
+  /// Old values of an output onto the ranks that combine into them (the identity fill and
+  /// generated old values were done by generate_local()).
   void init_writes(detail::array_plan& ap) {
-    const auto& b = ap.wbox[rank_];
-    const index_t n = b.size();
     void* buf = detail::buf_data(ap.wbuf);
-    const bool conflicted = ap.use.write_kind != detail::combine::assign;
-    if (conflicted && n > 0)
-      detail::with_elem(ap.use.elem, [&](auto t) {
-        detail::fill_identity<decltype(t)>(buf, n, ap.use.write_kind);
-      });
-    if (!ap.w_init_old) return;
-    if (ap.init_steps.front().collective == "generate") {
-      if (n > 0 && ap.wleader) ap.use.generate(buf, b);
-      return;
-    }
+    if (!ap.w_init_old || ap.init_steps.front().collective == "generate") return;
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.wbox, leaders(ap.wgroup), buf));
   }
 
@@ -784,6 +929,7 @@ class map_plan {
   /// values. Where each rank's own writes cover its reads and hold whole values, a local copy
   /// does it; otherwise the array goes to root and back (counted in the phases' bytes).
   void refresh_own_inputs() {
+    local_then_agree([&] { materialize_on_root(false); });  // arrays that go through root
     stale_reads_ = false;
     for (auto& ap : arrays_) {
       if (!(ap.use.read && ap.use.written) || ap.reads_own_writes) continue;
@@ -928,6 +1074,8 @@ class map_plan {
   bool stale_reads_ = false;
   bool root_only_ = false;       // run() works in place on root's arrays
   bool buffers_behind_ = false;  // an in-place run() left root's arrays ahead of the buffers
+  std::string failed_;           // the phase that failed last ("execute() failed"), until scatter
+  detail::live_flag live_;       // false in a moved-from plan
   bool allocated_ = false;
   bool scattered_ = false;  // execute() before any scatter() scatters first
 };

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../error.hpp"
@@ -152,6 +153,17 @@ struct array_plan {
   std::vector<std::max_align_t> rbuf, wbuf;
   boost::mpi::communicator rcomm, wcomm;  // this rank's group communicators
   bool rleader = false, wleader = false;
+};
+
+/// true until moved from: a moved-from plan refuses every call (see map_plan::require_live).
+struct live_flag {
+  bool live = true;
+  live_flag() = default;
+  live_flag(live_flag&& o) noexcept : live(std::exchange(o.live, false)) {}
+  live_flag& operator=(live_flag&& o) noexcept {
+    live = std::exchange(o.live, false);
+    return *this;
+  }
 };
 
 inline void* buf_data(std::vector<std::max_align_t>& b) { return b.empty() ? nullptr : b.data(); }

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../error.hpp"
 #include "index.hpp"
 
 namespace workpart {
@@ -135,6 +136,23 @@ concept affine_like = is_index_v<T> || is_affine_v<T>;
 template <class T>
 concept integer_like = std::integral<T> && !std::same_as<T, bool>;
 
+/// Coefficient and offset arithmetic that refuses to wrap around (2 * i with a huge runtime
+/// factor must stay the value written, or be an error).
+[[noreturn]] inline void affine_overflow() {
+  throw shape_error("an affine subscript's coefficient or offset overflows 64 bits; use "
+                    "smaller factors or offsets");
+}
+constexpr index_t aff_mul(index_t a, index_t b) {
+  index_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) affine_overflow();
+  return r;
+}
+constexpr index_t aff_add(index_t a, index_t b) {
+  index_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) affine_overflow();
+  return r;
+}
+
 template <int D>
 constexpr affine<plain_sig(D)> to_affine(index<D>) {
   affine<plain_sig(D)> a;
@@ -154,16 +172,16 @@ template <affine_sig A, affine_sig B>
 constexpr affine<summed(A, B)> add_affine(const affine<A>& a, const affine<B>& b, index_t sign) {
   constexpr affine_sig R = summed(A, B);
   affine<R> r;
-  r.offset = a.offset + sign * b.offset;
+  r.offset = aff_add(a.offset, aff_mul(sign, b.offset));
   for (int d = 0; d < max_dims; ++d)
-    if (R.uses(d)) r.coef[R.slot(d)] = a.coef_of(d) + sign * b.coef_of(d);
+    if (R.uses(d)) r.coef[R.slot(d)] = aff_add(a.coef_of(d), aff_mul(sign, b.coef_of(d)));
   return r;
 }
 template <affine_sig A>
 constexpr affine<negated(A)> neg_affine(const affine<A>& a) {
   affine<negated(A)> r;
-  r.offset = -a.offset;
-  for (int t = 0; t < affine<A>::nterms; ++t) r.coef[t] = -a.coef[t];
+  r.offset = aff_mul(-1, a.offset);
+  for (int t = 0; t < affine<A>::nterms; ++t) r.coef[t] = aff_mul(-1, a.coef[t]);
   return r;
 }
 }  // namespace detail
@@ -184,13 +202,14 @@ constexpr auto operator-(A a, B b) {
 template <detail::affine_like A, detail::integer_like I>
 constexpr auto operator+(A a, I c) {
   auto x = detail::to_affine(a);
-  affine<detail::with_offset(decltype(x)::sig)> r{x.offset + static_cast<index_t>(c), x.coef};
+  affine<detail::with_offset(decltype(x)::sig)> r{detail::aff_add(x.offset, static_cast<index_t>(c)),
+                                                 x.coef};
   return r;
 }
 template <detail::affine_like A, detail::integer_like I>
 constexpr auto operator+(I c, A a) { return a + c; }
 template <detail::affine_like A, detail::integer_like I>
-constexpr auto operator-(A a, I c) { return a + (-static_cast<index_t>(c)); }
+constexpr auto operator-(A a, I c) { return a + detail::aff_mul(-1, static_cast<index_t>(c)); }
 template <detail::affine_like A, detail::integer_like I>
 constexpr auto operator-(I c, A a) { return detail::neg_affine(detail::to_affine(a)) + c; }
 template <detail::affine_like A>
@@ -202,8 +221,9 @@ constexpr auto operator*(I c, A a) {
   auto x = detail::to_affine(a);
   constexpr auto S = detail::scaled(decltype(x)::sig);
   affine<S> r;
-  r.offset = x.offset * static_cast<index_t>(c);
-  for (int t = 0; t < affine<S>::nterms; ++t) r.coef[t] = x.coef[t] * static_cast<index_t>(c);
+  r.offset = detail::aff_mul(x.offset, static_cast<index_t>(c));
+  for (int t = 0; t < affine<S>::nterms; ++t)
+    r.coef[t] = detail::aff_mul(x.coef[t], static_cast<index_t>(c));
   return r;
 }
 template <detail::affine_like A, detail::integer_like I>

@@ -8,6 +8,8 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -18,9 +20,12 @@
 namespace workpart {
 
 namespace detail {
+/// float, double, and signed 32- or 64-bit integers (std::int32_t, std::int64_t, and the
+/// other spellings of those widths, such as long long where std::int64_t is long).
 template <class T>
 concept element_type = std::same_as<T, float> || std::same_as<T, double> ||
-                       std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
+                       (std::signed_integral<T> && !std::same_as<T, char> &&
+                        (sizeof(T) == 4 || sizeof(T) == 8));
 }  // namespace detail
 
 /// A row-major array of rank N whose global storage lives on root (rank 0).
@@ -32,7 +37,8 @@ concept element_type = std::same_as<T, float> || std::same_as<T, double> ||
 template <class T, int N>
 class array {
   static_assert(detail::element_type<T>,
-                "workpart::array<T, N>: T must be float, double, std::int32_t or std::int64_t");
+                "workpart::array<T, N>: T must be float, double, std::int32_t or std::int64_t "
+                "(or long long)");
   static_assert(N >= 0 && N <= detail::max_rank, "workpart::array<T, N>: N must be in [0, 8]");
 
  public:
@@ -58,6 +64,11 @@ class array {
   }
   array(const array&) = delete;
   array& operator=(const array&) = delete;
+  /// Plans that use this array see that it is gone (liveness()) and refuse to run.
+  ~array() { *alive_ = false; }
+
+  /// True while the array exists: plans keep this and check it before they touch the array.
+  std::shared_ptr<const bool> liveness() const noexcept { return alive_; }
 
   const std::string& name() const noexcept { return name_; }
   const shape_type& shape() const noexcept { return shape_; }
@@ -87,6 +98,9 @@ class array {
     return data_;
   }
   const T* data() const { return const_cast<array*>(this)->data(); }
+  /// Root, for a view: the buffer viewed, without generating or allocating anything.
+  /// nullptr elsewhere and for owned arrays.
+  const T* view_data() const noexcept { return is_view_ ? data_ : nullptr; }
 
   /// Root, rank 2: the global data as an Eigen row-major matrix map.
   auto matrix() {
@@ -138,6 +152,18 @@ class array {
       if (shape_[a] < 0)
         throw shape_error("wp::array '" + name_ + "': extent " + std::to_string(shape_[a]) +
                           " of axis " + std::to_string(a) + " is negative");
+    // size() and every byte offset must fit: no extent product may wrap around
+    index_t n = 1;
+    for (int a = 0; a < N; ++a)
+      if (!detail::mul_fits(n, shape_[a], n) ||
+          n > std::numeric_limits<index_t>::max() / index_t(sizeof(T)))
+        throw shape_error("wp::array '" + name_ + "': " + shape_text() + " holds more elements "
+                          "than a 64-bit byte count can address; use smaller extents");
+  }
+  std::string shape_text() const {
+    std::string s = "shape {";
+    for (int a = 0; a < N; ++a) s += (a ? ", " : "") + std::to_string(shape_[a]);
+    return s + "}";
   }
   void materialize() {
     if (!is_view_ && owned_.size() != static_cast<std::size_t>(size())) {
@@ -168,6 +194,7 @@ class array {
   generator gen_;
   bool generated_ = false;
   int init_calls_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 namespace detail {

@@ -36,6 +36,7 @@ struct space {
       if (hi[d] < 0)
         throw shape_error("wp::space: extent " + std::to_string(hi[d]) + " of dimension " +
                           std::to_string(d) + " is negative; extents are >= 0");
+    check_points();
   }
   struct from_bounds_t {};
   space(from_bounds_t, const std::array<bounds, N>& b) {
@@ -46,7 +47,21 @@ struct space {
         throw shape_error("wp::space: dimension " + std::to_string(d) + " has hi " +
                           std::to_string(hi[d]) + " below lo " + std::to_string(lo[d]) +
                           "; write {lo, hi} with lo <= hi");
+      index_t ext = 0;
+      if (__builtin_sub_overflow(hi[d], lo[d], &ext))
+        throw shape_error("wp::space: dimension " + std::to_string(d) + " spans [" +
+                          std::to_string(lo[d]) + ", " + std::to_string(hi[d]) +
+                          "), more than 2^63 - 1 points; use smaller bounds");
     }
+    check_points();
+  }
+  /// Every extent >= 0 (checked by the constructors) and the product fits index_t.
+  void check_points() const {
+    index_t n = 1;
+    for (int d = 0; d < N; ++d)
+      if (!detail::mul_fits(n, extent(d), n))
+        throw shape_error("wp::space " + str() + ": more than 2^63 - 1 points (the product of "
+                          "the extents overflows a 64-bit count); use smaller extents");
   }
   space(bounds b0) requires(N == 1) : space(from_bounds_t{}, std::array<bounds, 1>{b0}) {}
   space(bounds b0, bounds b1) requires(N == 2) : space(from_bounds_t{}, std::array<bounds, 2>{b0, b1}) {}

@@ -13,6 +13,7 @@ struct exec_counters {
   std::atomic<long> loop_statements{0};
   std::atomic<long> threaded_outer{0};  ///< loops split over threads along an outer dimension
   std::atomic<long> threaded_rows{0};   ///< loops whose rows themselves were split over threads
+  std::atomic<long> snapshot_elements{0};  ///< elements copied for statements reading their output
 };
 inline exec_counters& counters() {
   static exec_counters c;

@@ -4,10 +4,12 @@
 /// the whole space on root's arrays for `wp::run`, a rank's block on local buffers for a
 /// distributed plan. Picks GEMM for recognised contractions and the loop executor otherwise.
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "../expr/interval.hpp"
 #include "../expr/map.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/loop.hpp"
@@ -65,26 +67,64 @@ bool reads_own_output(const Stmt& st) {
   return v.found && (Stmt::kind != combine::assign || !v.same_element_only);
 }
 
+/// The box of array `id` that the right side of a statement reads over the box [lo, hi) of
+/// the space (hull over its accesses; data-dependent subscripts take the whole axis), inside
+/// the view `v`: a statement that reads its own output snapshots only this box.
+template <int R>
+struct own_read_box {
+  const void* id;
+  const raw_view& v;
+  index_t lo[max_dims] = {}, hi[max_dims] = {};
+  index_t box_lo[max_rank] = {}, box_hi[max_rank] = {};
+  bool any = false;
+  std::vector<range_form> ranges;
+  void enter_range(const range_form& r) { ranges.push_back(r); }
+  void leave_range() { ranges.pop_back(); }
+  template <class A>
+  void on_access(const A& a) {
+    if (static_cast<const void*>(a.arr) != id) return;
+    const auto forms = a.axis_forms();
+    for (int x = 0; x < R; ++x) {
+      index_t l = v.origin[x], h = v.origin[x] + v.extent[x];  // whole axis unless bounded
+      if (forms[x].kind == axis_kind::affine)
+        if (auto iv = form_interval(to_linear(forms[x]), ranges, lo, hi)) {
+          l = index_t(std::max<wide>(l, iv->lo));
+          h = index_t(std::min<wide>(h, iv->hi + 1));
+        }
+      box_lo[x] = any ? std::min(box_lo[x], l) : l;
+      box_hi[x] = any ? std::max(box_hi[x], h) : h;
+    }
+    any = true;
+  }
+};
+
+/// Copies the box [blo, bhi) of `src` into `store` (row-major) and views it there.
 template <class T>
-raw_view snapshot(const raw_view& src, int rank, std::vector<T>& store) {
+raw_view snapshot(const raw_view& src, int rank, const index_t* blo, const index_t* bhi,
+                  std::vector<T>& store) {
   raw_view v = src;
   index_t n = 1;
-  for (int a = 0; a < rank; ++a) n *= src.extent[a];
+  for (int a = 0; a < rank; ++a) {
+    v.origin[a] = blo[a];
+    v.extent[a] = std::max<index_t>(0, bhi[a] - blo[a]);
+    n *= v.extent[a];
+  }
   store.resize(static_cast<std::size_t>(n));
+  counters().snapshot_elements.fetch_add(long(n), std::memory_order_relaxed);
   index_t st = 1;
   for (int a = rank - 1; a >= 0; --a) {
     v.stride[a] = st;
-    st *= src.extent[a];
+    st *= v.extent[a];
   }
   // Copy element by element in row-major order of the box.
   index_t idx[max_rank] = {};
   const T* s = static_cast<const T*>(src.data);
   for (index_t e = 0; e < n; ++e) {
     index_t off = 0;
-    for (int a = 0; a < rank; ++a) off += idx[a] * src.stride[a];
+    for (int a = 0; a < rank; ++a) off += (v.origin[a] + idx[a] - src.origin[a]) * src.stride[a];
     store[static_cast<std::size_t>(e)] = s[off];
     for (int a = rank - 1; a >= 0; --a) {
-      if (++idx[a] < src.extent[a]) break;
+      if (++idx[a] < v.extent[a]) break;
       idx[a] = 0;
     }
   }
@@ -114,8 +154,16 @@ void run_statement(const std::string& map_name, const Stmt& st, const WEnv& wenv
     run_statement_loop<N, Stmt>(bl, br, lo, hi);
   };
   if (alias) {
+    constexpr int R = Lhs::array_type::rank;
+    const raw_view& whole = renv.view(*st.lhs.arr);
+    own_read_box<R> rb{st.lhs.arr, whole, {}, {}, {}, {}, false, {}};
+    for (int d = 0; d < N; ++d) {
+      rb.lo[d] = lo[d];
+      rb.hi[d] = hi[d];
+    }
+    st.rhs.visit(rb);
     std::vector<T> store;
-    const raw_view snap = snapshot<T>(renv.view(*st.lhs.arr), Lhs::array_type::rank, store);
+    const raw_view snap = snapshot<T>(whole, R, rb.box_lo, rb.box_hi, store);
     run_with(overlay_env<REnv>{renv, st.lhs.arr, snap});
   } else {
     run_with(renv);

@@ -12,6 +12,7 @@ namespace workpart {
 namespace detail {
 template <int N, class... S>
 void run_on_root(const map_t<N, S...>& m) {
+  m.require_valid();
   buffer_env env;
   m.for_each_statement([&](const auto& st) {
     auto add = [&](auto& arr) {

@@ -35,12 +35,12 @@ class bounds_checker {
       if (!iv) continue;  // uses an index whose range depends on data: checked at run time
       const index_t ext = a.arr->extent(ax);
       if (iv->lo < 0 || iv->hi >= ext) {
-        const index_t bad = iv->lo < 0 ? iv->lo : iv->hi;
+        const wide bad = iv->lo < 0 ? iv->lo : iv->hi;
         throw shape_error("map '" + map_ + "': access " + a.str() + (writing_ ? " writes" : " reads") +
                           " axis " + std::to_string(ax) + " of '" + a.arr->name() + "' at " +
-                          std::to_string(bad) + ", outside [0, " + std::to_string(ext) +
-                          ") (subscripts span [" + std::to_string(iv->lo) + ", " +
-                          std::to_string(iv->hi) + "] over the space " + space_ +
+                          wide_str(bad) + ", outside [0, " + std::to_string(ext) +
+                          ") (subscripts span [" + wide_str(iv->lo) + ", " +
+                          wide_str(iv->hi) + "] over the space " + space_ +
                           "); shrink the space or enlarge '" + a.arr->name() + "'");
       }
     }
@@ -134,44 +134,181 @@ constexpr void check_statement_types() {
                 "wp::min_into");
 }
 
-/// The run-time half of the check above, for coefficients written as runtime integers: a
-/// left side whose subscript map has full rank is one-to-one; otherwise the space's points
-/// are enumerated (up to 2^22 of them) and two that write one element are a race.
+/// Whether an affine left side is one-to-one over a box of the space, decided exactly from
+/// its coefficients (no enumeration of the space's points). Two points p != q write one
+/// element exactly when v = q - p is a nonzero integer vector with A v = 0 and
+/// |v_d| < extent_d for every dimension d. The integer kernel of A is brought to reduced
+/// echelon form; a kernel of dimension 1 is a line whose shortest integer step is computed
+/// directly, and a larger kernel is searched over its free coordinates (the dimensions of
+/// smallest extent), which are few. `race` holds such a v when there is one.
+struct one_to_one_result {
+  enum verdict { one_to_one, race, undecided } kind = one_to_one;
+  index_t step[max_dims] = {};  ///< for race: q - p
+};
+
+inline one_to_one_result decide_one_to_one(const index_t* coef /* R x N, row-major */, int R, int N,
+                                           const index_t* extent) {
+  one_to_one_result res;
+  auto race_along = [&](int d) {
+    res.kind = one_to_one_result::race;
+    res.step[d] = 1;
+    return res;
+  };
+  // Only dimensions with two or more points can tell points apart.
+  int cols[max_dims], n = 0;
+  for (int d = 0; d < N; ++d)
+    if (extent[d] >= 2) cols[n++] = d;
+  for (int c = 0; c < n; ++c) {
+    bool zero = true;
+    for (int a = 0; a < R; ++a) zero = zero && coef[a * N + cols[c]] == 0;
+    if (zero) return race_along(cols[c]);  // the left side ignores this dimension
+  }
+  if (n == 0) return res;
+  // Larger extents first: they become pivots, the free coordinates are the small ones.
+  std::stable_sort(cols, cols + n, [&](int x, int y) { return extent[x] > extent[y]; });
+  std::vector<wide> m(std::size_t(R) * std::size_t(n));
+  for (int a = 0; a < R; ++a)
+    for (int c = 0; c < n; ++c) m[std::size_t(a * n + c)] = coef[a * N + cols[c]];
+  auto at = [&](int r, int c) -> wide& { return m[std::size_t(r * n + c)]; };
+  auto gcd = [](wide x, wide y) {
+    if (x < 0) x = -x;
+    if (y < 0) y = -y;
+    while (y != 0) {
+      const wide t = x % y;
+      x = y;
+      y = t;
+    }
+    return x;
+  };
+  try {
+    int pivot_col[max_dims] = {}, rank = 0;
+    bool is_pivot[max_dims] = {};
+    for (int c = 0; c < n && rank < R; ++c) {
+      int p = -1;
+      for (int r = rank; r < R; ++r)
+        if (at(r, c) != 0 && (p < 0 || (at(r, c) < 0 ? -at(r, c) : at(r, c)) <
+                                           (at(p, c) < 0 ? -at(p, c) : at(p, c))))
+          p = r;
+      if (p < 0) continue;
+      for (int k = 0; k < n; ++k) std::swap(at(p, k), at(rank, k));
+      for (int r = 0; r < R; ++r) {
+        if (r == rank || at(r, c) == 0) continue;
+        const wide f = at(r, c), g = at(rank, c);
+        wide div = 0;
+        for (int k = 0; k < n; ++k) {
+          at(r, k) = wadd(wmul(g, at(r, k)), wmul(-f, at(rank, k)));
+          div = gcd(div, at(r, k));
+        }
+        if (div > 1)
+          for (int k = 0; k < n; ++k) at(r, k) /= div;
+      }
+      pivot_col[rank++] = c;
+      is_pivot[c] = true;
+    }
+    int free_cols[max_dims] = {}, k = 0;
+    for (int c = 0; c < n; ++c)
+      if (!is_pivot[c]) free_cols[k++] = c;
+    if (k == 0) return res;
+    // v[pivot_col[i]] = -(sum over free f of at(i, f) * v[f]) / at(i, pivot_col[i]), integral.
+    auto lim = [&](int c) { return wide(extent[cols[c]] - 1); };
+    auto abs_w = [](wide x) { return x < 0 ? -x : x; };
+    if (k == 1) {
+      const int f = free_cols[0];
+      wide L = 1;  // the smallest positive v[f] that makes every pivot coordinate integral
+      for (int i = 0; i < rank; ++i) {
+        const wide a = at(i, pivot_col[i]), b = at(i, f);
+        const wide need = abs_w(a) / gcd(a, b);
+        L = wmul(L / gcd(L, need), need);
+        if (L > lim(f)) return res;  // the shortest step already leaves the box
+      }
+      for (int i = 0; i < rank; ++i)
+        if (abs_w(wmul(at(i, f), L) / at(i, pivot_col[i])) > lim(pivot_col[i])) return res;
+      res.kind = one_to_one_result::race;
+      res.step[cols[f]] = index_t(L);
+      for (int i = 0; i < rank; ++i)
+        res.step[cols[pivot_col[i]]] = index_t(-wmul(at(i, f), L) / at(i, pivot_col[i]));
+      return res;
+    }
+    // Several free coordinates: search them (the first nonzero one positive: v and -v are
+    // the same pair of points).
+    wide combos = 1;
+    for (int x = 0; x < k; ++x)
+      if ((combos = wmul(combos, 2 * lim(free_cols[x]) + 1)) > (wide(1) << 24)) {
+        res.kind = one_to_one_result::undecided;
+        return res;
+      }
+    wide v[max_dims] = {};
+    for (int x = 0; x < k; ++x) v[free_cols[x]] = -lim(free_cols[x]);
+    for (;;) {
+      int first = 0;
+      while (first < k && v[free_cols[first]] == 0) ++first;
+      if (first < k && v[free_cols[first]] > 0) {
+        bool ok = true;
+        for (int i = 0; i < rank && ok; ++i) {
+          wide num = 0;
+          for (int x = 0; x < k; ++x) num = wadd(num, wmul(at(i, free_cols[x]), v[free_cols[x]]));
+          const wide a = at(i, pivot_col[i]);
+          ok = num % a == 0 && abs_w(num / a) <= lim(pivot_col[i]);
+          if (ok) v[pivot_col[i]] = -num / a;
+        }
+        if (ok) {
+          res.kind = one_to_one_result::race;
+          for (int c = 0; c < n; ++c) res.step[cols[c]] = index_t(v[c]);
+          return res;
+        }
+      }
+      int x = k - 1;
+      for (; x >= 0; --x) {
+        if (++v[free_cols[x]] <= lim(free_cols[x])) break;
+        v[free_cols[x]] = -lim(free_cols[x]);
+      }
+      if (x < 0) return res;
+    }
+  } catch (const shape_error&) {  // coefficients too large for exact elimination
+    res.kind = one_to_one_result::undecided;
+    return res;
+  }
+}
+
+/// The run-time half of the check above, for coefficients written as runtime integers,
+/// decided exactly for any size of space (decide_one_to_one). Two points that write one
+/// element are a race, named in the error with the element they both write.
 template <int N, class Stmt>
 void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st,
                                   const space<N>& sp) {
   if constexpr (Stmt::kind == combine::assign && N > 0) {
     constexpr int R = Stmt::lhs_type::array_type::rank;
-    const auto f = st.lhs.axis_forms();
-    double m[(R > 0 ? R : 1) * N] = {};
-    for (int a = 0; a < R; ++a)
-      for (int d = 0; d < N; ++d) m[a * N + d] = double(f[a].coef[d]);
-    if (matrix_rank(m, R, N) == N || sp.points() > (index_t(1) << 22)) return;
-    std::vector<index_t> offs;
-    offs.reserve(std::size_t(sp.points()));
-    index_t pt[max_dims] = {};
-    for (int d = 0; d < N; ++d) pt[d] = sp.lo[d];
     if (sp.empty()) return;
-    for (;;) {
-      index_t off = 0;
-      for (int a = 0; a < R; ++a) {
-        index_t v = f[a].offset;
-        for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];
-        off = off * st.lhs.arr->extent(a) + v;  // each v is in [0, extent): checked before
-      }
-      offs.push_back(off);
-      int d = N - 1;
-      for (; d >= 0; --d) {
-        if (++pt[d] < sp.hi[d]) break;
-        pt[d] = sp.lo[d];
-      }
-      if (d < 0) break;
-    }
-    std::sort(offs.begin(), offs.end());
-    if (std::adjacent_find(offs.begin(), offs.end()) != offs.end())
+    const auto f = st.lhs.axis_forms();
+    index_t coef[(R > 0 ? R : 1) * N] = {};
+    for (int a = 0; a < R; ++a)
+      for (int d = 0; d < N; ++d) coef[a * N + d] = f[a].coef[d];
+    index_t ext[N];
+    for (int d = 0; d < N; ++d) ext[d] = sp.extent(d);
+    const one_to_one_result r = decide_one_to_one(coef, R, N, ext);
+    if (r.kind == one_to_one_result::one_to_one) return;
+    if (r.kind == one_to_one_result::undecided)
       throw shape_error("map '" + map_name + "': the plain '=' into " + st.lhs.str() +
-                        " sends several points of the space to one element (a race); use += "
-                        "to sum, or wp::max_into / wp::min_into");
+                        " could not be proven one-to-one over the space " + sp.str() +
+                        " (its coefficients are too large for exact analysis); use += to sum, "
+                        "or wp::max_into / wp::min_into");
+    // Two points p and q = p + step inside the space, and the element both write.
+    std::string p = "(", q = "(", e = "(";
+    index_t pt[max_dims] = {};
+    for (int d = 0; d < N; ++d) {
+      pt[d] = r.step[d] >= 0 ? sp.lo[d] : sp.lo[d] - r.step[d];
+      p += (d ? ", " : "") + std::to_string(pt[d]);
+      q += (d ? ", " : "") + std::to_string(pt[d] + r.step[d]);
+    }
+    for (int a = 0; a < R; ++a) {
+      index_t v = f[a].offset;
+      for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];  // in bounds: checked before
+      e += (a ? ", " : "") + std::to_string(v);
+    }
+    throw shape_error("map '" + map_name + "': the plain '=' into " + st.lhs.str() +
+                      " sends several points of the space to one element (a race: points " + p +
+                      ") and " + q + ") both write " + st.lhs.arr->name() + e +
+                      ")); use += to sum, or wp::max_into / wp::min_into");
   }
 }
 
@@ -187,9 +324,24 @@ class map_t {
   static constexpr std::size_t statement_count = sizeof...(Stmts);
   using statements_type = std::tuple<Stmts...>;
 
+  /// Checks every access against its array's bounds and every plain '=' for races. Under a
+  /// context of several ranks a failure is kept and raised by wp::distribute on every rank
+  /// alike (the values behind it may differ by rank, and a rank that threw here would leave
+  /// the others waiting in distribute's first collective); otherwise it is thrown here.
   map_t(std::string name, const space<N>& sp, const Stmts&... stmts)
       : name_(std::move(name)), space_(sp), stmts_(stmts...) {
-    check_bounds();
+    try {
+      check_bounds();
+    } catch (const shape_error& e) {
+      if (detail::current_size() <= 1) throw;
+      deferred_error_ = e.what();
+    }
+  }
+
+  /// Throws the error found when the map was built, if it was kept for wp::distribute.
+  void require_valid() const {
+    if (!deferred_error_.empty())
+      throw shape_error(deferred_error_.substr(deferred_error_.find("] ") + 2));
   }
 
   const std::string& name() const noexcept { return name_; }
@@ -226,6 +378,7 @@ class map_t {
   std::string name_;
   space<N> space_;
   statements_type stmts_;
+  std::string deferred_error_;  // a shape_error kept for distribute (see the constructor)
 };
 
 /// \code

@@ -37,13 +37,18 @@ WORKPART_BINARY_OP(op_eq, "==", a == b)
 WORKPART_BINARY_OP(op_ne, "!=", a != b)
 #undef WORKPART_BINARY_OP
 
+// max and min propagate NaN (as numpy.maximum, IEEE 754-2019 maximum): a NaN operand
+// gives NaN, in either position. So the result of max_into / min_into / max_of / min_of
+// does not depend on the order in which elements are combined, hence not on the grid.
+// (x != x is false for integers, and compiles away.)
 struct op_max {
   static constexpr const char* sym = "max";
   static constexpr bool infix = false;
   template <class A, class B>
   WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
     using C = std::common_type_t<A, B>;
-    return C(a) < C(b) ? C(b) : C(a);
+    const C x = C(a), y = C(b);
+    return (x > y || x != x) ? x : y;
   }
 };
 struct op_min {
@@ -52,7 +57,8 @@ struct op_min {
   template <class A, class B>
   WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
     using C = std::common_type_t<A, B>;
-    return C(b) < C(a) ? C(b) : C(a);
+    const C x = C(a), y = C(b);
+    return (x < y || x != x) ? x : y;
   }
 };
 

@@ -92,7 +92,10 @@ struct red_max {
     else return std::numeric_limits<V>::lowest();
   }
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) { return a < A(b) ? A(b) : a; }
+  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_max)
+    const A y = A(b);
+    return (a > y || a != a) ? a : y;
+  }
 };
 struct red_min {
   static constexpr const char* name = "min_of";
@@ -102,7 +105,10 @@ struct red_min {
     else return std::numeric_limits<V>::max();
   }
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) { return A(b) < a ? A(b) : a; }
+  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_min)
+    const A y = A(b);
+    return (a < y || a != a) ? a : y;
+  }
 };
 /// Describes an inner range to analyses: the dimension and its bounds (affine or data).
 struct range_form {

@@ -6,6 +6,7 @@
 /// and wp::all take the whole axis; several accesses of one array take the hull).
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,7 +81,7 @@ struct array_use {
   int rank = 0;
   index_t shape[max_rank] = {};
   std::size_t elem_size = 0;
-  char elem = '?';  ///< 'f' float, 'd' double, 'i' int32, 'l' int64
+  char elem = '?';  ///< 'f' float, 'd' double, 'i' int32, 'l' int64, 'L' long long
   bool read = false, written = false;
   combine write_kind = combine::assign;
   bool mixed_writes = false;  ///< written with different statement kinds
@@ -95,14 +96,18 @@ struct array_use {
   std::function<bool()> generated_in_place;    ///< has init() and root holds no copy
   std::function<int()> init_calls;             ///< how many times init() was called here
   std::function<void(void*, const box&)> generate;  ///< fill a box from init()
+  std::shared_ptr<const bool> alive;           ///< false once the array is destroyed
+  const void* view_begin = nullptr;            ///< root: a view's buffer (else nullptr)
+  std::size_t view_bytes = 0;                  ///< and its length in bytes
 };
 
 template <class T>
 constexpr char elem_code() {
   if constexpr (std::is_same_v<T, float>) return 'f';
   else if constexpr (std::is_same_v<T, double>) return 'd';
-  else if constexpr (std::is_same_v<T, std::int32_t>) return 'i';
-  else return 'l';
+  else if constexpr (sizeof(T) == 4) return 'i';
+  else if constexpr (std::is_same_v<T, std::int64_t>) return 'l';
+  else return 'L';  // another 64-bit spelling (long long where std::int64_t is long)
 }
 
 /// Fills box b of a row-major buffer holding box b from the array's generator.
@@ -155,6 +160,9 @@ struct use_reader {
     u.generated_in_place = [p] { return p->has_generator() && !p->root_materialized(); };
     u.init_calls = [p] { return p->init_calls(); };
     u.generate = [p](void* buf, const box& b) { generate_box(*p, static_cast<T*>(buf), b); };
+    u.alive = arr.liveness();
+    u.view_begin = arr.view_data();
+    u.view_bytes = u.view_begin ? std::size_t(arr.size()) * sizeof(T) : 0;
     return u;
   }
 };
@@ -230,8 +238,8 @@ class box_collector {
       if (forms[x].kind != axis_kind::affine) continue;
       auto iv = form_interval(to_linear(forms[x]), ranges_, lo_, hi_);
       if (!iv) continue;  // depends on data: the whole axis
-      b.lo[x] = std::max<index_t>(0, iv->lo);
-      b.hi[x] = std::min<index_t>(a.arr->extent(x), iv->hi + 1);
+      b.lo[x] = index_t(std::max<wide>(0, iv->lo));
+      b.hi[x] = index_t(std::min<wide>(a.arr->extent(x), iv->hi + 1));
     }
     (writing_ ? write_ : read_)[u].hull_with(b);
   }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,12 @@ struct grid_shape {
   template <index_t... G>
   grid_shape(grid_t<G...>) : dims{G...} {}
   int rank() const { return int(dims.size()); }
+  /// The number of ranks the grid needs; saturates at the largest index_t rather than wrap
+  /// (a product that large exceeds any communicator, and is reported as such).
   index_t product() const {
     index_t p = 1;
-    for (index_t g : dims) p *= g;
+    for (index_t g : dims)
+      if (!detail::mul_fits(p, g, p)) return std::numeric_limits<index_t>::max();
     return p;
   }
   std::string str() const {

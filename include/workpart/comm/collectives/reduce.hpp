@@ -19,10 +19,10 @@ inline moved reduce_onto_leader(const boost::mpi::communicator& group, char elem
   const MPI_Datatype t = mpi_elem_type(elem);
   moved m;
   if (group.rank() == 0) {
-    MPI_Reduce(MPI_IN_PLACE, buf, count, t, mpi_op(kind), 0, group);
+    WORKPART_MPI_CHECK(MPI_Reduce, (MPI_IN_PLACE, buf, count, t, mpi_op(kind, elem), 0, group));
     m.received = type_bytes(t, count) * (group.size() - 1);
   } else {
-    MPI_Reduce(buf, nullptr, count, t, mpi_op(kind), 0, group);
+    WORKPART_MPI_CHECK(MPI_Reduce, (buf, nullptr, count, t, mpi_op(kind, elem), 0, group));
     m.sent = type_bytes(t, count);
   }
   return m;

@@ -42,8 +42,9 @@ inline moved root_exchange(const boost::mpi::communicator& comm, const array_use
     }
   }
   void* global = rank == 0 ? u.root_data() : nullptr;
-  MPI_Alltoallw(to_root ? local : global, scount.data(), sdisp.data(), stype.data(),
-                to_root ? global : local, rcount.data(), rdisp.data(), rtype.data(), comm);
+  WORKPART_MPI_CHECK(MPI_Alltoallw,
+                     (to_root ? local : global, scount.data(), sdisp.data(), stype.data(),
+                      to_root ? global : local, rcount.data(), rdisp.data(), rtype.data(), comm));
   return m;
 }
 

@@ -240,8 +240,9 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
             const index_t nt = 1, me = 0;
 #endif
             const block_of_rows chunk = split_rows(lo[M], hi[M], nt, me);
-            index_t clo[max_dims], chi[max_dims], q[max_dims] = {};
-            for (int d = 0; d < max_dims; ++d) {
+            // lo and hi hold N values (wp::run passes space<N>::lo.data()): copy no more
+            index_t clo[max_dims] = {}, chi[max_dims] = {}, q[max_dims] = {};
+            for (int d = 0; d < N; ++d) {
               clo[d] = lo[d];
               chi[d] = hi[d];
             }

@@ -1,0 +1,156 @@
+#pragma once
+/// \file agreement.hpp
+/// Failure agreement: work that can fail on some ranks only (planning from values that may
+/// differ by rank, init() generators, root's allocation, data-dependent subscripts, user
+/// exceptions) runs locally first; then one small collective tells every rank whether any
+/// failed, and whether all of them planned the same thing (a fingerprint); then every rank
+/// throws the same wp::error, or none does. No rank is ever left inside a collective that
+/// another rank skipped.
+
+#include <mpi.h>
+
+#include <boost/mpi/collectives/broadcast.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/exception.hpp>
+#include <boost/serialization/string.hpp>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "../error.hpp"
+#include "mpi_check.hpp"
+
+namespace workpart::detail {
+
+/// Which wp::error (or none) a failure is, so that every rank can throw the same type.
+enum class error_kind : int { none = 0, error, shape, grid, plan, comm, backend, foreign };
+
+/// What failed on this rank: the kind, and the message without its "[workpart.x] " tag.
+struct failure {
+  error_kind kind = error_kind::none;
+  std::string message;
+  explicit operator bool() const { return kind != error_kind::none; }
+};
+
+/// e.what() without the leading "[workpart.<kind>] " tag (it is added again when rethrown).
+inline std::string untagged(const char* what) {
+  std::string s = what;
+  if (s.rfind("[workpart.", 0) == 0) {
+    const auto end = s.find("] ");
+    if (end != std::string::npos) s.erase(0, end + 2);
+  }
+  return s;
+}
+
+/// Throws the error a failure describes, with `prefix` before its message.
+[[noreturn]] inline void rethrow(const failure& f, const std::string& prefix) {
+  const std::string m = prefix + f.message;
+  switch (f.kind) {
+    case error_kind::shape: throw shape_error(m);
+    case error_kind::grid: throw grid_error(m);
+    case error_kind::plan: throw plan_error(m);
+    case error_kind::comm: throw comm_error("MPI", 0, m);
+    case error_kind::backend: throw backend_error(m);
+    case error_kind::foreign: throw error("[workpart.error] " + m);
+    default: throw error("[workpart.error] " + m);
+  }
+}
+
+/// Runs f() and returns what it threw, as a failure (nothing thrown: kind none).
+template <class F>
+failure capture(F&& f) noexcept {
+  try {
+    f();
+    return {};
+  } catch (const shape_error& e) {
+    return {error_kind::shape, untagged(e.what())};
+  } catch (const grid_error& e) {
+    return {error_kind::grid, untagged(e.what())};
+  } catch (const plan_error& e) {
+    return {error_kind::plan, untagged(e.what())};
+  } catch (const comm_error& e) {
+    return {error_kind::comm, untagged(e.what())};
+  } catch (const backend_error& e) {
+    return {error_kind::backend, untagged(e.what())};
+  } catch (const error& e) {
+    return {error_kind::error, untagged(e.what())};
+  } catch (const boost::mpi::exception& e) {
+    return {error_kind::comm, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {error_kind::foreign, "out of memory (std::bad_alloc)"};
+  } catch (const std::exception& e) {
+    return {error_kind::foreign, e.what()};
+  } catch (...) {
+    return {error_kind::foreign, "an exception that is not a std::exception"};
+  }
+}
+
+/// How a failure's message names the rank it came from.
+enum class name_rank {
+  always,       ///< "rank 2: ..." (data-dependent failures: where the bad data was read)
+  when_partial  ///< only when some ranks did not fail (planning: usually all fail alike)
+};
+
+/// The collective step. Every rank passes what it found (`mine`) and a fingerprint of what it
+/// planned (0 where there is nothing to compare); all ranks then throw the same error, or
+/// none does. `mismatch` is the message for ranks whose fingerprints differ (root's is
+/// raised everywhere). Ranks that
+/// arrive early sleep rather than spin (on an oversubscribed node a spinning wait takes the
+/// core from the ranks still working).
+inline void agree(const boost::mpi::communicator& comm, const failure& mine,
+                  std::uint64_t fingerprint, name_rank naming,
+                  const std::string& mismatch = std::string()) {
+  const int size = comm.size(), rank = comm.rank();
+  // Minima over the ranks of: the first failing rank; whether all failed; the fingerprint and
+  // its complement (min == ~min(~x): every rank has the same fingerprint).
+  std::uint64_t in[4] = {mine ? std::uint64_t(rank) : std::uint64_t(size), mine ? 1u : 0u,
+                         fingerprint, ~fingerprint};
+  std::uint64_t out[4] = {};
+  MPI_Request req;
+  WORKPART_MPI_CHECK(MPI_Iallreduce, (in, out, 4, MPI_UINT64_T, MPI_MIN, comm, &req));
+  for (int done = 0;;) {
+    WORKPART_MPI_CHECK(MPI_Test, (&req, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  const int first_bad = int(out[0]);
+  if (first_bad < size) {
+    failure f = mine;
+    int kind = int(f.kind);
+    boost::mpi::broadcast(comm, f.message, first_bad);
+    boost::mpi::broadcast(comm, kind, first_bad);
+    f.kind = error_kind(kind);
+    const bool all_failed = out[1] == 1;
+    const bool prefix = naming == name_rank::always || (!all_failed && size > 1);
+    rethrow(f, prefix ? "rank " + std::to_string(first_bad) + ": " : std::string());
+  }
+  if (out[2] != ~out[3]) {  // every rank knows: root's text (it may name root's values)
+    std::string text = mismatch;
+    boost::mpi::broadcast(comm, text, 0);
+    throw plan_error(text);
+  }
+}
+
+/// FNV-1a, for fingerprints of what each rank planned.
+struct fingerprint {
+  std::uint64_t h = 1469598103934665603ull;
+  fingerprint& add(const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    return *this;
+  }
+  fingerprint& add(const std::string& s) {
+    add(s.data(), s.size());
+    return add(std::int64_t(s.size()));
+  }
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  fingerprint& add(T v) {
+    return add(&v, sizeof v);
+  }
+};
+
+}  // namespace workpart::detail
