@@ -1020,7 +1020,10 @@ class map_plan {
     }
     detail::to_int(total, "the gathered boxes of array '" + u.name + "'");
     std::vector<std::max_align_t> all;
-    if (rank_ == 0) detail::alloc(all, total, u.elem_size);
+    // root's receive buffer may not fit: agreed before the gather starts
+    local_then_agree([&] {
+      if (rank_ == 0) detail::alloc(all, total, u.elem_size);
+    });
     count(stats_.gather, detail::gatherv_contiguous(comm_, u.elem, buf, counts, displs,
                                                     detail::buf_data(all)));
     if (rank_ == 0) {

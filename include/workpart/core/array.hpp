@@ -7,6 +7,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -132,7 +133,7 @@ class array {
   int init_calls() const noexcept { return init_calls_; }
   /// Whether root holds the global data (allocated, and generated if init() was called).
   bool root_materialized() const noexcept {
-    return root_ && (is_view_ || owned_.size() == static_cast<std::size_t>(size())) &&
+    return root_ && (is_view_ || owned_ != nullptr || size() == 0) &&
            (!gen_ || generated_);
   }
   const generator& get_generator() const noexcept { return gen_; }
@@ -166,9 +167,16 @@ class array {
     return s + "}";
   }
   void materialize() {
-    if (!is_view_ && owned_.size() != static_cast<std::size_t>(size())) {
-      owned_.assign(static_cast<std::size_t>(size()), T{});
-      data_ = owned_.data();
+    if (!is_view_ && owned_ == nullptr && size() > 0) {
+      // calloc: zeroed pages come from the kernel untouched (no writing of zeros), and a
+      // request that cannot be met is a clear error rather than an abort (also under ASan)
+      owned_.reset(static_cast<T*>(std::calloc(static_cast<std::size_t>(size()), sizeof(T))));
+      if (owned_ == nullptr)
+        throw error("[workpart.error] wp::array '" + name_ + "': root cannot allocate its " +
+                          std::to_string(size()) + " elements (" + shape_text() +
+                          ", " + std::to_string(size()) + " x " + std::to_string(sizeof(T)) +
+                          " bytes); use smaller extents or a view of memory you hold");
+      data_ = owned_.get();
     }
     if (gen_ && !generated_) {
       const auto st = strides();
@@ -189,7 +197,10 @@ class array {
   shape_type shape_;
   bool root_;
   bool is_view_ = false;
-  std::vector<T> owned_;
+  struct free_deleter {
+    void operator()(T* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<T, free_deleter> owned_;  // root's storage (calloc'ed), when not a view
   T* data_ = nullptr;
   generator gen_;
   bool generated_ = false;
