@@ -1,7 +1,8 @@
 #pragma once
 /// \file map_plan.hpp
 /// The plan of one distributed map: built identically on every rank (all checks happen
-/// before any collective), then run as scatter -> execute -> gather.
+/// before any collective), then run as scatter -> execute -> gather. What moves where is
+/// decided by the MPI-free solver (comm/solve.hpp); this is the runtime that drives it.
 
 #include <mpi.h>
 
@@ -38,71 +39,6 @@ struct options {
   workpart::backend backend = workpart::backend::cpu;
 };
 
-namespace detail {
-
-inline std::string bytes_text(index_t b) { return std::to_string(b) + " B"; }
-
-/// The partition/broadcast text of one access under a grid, from its runtime forms.
-inline std::string access_mapping_text(const std::string& name, int rank,
-                                       const std::array<axis_form, detail::max_rank>& f,
-                                       const grid_shape& g) {
-  std::vector<std::string> axis_txt(rank);
-  std::string tail;
-  bool general = false;
-  for (int d = 0; d < g.rank(); ++d) {
-    int uses = 0, plain_axis = -1;
-    for (int a = 0; a < rank; ++a) {
-      if (f[a].kind == axis_kind::indirect) {
-        general = true;
-        continue;
-      }
-      if (f[a].kind != axis_kind::affine || f[a].coef[d] == 0) continue;
-      ++uses;
-      bool plain = f[a].coef[d] == 1 && f[a].offset == 0;
-      for (int e = 0; e < max_dims; ++e)
-        if (e != d && f[a].coef[e] != 0) plain = false;
-      if (plain) plain_axis = a;
-    }
-    // A grid dimension of extent 1 splits nothing: the axis it would partition is held whole
-    // (REPLICATE), and there is nothing to broadcast along it.
-    if (uses == 0) {
-      if (g.dims[d] > 1) tail += " g" + std::to_string(d) + ":BROADCAST";
-    } else if (uses == 1 && plain_axis >= 0) {
-      axis_txt[plain_axis] = g.dims[d] > 1 ? "PARTITION:" + std::to_string(plain_axis) + " on g" +
-                                                 std::to_string(d)
-                                           : "REPLICATE:" + std::to_string(plain_axis);
-    } else {
-      general = true;
-    }
-  }
-  std::string s = name + "[";
-  for (int a = 0; a < rank; ++a) {
-    if (a) s += ", ";
-    if (!axis_txt[a].empty()) s += axis_txt[a];
-    else if (f[a].kind == axis_kind::affine) {
-      // wp::all reaches here as the implicit index of its reduction (a reserved slot), alone
-      // with coefficient 1: the whole axis
-      bool any = false, whole = f[a].offset == 0;
-      for (int e = 0; e < max_dims; ++e) {
-        any = any || f[a].coef[e] != 0;
-        if (f[a].coef[e] != 0 && (e < all_dim_first || f[a].coef[e] != 1)) whole = false;
-      }
-      if (any && whole) s += "REPLICATE:" + std::to_string(a);
-      else s += any ? "GENERAL:" + std::to_string(a) : "FIXED:" + std::to_string(a);
-      if (any && !whole) general = true;
-    } else if (f[a].kind == axis_kind::all) {
-      s += "REPLICATE:" + std::to_string(a);
-    } else {
-      s += "INDIRECT:" + std::to_string(a);
-    }
-  }
-  s += "]" + tail;
-  if (general) s += " (general)";
-  return s;
-}
-
-}  // namespace detail
-
 /// A map distributed over a process grid. Built by wp::distribute on every rank alike.
 ///
 /// Every phase runs in two steps: first the work that can fail on some ranks only (planning
@@ -128,10 +64,10 @@ class map_plan {
       if (opt.backend == backend::cuda)
         throw plan_error("wp::distribute: map '" + m.name() +
                          "': the CUDA backend is not available in this build; use backend::cpu");
-      check_grid();
+      detail::check_grid(map_.name(), grid_, N, size_);
       cons_ = detail::extract_constraints(map_, grid_, size_);
       block_ = cons_.blocks[rank_];
-      validate();  // every check that can fail, before any collective
+      detail::validate(map_.name(), cons_, grid_, size_);  // every check that can fail
       check_alive();
       check_views_disjoint();
       print = fingerprint();
@@ -277,7 +213,7 @@ class map_plan {
     for (std::size_t u = 0; u < arrays_.size(); ++u) {
       auto& ap = arrays_[u];
       try {
-        if (ap.use.read && !ap.reads_own_writes && ap.in_steps.front().collective == "generate" &&
+        if (ap.use.read && !ap.reads_own_writes && ap.in_steps.front().op == detail::step_op::generate &&
             !ap.rbox[rank_].empty())
           ap.use.generate(detail::buf_data(ap.rbuf), ap.rbox[rank_]);
         if (!ap.use.written) continue;
@@ -287,7 +223,7 @@ class map_plan {
           detail::with_elem(ap.use.elem, [&](auto t) {
             detail::fill_identity<decltype(t)>(buf, b.size(), ap.use.write_kind);
           });
-        if (ap.w_init_old && ap.init_steps.front().collective == "generate" && b.size() > 0 &&
+        if (ap.w_init_old && ap.init_steps.front().op == detail::step_op::generate && b.size() > 0 &&
             ap.wleader)
           ap.use.generate(buf, b);
       } catch (const error&) {
@@ -442,6 +378,8 @@ class map_plan {
 
  public:
   /// This rank's block of an array (its written box if the map writes it, else its read box).
+  /// Buffers are made at the first scatter (or here) and not zeroed: before the first
+  /// scatter() the block's values are unspecified.
   template <class T, int R>
   local_block<T, R> local(const array<T, R>& a) {
     require_live("local");
@@ -486,27 +424,13 @@ class map_plan {
   std::string to_json() const;
 
   const grid_shape& grid() const { return grid_; }
-  /// Predicted bytes this rank sends/receives per scatter and per gather.
+  /// Predicted bytes rank r sends/receives per scatter and per gather.
   index_t predicted_bytes(int r, bool scatter_phase, bool sent) const {
-    index_t t = 0;
-    for (const auto& ap : arrays_) {
-      auto add = [&](const std::vector<detail::comm_step>& steps) {
-        for (const auto& s : steps) t += sent ? s.sent[r] : s.received[r];
-      };
-      if (scatter_phase) {
-        add(ap.in_steps);
-        add(ap.init_steps);
-      } else {
-        add(ap.out_steps);
-      }
-    }
-    return t;
+    return detail::predicted_bytes(solutions(), r, scatter_phase, sent);
   }
   /// Predicted bytes over all ranks (received) for the scatter and the gather phase.
   index_t predicted_total(bool scatter_phase) const {
-    index_t t = 0;
-    for (int r = 0; r < size_; ++r) t += predicted_bytes(r, scatter_phase, false);
-    return t;
+    return detail::predicted_total(solutions(), size_, scatter_phase);
   }
   /// The planned collectives of an array (in: scatter side, out: gather side), for tests.
   template <class T, int R>
@@ -522,64 +446,6 @@ class map_plan {
 
  private:
   // ---------- planning (no communication) ----------
-  void check_grid() const {
-    if (grid_.rank() != N)
-      throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " has rank " +
-                       std::to_string(grid_.rank()) + " but the space has rank " +
-                       std::to_string(N) + "; give one grid extent per space dimension (pad with 1s)");
-    for (int d = 0; d < N; ++d)
-      if (grid_.dims[d] < 1)
-        throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " has extent " +
-                         std::to_string(grid_.dims[d]) + " in dimension " + std::to_string(d) +
-                         "; grid extents are >= 1");
-    if (grid_.product() == std::numeric_limits<index_t>::max())  // saturated: no wrap-around
-      throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " needs more than "
-                       "2^63 - 1 ranks, communicator has " + std::to_string(size_) +
-                       "; use a grid whose product is at most " + std::to_string(size_));
-    if (grid_.product() > size_)
-      throw grid_error("map '" + map_.name() + "': grid " + grid_.str() + " needs " +
-                       std::to_string(grid_.product()) + " ranks, communicator has " +
-                       std::to_string(size_) + "; run mpirun -n " + std::to_string(grid_.product()) +
-                       " or use a grid whose product is at most " + std::to_string(size_));
-  }
-
-  int active() const { return int(grid_.product()); }
-
-  void validate() const {
-    for (const auto& use : cons_.arrays) {
-      if (use.mixed_writes)
-        throw plan_error("map '" + map_.name() + "': array '" + use.name +
-                         "' is written by statements of different kinds (=, +=, max_into, "
-                         "min_into); split them into separate maps");
-      if (use.read_after_write && use.read_before_write)
-        throw plan_error("map '" + map_.name() + "': array '" + use.name + "' is read both "
-                         "before and after a statement of the same map writes it; distributing "
-                         "that needs two versions of it on the ranks: write separate maps");
-      for (int a = 0; a < use.rank; ++a)
-        detail::to_int(use.shape[a], "map '" + map_.name() + "': array '" + use.name + "'");
-    }
-    // MPI counts are ints: every box a rank receives must hold fewer than 2^31 elements.
-    for (std::size_t u = 0; u < cons_.arrays.size(); ++u)
-      for (int r = 0; r < size_; ++r)
-        for (const detail::box* b : {&cons_.read[u][r], &cons_.write[u][r]})
-          if (b->size() > index_t(std::numeric_limits<int>::max()))
-            throw plan_error("map '" + map_.name() + "': rank " + std::to_string(r) + " would hold " +
-                             std::to_string(b->size()) + " elements of array '" +
-                             cons_.arrays[u].name + "' (box " + b->str() + "), more than an MPI "
-                             "count can carry (2^31 - 1); use a grid with more ranks along its axes");
-    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) check_reads_own_writes(u);
-    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) {
-      const auto& use = cons_.arrays[u];
-      if (!use.written || use.write_kind != detail::combine::assign) continue;
-      for (int x = 0; x < size_; ++x)
-        for (int y = x + 1; y < size_; ++y)
-          if (!detail::box::intersect(cons_.write[u][x], cons_.write[u][y]).empty())
-            throw plan_error("map '" + map_.name() + "': ranks " + std::to_string(x) + " and " +
-                             std::to_string(y) + " write overlapping parts of '" + use.name +
-                             "' under grid " + grid_.str() + " (a plain '=' whose left side is "
-                             "not one-to-one); use +=, max_into or min_into, or another grid");
-    }
-  }
 
   /// Per array: 1 when every rank generates its boxes from init() in place (root holds no copy
   /// of the array), 0 when root's values are sent. Root decides; one Allreduce tells every rank
@@ -631,40 +497,6 @@ class map_plan {
     return out;
   }
 
-  /// Whether array u is read only after earlier statements of the map wrote it.
-  bool reads_own_writes(std::size_t u) const {
-    const auto& use = cons_.arrays[u];
-    return use.read && use.written && use.read_after_write && !use.read_before_write;
-  }
-  /// A map that reads what its earlier statements wrote runs without an exchange between the
-  /// statements when every rank reads only inside the box it wrote and holds the whole value
-  /// there (no partial sums on other ranks); otherwise the statements must be separate maps.
-  void check_reads_own_writes(std::size_t u) const {
-    if (!reads_own_writes(u)) return;
-    const auto& use = cons_.arrays[u];
-    const auto& rb = cons_.read[u];
-    const auto& wb = cons_.write[u];
-    const std::string head = "map '" + map_.name() + "': a statement reads array '" + use.name +
-                             "' after an earlier statement of the same map wrote it, and ";
-    for (int r = 0; r < size_; ++r)
-      if (!rb[r].empty() && !(detail::box::intersect(rb[r], wb[r]) == rb[r]))
-        throw plan_error(head + "under grid " + grid_.str() + " rank " + std::to_string(r) +
-                         " reads " + rb[r].str() + " but writes only " + wb[r].str() +
-                         ": the values would come from other ranks between the statements; "
-                         "write them as separate maps (or choose a grid that keeps them local)");
-    if (use.write_kind == detail::combine::assign) return;
-    bool partial = !detail::group_dims(grid_, wb, active()).empty();
-    for (int x = 0; x < active() && !partial; ++x)
-      for (int y = x + 1; y < active() && !partial; ++y)
-        partial = !detail::box::intersect(wb[x], wb[y]).empty();
-    if (partial)
-      throw plan_error(head + "under grid " + grid_.str() + " several ranks hold partial results "
-                       "of it ('" + std::string(detail::combine_name(use.write_kind)) +
-                       "' over a split reduction): they are combined only when gathered; write "
-                       "the statements as separate maps (or choose a grid that does not split "
-                       "the reduction)");
-  }
-
   void build_arrays() {
     for (std::size_t u = 0; u < cons_.arrays.size(); ++u) arrays_.push_back(plan_array(u));
     update_predictions();
@@ -677,171 +509,27 @@ class map_plan {
     stats_.predicted_gather_received = predicted_bytes(rank_, false, false);
   }
 
-  /// The boxes, groups and collectives of array u (no communication).
-  detail::array_plan plan_array(std::size_t u) const {
-    const int P = size_;
-    {
-      detail::array_plan ap;
-      ap.use = cons_.arrays[u];
-      const auto& use = ap.use;
-      const index_t es = index_t(use.elem_size);
-      ap.rbox = cons_.read[u];
-      ap.wbox = cons_.write[u];
-      const bool generated = generated_[u] != 0;
-      std::vector<index_t> zero(P, 0);
-      // ---- reads: Scatterv to the group leaders, Bcast in the groups ----
-      ap.reads_own_writes = reads_own_writes(u);
-      if (ap.reads_own_writes) {
-        ap.in_steps.push_back({"none", "each rank reads what it wrote earlier in the map", zero, zero});
-      } else if (use.read) {
-        ap.rgroup = detail::group_dims(grid_, ap.rbox, active());
-        if (generated) {
-          ap.in_steps.push_back({"generate", "init() on each rank, in place", zero, zero});
-        } else {
-          detail::comm_step sc{"Scatterv", "root -> group leaders", zero, zero};
-          detail::comm_step bc{"Bcast", "over " + detail::dims_text(ap.rgroup), zero, zero};
-          for (int r = 0; r < active(); ++r) {
-            const index_t n = ap.rbox[r].size() * es;
-            if (n == 0) continue;
-            auto [color, key] = detail::group_key(grid_, r, ap.rgroup);
-            if (key == 0) {
-              if (r != 0) {
-                sc.sent[0] += n;
-                sc.received[r] += n;
-              }
-            } else {
-              // the leader of r's group: r with coordinates 0 along the group dims
-              auto c = detail::grid_coords(grid_, r);
-              for (int d : ap.rgroup) c[d] = 0;
-              const int l = detail::grid_rank(grid_, c);
-              bc.sent[l] += n;
-              bc.received[r] += n;
-            }
-          }
-          if (ap.rgroup.empty()) sc.where = "root -> each rank";
-          ap.in_steps.push_back(sc);
-          if (!ap.rgroup.empty()) ap.in_steps.push_back(bc);
-        }
-      }
-      // ---- writes ----
-      if (use.written) {
-        const bool conflicted = use.write_kind != detail::combine::assign;
-        if (conflicted) ap.wgroup = detail::group_dims(grid_, ap.wbox, active());
-        std::vector<int> leaders;
-        for (int r = 0; r < active(); ++r) {
-          if (ap.wbox[r].empty()) continue;
-          if (detail::group_key(grid_, r, ap.wgroup).second == 0) leaders.push_back(r);
-        }
-        bool overlap = false;
-        for (std::size_t x = 0; x < leaders.size() && !overlap; ++x)
-          for (std::size_t y = x + 1; y < leaders.size() && !overlap; ++y)
-            overlap = !detail::box::intersect(ap.wbox[leaders[x]], ap.wbox[leaders[y]]).empty();
-        ap.w_combine_on_root = conflicted && overlap;
-        ap.w_init_old = conflicted ? !overlap : !use.dense_writes;
-        if (ap.w_init_old) {
-          if (generated) {
-            ap.init_steps.push_back({"generate", "old values from init(), in place", zero, zero});
-          } else {
-            detail::comm_step sc{"Scatterv", conflicted ? "old values -> group leaders"
-                                                        : "old values under the written boxes",
-                                 zero, zero};
-            for (int r : leaders)
-              if (r != 0) {
-                sc.sent[0] += ap.wbox[r].size() * es;
-                sc.received[r] += ap.wbox[r].size() * es;
-              }
-            ap.init_steps.push_back(sc);
-          }
-        }
-        if (!ap.wgroup.empty()) {
-          detail::comm_step rd{std::string("Reduce(") + detail::combine_name(use.write_kind) + ")",
-                               "over " + detail::dims_text(ap.wgroup) + " onto group leaders",
-                               zero, zero};
-          for (int r = 0; r < active(); ++r) {
-            const index_t n = ap.wbox[r].size() * es;
-            if (n == 0 || detail::group_key(grid_, r, ap.wgroup).second == 0) continue;
-            auto c = detail::grid_coords(grid_, r);
-            for (int d : ap.wgroup) c[d] = 0;
-            rd.sent[r] += n;
-            rd.received[detail::grid_rank(grid_, c)] += n;
-          }
-          ap.out_steps.push_back(rd);
-        }
-        detail::comm_step ga{ap.w_combine_on_root ? "Gatherv+combine" : "Gatherv",
-                             ap.w_combine_on_root ? "group leaders -> root, combined there"
-                             : ap.wgroup.empty() ? "each rank -> root"
-                                                 : "group leaders -> root",
-                             zero, zero};
-        for (int r : leaders)
-          if (r != 0) {
-            ga.sent[r] += ap.wbox[r].size() * es;
-            ga.received[0] += ap.wbox[r].size() * es;
-          }
-        ap.out_steps.push_back(ga);
-      }
-      // mapping text, per access
-      std::string mt;
-      for (std::size_t x = 0; x < use.write_forms.size(); ++x)
-        mt += "    write " + use.write_texts[x] + ": " +
-              detail::access_mapping_text(use.name, use.rank, use.write_forms[x], grid_) + "\n";
-      for (std::size_t x = 0; x < use.read_forms.size(); ++x)
-        mt += "    read  " + use.read_texts[x] + ": " +
-              detail::access_mapping_text(use.name, use.rank, use.read_forms[x], grid_) + "\n";
-      ap.mapping_text = mt;
-      return ap;
-    }
+  /// The solver's view of this plan's arrays.
+  detail::solutions solutions() const {
+    detail::solutions v;
+    v.reserve(arrays_.size());
+    for (const auto& ap : arrays_) v.push_back(&ap);
+    return v;
   }
-
+  /// Array u as the solver plans it (no communication).
+  detail::array_plan plan_array(std::size_t u) const {
+    detail::array_plan ap;
+    static_cast<detail::array_solution&>(ap) = detail::solve_array(
+        cons_.arrays[u], cons_.read[u], cons_.write[u], grid_, size_, generated_[u] != 0);
+    return ap;
+  }
   std::string make_explain() const {
-    std::string s = "plan for map '" + map_.name() + "' on grid " + grid_.str() + ": " +
-                    std::to_string(active()) + " of " + std::to_string(size_) +
-                    " ranks active, space " + map_.iteration_space().str() + "\n";
-    s += "  blocks:\n";
-    for (int r = 0; r < size_; ++r) {
-      const auto& b = cons_.blocks[r];
-      s += "    rank " + std::to_string(r) + ": ";
-      if (!b.active) {
-        s += "idle\n";
-        continue;
-      }
-      s += "[";
-      for (int d = 0; d < N; ++d)
-        s += (d ? ", " : "") + std::to_string(b.lo[d]) + ":" + std::to_string(b.hi[d]);
-      s += "]\n";
-    }
-    // How each rank runs its block: the one-process executor on its local buffers.
-    s += "  local execution of each block:\n";
+    std::string local;  // how each rank runs its block: the one-process executor
     map_.for_each_statement([&](const auto& st) {
-      s += "    " + st.str() + " -> " + detail::local_strategy<N>(st) + "\n";
+      local += "    " + st.str() + " -> " + detail::local_strategy<N>(st) + "\n";
     });
-    for (const auto& ap : arrays_) {
-      s += "  array " + ap.use.name + " (" + (ap.use.read ? "read" : "") +
-           (ap.use.read && ap.use.written ? ", " : "") +
-           (ap.use.written ? std::string("written: ") + detail::combine_name(ap.use.write_kind) : "") +
-           "):\n" + ap.mapping_text;
-      auto steps = [&](const char* phase, const std::vector<detail::comm_step>& v) {
-        for (const auto& st : v) {
-          s += "    " + std::string(phase) + ": " + st.collective + " (" + st.where + "), total " +
-               detail::bytes_text(st.total()) + "; received per rank:";
-          for (int r = 0; r < size_; ++r) s += " " + std::to_string(st.received[r]);
-          s += "\n";
-        }
-      };
-      steps("scatter", ap.in_steps);
-      steps("scatter", ap.init_steps);
-      steps("gather", ap.out_steps);
-      if (ap.use.read)
-        for (int r = 0; r < size_; ++r)
-          if (!ap.rbox[r].empty()) s += "      rank " + std::to_string(r) + " reads " + ap.rbox[r].str() + "\n";
-      if (ap.use.written)
-        for (int r = 0; r < size_; ++r)
-          if (!ap.wbox[r].empty()) s += "      rank " + std::to_string(r) + " writes " + ap.wbox[r].str() + "\n";
-    }
-    s += "  bytes: scatter " + detail::bytes_text(predicted_total(true)) + ", gather " +
-         detail::bytes_text(predicted_total(false)) + "\n";
-    if (root_only_ && std::none_of(generated_.begin(), generated_.end(), [](char g) { return g; }))
-      s += "  run(): in place on root's arrays (no other rank holds any part), nothing copied\n";
-    return s;
+    return detail::explain_text(map_.name(), grid_, size_, map_.iteration_space().str(), N,
+                                cons_.blocks, local, solutions(), runs_in_place());
   }
 
   // ---------- first collectives: group communicators ----------
@@ -857,7 +545,7 @@ class map_plan {
   void split(const std::vector<int>& dims, const std::vector<detail::box>& boxes,
              boost::mpi::communicator& out, bool& leader) {
     int color = MPI_UNDEFINED, key = 0;
-    if (rank_ < active() && !boxes[rank_].empty()) {
+    if (rank_ < int(grid_.product()) && !boxes[rank_].empty()) {
       auto ck = detail::group_key(grid_, rank_, dims);
       color = ck.first;
       key = ck.second;
@@ -903,14 +591,14 @@ class map_plan {
   /// The group leaders of an array's boxes along `group` dims: the ranks root exchanges with.
   std::vector<char> leaders(const std::vector<int>& group) const {
     std::vector<char> take(size_, 0);
-    for (int r = 0; r < active(); ++r) take[r] = detail::group_key(grid_, r, group).second == 0;
+    for (int r = 0; r < int(grid_.product()); ++r) take[r] = detail::group_key(grid_, r, group).second == 0;
     return take;
   }
 
   void scatter_reads(detail::array_plan& ap) {
     if (ap.reads_own_writes) return;  // the map's own earlier statements fill what it reads
     const auto& b = ap.rbox[rank_];
-    if (ap.in_steps.front().collective == "generate") return;  // done by generate_local()
+    if (ap.in_steps.front().op == detail::step_op::generate) return;  // done by generate_local()
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.rbox, leaders(ap.rgroup),
                                                  detail::buf_data(ap.rbuf)));
     if (!ap.rgroup.empty() && ap.rcomm && !b.empty())
@@ -921,7 +609,7 @@ class map_plan {
   /// generated old values were done by generate_local()).
   void init_writes(detail::array_plan& ap) {
     void* buf = detail::buf_data(ap.wbuf);
-    if (!ap.w_init_old || ap.init_steps.front().collective == "generate") return;
+    if (!ap.w_init_old || ap.init_steps.front().op == detail::step_op::generate) return;
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.wbox, leaders(ap.wgroup), buf));
   }
 
@@ -1019,7 +707,7 @@ class map_plan {
       total += counts[r];
     }
     detail::to_int(total, "the gathered boxes of array '" + u.name + "'");
-    std::vector<std::max_align_t> all;
+    detail::buffer all;
     // root's receive buffer may not fit: agreed before the gather starts
     local_then_agree([&] {
       if (rank_ == 0) detail::alloc(all, total, u.elem_size);
@@ -1085,49 +773,7 @@ class map_plan {
 
 template <class Map>
 std::string map_plan<Map>::to_json() const {
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') {
-        o += "\\n";
-        continue;
-      }
-      o += c;
-    }
-    return o;
-  };
-  auto ph = [](const phase_stats& p) {
-    return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
-           std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
-  };
-  std::string s = "{\"map\":\"" + esc(map_.name()) + "\",\"grid\":[";
-  for (int d = 0; d < grid_.rank(); ++d) s += (d ? "," : "") + std::to_string(grid_.dims[d]);
-  s += "],\"rank\":" + std::to_string(rank_) + ",\"ranks\":" + std::to_string(size_) + ",\"arrays\":[";
-  bool first = true;
-  for (const auto& ap : arrays_) {
-    s += std::string(first ? "" : ",") + "{\"name\":\"" + esc(ap.use.name) + "\",\"collectives\":[";
-    first = false;
-    bool f2 = true;
-    for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})
-      for (const auto& st : *steps) {
-        s += std::string(f2 ? "" : ",") + "{\"collective\":\"" + esc(st.collective) +
-             "\",\"where\":\"" + esc(st.where) + "\",\"total_bytes\":" + std::to_string(st.total()) +
-             ",\"received\":[";
-        f2 = false;
-        for (int r = 0; r < size_; ++r) s += (r ? "," : "") + std::to_string(st.received[r]);
-        s += "]}";
-      }
-    s += "]}";
-  }
-  s += "],\"stats\":{\"scatter\":" + ph(stats_.scatter) + ",\"execute\":" + ph(stats_.execute) +
-       ",\"gather\":" + ph(stats_.gather) + ",\"predicted\":{\"scatter_sent\":" +
-       std::to_string(stats_.predicted_scatter_sent) + ",\"scatter_received\":" +
-       std::to_string(stats_.predicted_scatter_received) + ",\"gather_sent\":" +
-       std::to_string(stats_.predicted_gather_sent) + ",\"gather_received\":" +
-       std::to_string(stats_.predicted_gather_received) + "},\"runs\":" + std::to_string(stats_.runs) +
-       "},\"explain\":\"" + esc(explain_) + "\"}";
-  return s;
+  return detail::plan_json(map_.name(), grid_, rank_, size_, solutions(), stats_, explain_);
 }
 
 }  // namespace workpart

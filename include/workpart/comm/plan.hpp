@@ -3,13 +3,8 @@
 /// A distributed plan for one map on one grid: what each rank executes, which box of each
 /// array it holds, and the collectives that move them, with every byte known in advance.
 ///
-/// The solver works from the boxes alone. Ranks whose boxes of an array are equal along some
-/// grid dimensions form groups along them: for reads, root sends each group's leader (the rank
-/// at coordinate 0 along those dimensions) its box and the leader broadcasts it in the group;
-/// for `+=`, `max_into` and `min_into`, the members' partial results are reduced onto the
-/// leader. For a grid-mapped access these groups are exactly its BROADCAST dimensions, so this
-/// is the grid-mapped solver; halos, strides, reversed and indirect subscripts simply give
-/// other boxes (overlapping ones too) and the same machinery serves them.
+/// What moves is decided by the solver (comm/solve.hpp, no MPI); this file holds the
+/// runtime records: per array, this rank's buffers and group communicators.
 ///
 /// Root sends and receives boxes with MPI subarray datatypes, so nothing is packed on root.
 /// MPI_Scatterv/Gatherv take one datatype for all ranks, which uneven blocks cannot share, so
@@ -33,6 +28,7 @@
 #include "../schedule/grid.hpp"
 #include "../schedule/tiling.hpp"
 #include "collectives/datatypes.hpp"
+#include "solve.hpp"
 
 namespace workpart {
 
@@ -78,79 +74,13 @@ struct local_block {
 
 namespace detail {
 
-/// One collective on one array, as planned: its name, where it goes, bytes per rank.
-struct comm_step {
-  std::string collective;  // Scatterv, Bcast, Reduce(sum), Gatherv, generate, ...
-  std::string where;
-  std::vector<index_t> sent, received;  // [rank], bytes
-  index_t total() const {
-    index_t t = 0;
-    for (index_t b : received) t += b;
-    return t;
-  }
-};
+/// A rank's buffer of one box (aligned for any element type).
+using buffer = std::unique_ptr<std::max_align_t[]>;
 
-/// Grid dimensions along which every rank's box equals the box at coordinate 0 there.
-inline std::vector<int> group_dims(const grid_shape& g, const std::vector<box>& boxes, int active) {
-  std::vector<int> dims;
-  for (int d = 0; d < g.rank(); ++d) {
-    if (g.dims[d] <= 1) continue;
-    bool same = true;
-    for (int r = 0; r < active && same; ++r) {
-      auto c = grid_coords(g, r);
-      c[d] = 0;
-      same = boxes[r] == boxes[grid_rank(g, c)];
-    }
-    if (same) dims.push_back(d);
-  }
-  return dims;
-}
-
-/// Key of a rank's group (its coordinates off `dims`) and its place in it (coordinates on).
-inline std::pair<int, int> group_key(const grid_shape& g, int rank, const std::vector<int>& dims) {
-  const auto c = grid_coords(g, rank);
-  if (c.empty()) return {-1, 0};
-  index_t color = 0, key = 0;
-  for (int d = 0; d < g.rank(); ++d) {
-    const bool in = std::find(dims.begin(), dims.end(), d) != dims.end();
-    if (in) key = key * g.dims[d] + c[d];
-    else color = color * g.dims[d] + c[d];
-  }
-  return {int(color), int(key)};
-}
-
-inline std::string dims_text(const std::vector<int>& dims) {
-  std::string s;
-  for (int d : dims) s += (s.empty() ? "g" : ",g") + std::to_string(d);
-  return s;
-}
-
-inline const char* combine_name(combine k) {
-  switch (k) {
-    case combine::add: return "sum";
-    case combine::max: return "max";
-    case combine::min: return "min";
-    default: return "assign";
-  }
-}
-
-/// Everything a plan knows and holds about one array.
-struct array_plan {
-  array_use use;
-  std::string mapping_text;  // e.g. A[PARTITION:0 on g0, REPLICATE:1] g1:BROADCAST
-  // reads
-  std::vector<box> rbox;       // [rank]
-  bool reads_own_writes = false;  // every read is of what this rank wrote earlier in the map
-  std::vector<int> rgroup;     // grid dims of the broadcast groups
-  std::vector<comm_step> in_steps;
-  // writes
-  std::vector<box> wbox;
-  std::vector<int> wgroup;     // grid dims of the partial-result groups
-  bool w_init_old = false;     // leaders' write buffers start from the old values
-  bool w_combine_on_root = false;  // leaders' boxes overlap: root combines what it gathers
-  std::vector<comm_step> init_steps, out_steps;
-  // this rank's buffers
-  std::vector<std::max_align_t> rbuf, wbuf;
+/// Everything a plan knows and holds about one array: what the solver decided, and this
+/// rank's buffers and group communicators.
+struct array_plan : array_solution {
+  buffer rbuf, wbuf;
   boost::mpi::communicator rcomm, wcomm;  // this rank's group communicators
   bool rleader = false, wleader = false;
 };
@@ -166,10 +96,13 @@ struct live_flag {
   }
 };
 
-inline void* buf_data(std::vector<std::max_align_t>& b) { return b.empty() ? nullptr : b.data(); }
-inline void alloc(std::vector<std::max_align_t>& b, index_t elems, std::size_t es) {
+inline void* buf_data(buffer& b) { return b.get(); }
+/// Room for `elems` elements of `es` bytes, uninitialised: every element is written (scattered,
+/// generated, filled with the identity, or computed) before it is read, so nothing is zeroed.
+inline void alloc(buffer& b, index_t elems, std::size_t es) {
   const std::size_t bytes = std::size_t(elems) * es;
-  b.assign((bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t), std::max_align_t{});
+  const std::size_t n = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  b = n == 0 ? buffer() : std::make_unique_for_overwrite<std::max_align_t[]>(n);
 }
 
 inline raw_view view_of(const array_use& u, const box& b, void* data) {
@@ -190,6 +123,56 @@ void fill_identity(void* p, index_t n, combine k) {
   T* t = static_cast<T*>(p);
   T v = k == combine::max ? red_max::identity<T>() : k == combine::min ? red_min::identity<T>() : T(0);
   std::fill(t, t + n, v);
+}
+
+/// A plan as JSON: its collectives with bytes, this rank's stats, and explain().
+inline std::string plan_json(const std::string& map, const grid_shape& grid, int rank, int size,
+                             const solutions& arrays, const plan_stats& stats,
+                             const std::string& explain) {
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      if (c == '\n') {
+        o += "\\n";
+        continue;
+      }
+      o += c;
+    }
+    return o;
+  };
+  auto ph = [](const phase_stats& p) {
+    return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
+           std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
+  };
+  std::string s = "{\"map\":\"" + esc(map) + "\",\"grid\":[";
+  for (int d = 0; d < grid.rank(); ++d) s += (d ? "," : "") + std::to_string(grid.dims[d]);
+  s += "],\"rank\":" + std::to_string(rank) + ",\"ranks\":" + std::to_string(size) + ",\"arrays\":[";
+  bool first = true;
+  for (const array_solution* a : arrays) {
+    const array_solution& ap = *a;
+    s += std::string(first ? "" : ",") + "{\"name\":\"" + esc(ap.use.name) + "\",\"collectives\":[";
+    first = false;
+    bool f2 = true;
+    for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})
+      for (const auto& st : *steps) {
+        s += std::string(f2 ? "" : ",") + "{\"collective\":\"" + esc(st.collective) +
+             "\",\"where\":\"" + esc(st.where) + "\",\"total_bytes\":" + std::to_string(st.total()) +
+             ",\"received\":[";
+        f2 = false;
+        for (int r = 0; r < size; ++r) s += (r ? "," : "") + std::to_string(st.received[r]);
+        s += "]}";
+      }
+    s += "]}";
+  }
+  s += "],\"stats\":{\"scatter\":" + ph(stats.scatter) + ",\"execute\":" + ph(stats.execute) +
+       ",\"gather\":" + ph(stats.gather) + ",\"predicted\":{\"scatter_sent\":" +
+       std::to_string(stats.predicted_scatter_sent) + ",\"scatter_received\":" +
+       std::to_string(stats.predicted_scatter_received) + ",\"gather_sent\":" +
+       std::to_string(stats.predicted_gather_sent) + ",\"gather_received\":" +
+       std::to_string(stats.predicted_gather_received) + "},\"runs\":" + std::to_string(stats.runs) +
+       "},\"explain\":\"" + esc(explain) + "\"}";
+  return s;
 }
 
 }  // namespace detail

@@ -11,6 +11,7 @@
 #include "../../error.hpp"
 #include "../mpi_check.hpp"
 #include "../../schedule/constraints.hpp"
+#include "../solve.hpp"
 
 namespace workpart::detail {
 
@@ -42,13 +43,6 @@ class datatype {
  private:
   MPI_Datatype t_ = MPI_DATATYPE_NULL;
 };
-
-inline int to_int(index_t v, const std::string& what) {
-  if (v > INT_MAX)
-    throw plan_error(what + " has " + std::to_string(v) +
-                     " elements along one axis, more than an MPI count can carry (2^31 - 1)");
-  return int(v);
-}
 
 /// Box b inside an array of shape `shape` (row-major).
 inline datatype box_type(const array_use& u, const index_t* shape, const box& b) {

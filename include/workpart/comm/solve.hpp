@@ -1,0 +1,473 @@
+#pragma once
+/// \file solve.hpp
+/// The solver: from a map's constraints (the box of each array every rank reads and writes)
+/// and a grid to the collectives that move them, with the bytes of each per rank, for any
+/// number of ranks. No MPI and no templates: the optimizer can price a schedule with it for
+/// a virtual communicator, and every map type shares one copy of it.
+///
+/// Ranks whose boxes of an array are equal along some grid dimensions form groups along them:
+/// for reads, root sends each group's leader (the rank at coordinate 0 along those dimensions)
+/// its box and the leader broadcasts it in the group; for `+=`, `max_into` and `min_into`, the
+/// members' partial results are reduced onto the leader. For a grid-mapped access these groups
+/// are exactly its BROADCAST dimensions, so this is the grid-mapped solver; halos, strides,
+/// reversed and indirect subscripts simply give other boxes (overlapping ones too) and the
+/// same machinery serves them.
+
+#include <algorithm>
+#include <climits>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../error.hpp"
+#include "../schedule/constraints.hpp"
+#include "../schedule/grid.hpp"
+#include "../schedule/tiling.hpp"
+
+namespace workpart::detail {
+
+/// v as an MPI count (int), or a plan_error naming `what`.
+inline int to_int(index_t v, const std::string& what) {
+  if (v > INT_MAX)
+    throw plan_error(what + " has " + std::to_string(v) +
+                     " elements along one axis, more than an MPI count can carry (2^31 - 1)");
+  return int(v);
+}
+
+/// What a planned step does (its text is in comm_step::collective).
+enum class step_op { none, generate, scatterv, bcast, reduce, gatherv, gatherv_combine };
+
+/// One collective on one array, as planned: its name, where it goes, bytes per rank.
+struct comm_step {
+  step_op op = step_op::none;
+  std::string collective;  // Scatterv, Bcast, Reduce(sum), Gatherv, generate, ...
+  std::string where;
+  std::vector<index_t> sent, received;  // [rank], bytes
+  index_t total() const {
+    index_t t = 0;
+    for (index_t b : received) t += b;
+    return t;
+  }
+};
+
+/// Grid dimensions along which every rank's box equals the box at coordinate 0 there.
+inline std::vector<int> group_dims(const grid_shape& g, const std::vector<box>& boxes, int active) {
+  std::vector<int> dims;
+  for (int d = 0; d < g.rank(); ++d) {
+    if (g.dims[d] <= 1) continue;
+    bool same = true;
+    for (int r = 0; r < active && same; ++r) {
+      auto c = grid_coords(g, r);
+      c[d] = 0;
+      same = boxes[r] == boxes[grid_rank(g, c)];
+    }
+    if (same) dims.push_back(d);
+  }
+  return dims;
+}
+
+/// Key of a rank's group (its coordinates off `dims`) and its place in it (coordinates on).
+inline std::pair<int, int> group_key(const grid_shape& g, int rank, const std::vector<int>& dims) {
+  const auto c = grid_coords(g, rank);
+  if (c.empty()) return {-1, 0};
+  index_t color = 0, key = 0;
+  for (int d = 0; d < g.rank(); ++d) {
+    const bool in = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (in) key = key * g.dims[d] + c[d];
+    else color = color * g.dims[d] + c[d];
+  }
+  return {int(color), int(key)};
+}
+
+inline std::string dims_text(const std::vector<int>& dims) {
+  std::string s;
+  for (int d : dims) s += (s.empty() ? "g" : ",g") + std::to_string(d);
+  return s;
+}
+
+inline const char* combine_name(combine k) {
+  switch (k) {
+    case combine::add: return "sum";
+    case combine::max: return "max";
+    case combine::min: return "min";
+    default: return "assign";
+  }
+}
+
+inline std::string bytes_text(index_t b) { return std::to_string(b) + " B"; }
+
+/// The partition/broadcast text of one access under a grid, from its runtime forms.
+inline std::string access_mapping_text(const std::string& name, int rank,
+                                       const std::array<axis_form, detail::max_rank>& f,
+                                       const grid_shape& g) {
+  std::vector<std::string> axis_txt(rank);
+  std::string tail;
+  bool general = false;
+  for (int d = 0; d < g.rank(); ++d) {
+    int uses = 0, plain_axis = -1;
+    for (int a = 0; a < rank; ++a) {
+      if (f[a].kind == axis_kind::indirect) {
+        general = true;
+        continue;
+      }
+      if (f[a].kind != axis_kind::affine || f[a].coef[d] == 0) continue;
+      ++uses;
+      bool plain = f[a].coef[d] == 1 && f[a].offset == 0;
+      for (int e = 0; e < max_dims; ++e)
+        if (e != d && f[a].coef[e] != 0) plain = false;
+      if (plain) plain_axis = a;
+    }
+    // A grid dimension of extent 1 splits nothing: the axis it would partition is held whole
+    // (REPLICATE), and there is nothing to broadcast along it.
+    if (uses == 0) {
+      if (g.dims[d] > 1) tail += " g" + std::to_string(d) + ":BROADCAST";
+    } else if (uses == 1 && plain_axis >= 0) {
+      axis_txt[plain_axis] = g.dims[d] > 1 ? "PARTITION:" + std::to_string(plain_axis) + " on g" +
+                                                 std::to_string(d)
+                                           : "REPLICATE:" + std::to_string(plain_axis);
+    } else {
+      general = true;
+    }
+  }
+  std::string s = name + "[";
+  for (int a = 0; a < rank; ++a) {
+    if (a) s += ", ";
+    if (!axis_txt[a].empty()) s += axis_txt[a];
+    else if (f[a].kind == axis_kind::affine) {
+      // wp::all reaches here as the implicit index of its reduction (a reserved slot), alone
+      // with coefficient 1: the whole axis
+      bool any = false, whole = f[a].offset == 0;
+      for (int e = 0; e < max_dims; ++e) {
+        any = any || f[a].coef[e] != 0;
+        if (f[a].coef[e] != 0 && (e < all_dim_first || f[a].coef[e] != 1)) whole = false;
+      }
+      if (any && whole) s += "REPLICATE:" + std::to_string(a);
+      else s += any ? "GENERAL:" + std::to_string(a) : "FIXED:" + std::to_string(a);
+      if (any && !whole) general = true;
+    } else if (f[a].kind == axis_kind::all) {
+      s += "REPLICATE:" + std::to_string(a);
+    } else {
+      s += "INDIRECT:" + std::to_string(a);
+    }
+  }
+  s += "]" + tail;
+  if (general) s += " (general)";
+  return s;
+}
+
+/// What the solver decides for one array: boxes, groups and the planned steps.
+struct array_solution {
+  array_use use;
+  std::string mapping_text;  // e.g. A[PARTITION:0 on g0, REPLICATE:1] g1:BROADCAST
+  // reads
+  std::vector<box> rbox;          // [rank]
+  bool reads_own_writes = false;  // every read is of what this rank wrote earlier in the map
+  std::vector<int> rgroup;        // grid dims of the broadcast groups
+  std::vector<comm_step> in_steps;
+  // writes
+  std::vector<box> wbox;
+  std::vector<int> wgroup;          // grid dims of the partial-result groups
+  bool w_init_old = false;          // leaders' write buffers start from the old values
+  bool w_combine_on_root = false;   // leaders' boxes overlap: root combines what it gathers
+  std::vector<comm_step> init_steps, out_steps;
+};
+
+/// The arrays of a plan, as the solver sees them (a plan's runtime records derive from
+/// array_solution).
+using solutions = std::vector<const array_solution*>;
+
+/// Bytes rank r sends (or receives) in the scatter or the gather phase of a plan.
+inline index_t predicted_bytes(const solutions& arrays, int r, bool scatter_phase, bool sent) {
+  index_t t = 0;
+  for (const array_solution* ap : arrays) {
+    auto add = [&](const std::vector<comm_step>& steps) {
+      for (const auto& s : steps) t += sent ? s.sent[r] : s.received[r];
+    };
+    if (scatter_phase) {
+      add(ap->in_steps);
+      add(ap->init_steps);
+    } else {
+      add(ap->out_steps);
+    }
+  }
+  return t;
+}
+/// Bytes over all ranks (received) in the scatter or the gather phase.
+inline index_t predicted_total(const solutions& arrays, int nranks, bool scatter_phase) {
+  index_t t = 0;
+  for (int r = 0; r < nranks; ++r) t += predicted_bytes(arrays, r, scatter_phase, false);
+  return t;
+}
+
+/// The grid fits the space (one extent per dimension, each >= 1) and the communicator.
+inline void check_grid(const std::string& map, const grid_shape& g, int N, int nranks) {
+  if (g.rank() != N)
+    throw grid_error("map '" + map + "': grid " + g.str() + " has rank " +
+                     std::to_string(g.rank()) + " but the space has rank " +
+                     std::to_string(N) + "; give one grid extent per space dimension (pad with 1s)");
+  for (int d = 0; d < N; ++d)
+    if (g.dims[d] < 1)
+      throw grid_error("map '" + map + "': grid " + g.str() + " has extent " +
+                       std::to_string(g.dims[d]) + " in dimension " + std::to_string(d) +
+                       "; grid extents are >= 1");
+  if (g.product() == std::numeric_limits<index_t>::max())  // saturated: no wrap-around
+    throw grid_error("map '" + map + "': grid " + g.str() + " needs more than "
+                     "2^63 - 1 ranks, communicator has " + std::to_string(nranks) +
+                     "; use a grid whose product is at most " + std::to_string(nranks));
+  if (g.product() > nranks)
+    throw grid_error("map '" + map + "': grid " + g.str() + " needs " +
+                     std::to_string(g.product()) + " ranks, communicator has " +
+                     std::to_string(nranks) + "; run mpirun -n " + std::to_string(g.product()) +
+                     " or use a grid whose product is at most " + std::to_string(nranks));
+}
+
+/// Whether the map reads the array only after earlier statements of the map wrote it.
+inline bool reads_own_writes(const array_use& use) {
+  return use.read && use.written && use.read_after_write && !use.read_before_write;
+}
+/// A map that reads what its earlier statements wrote runs without an exchange between the
+/// statements when every rank reads only inside the box it wrote and holds the whole value
+/// there (no partial sums on other ranks); otherwise the statements must be separate maps.
+inline void check_reads_own_writes(const std::string& map, const grid_shape& g, const array_use& use,
+                                   const std::vector<box>& rb, const std::vector<box>& wb,
+                                   int nranks, int active) {
+  if (!reads_own_writes(use)) return;
+  const std::string head = "map '" + map + "': a statement reads array '" + use.name +
+                           "' after an earlier statement of the same map wrote it, and ";
+  for (int r = 0; r < nranks; ++r)
+    if (!rb[r].empty() && !(box::intersect(rb[r], wb[r]) == rb[r]))
+      throw plan_error(head + "under grid " + g.str() + " rank " + std::to_string(r) +
+                       " reads " + rb[r].str() + " but writes only " + wb[r].str() +
+                       ": the values would come from other ranks between the statements; "
+                       "write them as separate maps (or choose a grid that keeps them local)");
+  if (use.write_kind == combine::assign) return;
+  bool partial = !group_dims(g, wb, active).empty();
+  for (int x = 0; x < active && !partial; ++x)
+    for (int y = x + 1; y < active && !partial; ++y)
+      partial = !box::intersect(wb[x], wb[y]).empty();
+  if (partial)
+    throw plan_error(head + "under grid " + g.str() + " several ranks hold partial results "
+                     "of it ('" + std::string(combine_name(use.write_kind)) +
+                     "' over a split reduction): they are combined only when gathered; write "
+                     "the statements as separate maps (or choose a grid that does not split "
+                     "the reduction)");
+}
+
+/// Every check of a map's constraints that can fail, before any collective (identical on
+/// every rank that planned the same map).
+inline void validate(const std::string& map, const map_constraints& cons, const grid_shape& g,
+                     int nranks) {
+  const int active = int(g.product());
+  for (const auto& use : cons.arrays) {
+    if (use.mixed_writes)
+      throw plan_error("map '" + map + "': array '" + use.name +
+                       "' is written by statements of different kinds (=, +=, max_into, "
+                       "min_into); split them into separate maps");
+    if (use.read_after_write && use.read_before_write)
+      throw plan_error("map '" + map + "': array '" + use.name + "' is read both "
+                       "before and after a statement of the same map writes it; distributing "
+                       "that needs two versions of it on the ranks: write separate maps");
+    for (int a = 0; a < use.rank; ++a)
+      to_int(use.shape[a], "map '" + map + "': array '" + use.name + "'");
+  }
+  // MPI counts are ints: every box a rank receives must hold fewer than 2^31 elements.
+  for (std::size_t u = 0; u < cons.arrays.size(); ++u)
+    for (int r = 0; r < nranks; ++r)
+      for (const box* b : {&cons.read[u][r], &cons.write[u][r]})
+        if (b->size() > index_t(std::numeric_limits<int>::max()))
+          throw plan_error("map '" + map + "': rank " + std::to_string(r) + " would hold " +
+                           std::to_string(b->size()) + " elements of array '" +
+                           cons.arrays[u].name + "' (box " + b->str() + "), more than an MPI "
+                           "count can carry (2^31 - 1); use a grid with more ranks along its axes");
+  for (std::size_t u = 0; u < cons.arrays.size(); ++u)
+    check_reads_own_writes(map, g, cons.arrays[u], cons.read[u], cons.write[u], nranks, active);
+  for (std::size_t u = 0; u < cons.arrays.size(); ++u) {
+    const auto& use = cons.arrays[u];
+    if (!use.written || use.write_kind != combine::assign) continue;
+    for (int x = 0; x < nranks; ++x)
+      for (int y = x + 1; y < nranks; ++y)
+        if (!box::intersect(cons.write[u][x], cons.write[u][y]).empty())
+          throw plan_error("map '" + map + "': ranks " + std::to_string(x) + " and " +
+                           std::to_string(y) + " write overlapping parts of '" + use.name +
+                           "' under grid " + g.str() + " (a plain '=' whose left side is "
+                           "not one-to-one); use +=, max_into or min_into, or another grid");
+  }
+}
+
+/// The boxes, groups and collectives of one array (no communication). `generated`: every rank
+/// generates its boxes from init() in place (root holds no copy to send).
+inline array_solution solve_array(const array_use& use_in, const std::vector<box>& rbox,
+                                  const std::vector<box>& wbox, const grid_shape& g, int nranks,
+                                  bool generated) {
+  const int P = nranks, active = int(g.product());
+  {
+    array_solution ap;
+    ap.use = use_in;
+    const auto& use = ap.use;
+    const index_t es = index_t(use.elem_size);
+    ap.rbox = rbox;
+    ap.wbox = wbox;
+    std::vector<index_t> zero(P, 0);
+    // ---- reads: Scatterv to the group leaders, Bcast in the groups ----
+    ap.reads_own_writes = reads_own_writes(use);
+    if (ap.reads_own_writes) {
+      ap.in_steps.push_back({step_op::none, "none", "each rank reads what it wrote earlier in the map", zero, zero});
+    } else if (use.read) {
+      ap.rgroup = group_dims(g, ap.rbox, active);
+      if (generated) {
+        ap.in_steps.push_back({step_op::generate, "generate", "init() on each rank, in place", zero, zero});
+      } else {
+        comm_step sc{step_op::scatterv, "Scatterv", "root -> group leaders", zero, zero};
+        comm_step bc{step_op::bcast, "Bcast", "over " + dims_text(ap.rgroup), zero, zero};
+        for (int r = 0; r < active; ++r) {
+          const index_t n = ap.rbox[r].size() * es;
+          if (n == 0) continue;
+          auto [color, key] = group_key(g, r, ap.rgroup);
+          if (key == 0) {
+            if (r != 0) {
+              sc.sent[0] += n;
+              sc.received[r] += n;
+            }
+          } else {
+            // the leader of r's group: r with coordinates 0 along the group dims
+            auto c = grid_coords(g, r);
+            for (int d : ap.rgroup) c[d] = 0;
+            const int l = grid_rank(g, c);
+            bc.sent[l] += n;
+            bc.received[r] += n;
+          }
+        }
+        if (ap.rgroup.empty()) sc.where = "root -> each rank";
+        ap.in_steps.push_back(sc);
+        if (!ap.rgroup.empty()) ap.in_steps.push_back(bc);
+      }
+    }
+    // ---- writes ----
+    if (use.written) {
+      const bool conflicted = use.write_kind != combine::assign;
+      if (conflicted) ap.wgroup = group_dims(g, ap.wbox, active);
+      std::vector<int> leaders;
+      for (int r = 0; r < active; ++r) {
+        if (ap.wbox[r].empty()) continue;
+        if (group_key(g, r, ap.wgroup).second == 0) leaders.push_back(r);
+      }
+      bool overlap = false;
+      for (std::size_t x = 0; x < leaders.size() && !overlap; ++x)
+        for (std::size_t y = x + 1; y < leaders.size() && !overlap; ++y)
+          overlap = !box::intersect(ap.wbox[leaders[x]], ap.wbox[leaders[y]]).empty();
+      ap.w_combine_on_root = conflicted && overlap;
+      ap.w_init_old = conflicted ? !overlap : !use.dense_writes;
+      if (ap.w_init_old) {
+        if (generated) {
+          ap.init_steps.push_back({step_op::generate, "generate", "old values from init(), in place", zero, zero});
+        } else {
+          comm_step sc{step_op::scatterv, "Scatterv", conflicted ? "old values -> group leaders"
+                                                      : "old values under the written boxes",
+                               zero, zero};
+          for (int r : leaders)
+            if (r != 0) {
+              sc.sent[0] += ap.wbox[r].size() * es;
+              sc.received[r] += ap.wbox[r].size() * es;
+            }
+          ap.init_steps.push_back(sc);
+        }
+      }
+      if (!ap.wgroup.empty()) {
+        comm_step rd{step_op::reduce, std::string("Reduce(") + combine_name(use.write_kind) + ")",
+                             "over " + dims_text(ap.wgroup) + " onto group leaders",
+                             zero, zero};
+        for (int r = 0; r < active; ++r) {
+          const index_t n = ap.wbox[r].size() * es;
+          if (n == 0 || group_key(g, r, ap.wgroup).second == 0) continue;
+          auto c = grid_coords(g, r);
+          for (int d : ap.wgroup) c[d] = 0;
+          rd.sent[r] += n;
+          rd.received[grid_rank(g, c)] += n;
+        }
+        ap.out_steps.push_back(rd);
+      }
+      comm_step ga{ap.w_combine_on_root ? step_op::gatherv_combine : step_op::gatherv,
+                   ap.w_combine_on_root ? "Gatherv+combine" : "Gatherv",
+                           ap.w_combine_on_root ? "group leaders -> root, combined there"
+                           : ap.wgroup.empty() ? "each rank -> root"
+                                               : "group leaders -> root",
+                           zero, zero};
+      for (int r : leaders)
+        if (r != 0) {
+          ga.sent[r] += ap.wbox[r].size() * es;
+          ga.received[0] += ap.wbox[r].size() * es;
+        }
+      ap.out_steps.push_back(ga);
+    }
+    // mapping text, per access
+    std::string mt;
+    for (std::size_t x = 0; x < use.write_forms.size(); ++x)
+      mt += "    write " + use.write_texts[x] + ": " +
+            access_mapping_text(use.name, use.rank, use.write_forms[x], g) + "\n";
+    for (std::size_t x = 0; x < use.read_forms.size(); ++x)
+      mt += "    read  " + use.read_texts[x] + ": " +
+            access_mapping_text(use.name, use.rank, use.read_forms[x], g) + "\n";
+    ap.mapping_text = mt;
+    return ap;
+  }
+}
+
+/// The plan in words (identical on every rank): blocks, local execution (`local_text`, one
+/// line per statement), and per array its mappings, collectives with bytes, and boxes.
+inline std::string explain_text(const std::string& map, const grid_shape& g, int nranks,
+                                const std::string& space_text, int N,
+                                const std::vector<rank_block>& blocks,
+                                const std::string& local_text, const solutions& arrays,
+                                bool in_place) {
+  const int active = int(g.product());
+  std::string s = "plan for map '" + map + "' on grid " + g.str() + ": " +
+                  std::to_string(active) + " of " + std::to_string(nranks) +
+                  " ranks active, space " + space_text + "\n";
+  s += "  blocks:\n";
+  for (int r = 0; r < nranks; ++r) {
+    const auto& b = blocks[r];
+    s += "    rank " + std::to_string(r) + ": ";
+    if (!b.active) {
+      s += "idle\n";
+      continue;
+    }
+    s += "[";
+    for (int d = 0; d < N; ++d)
+      s += (d ? ", " : "") + std::to_string(b.lo[d]) + ":" + std::to_string(b.hi[d]);
+    s += "]\n";
+  }
+  // How each rank runs its block: the one-process executor on its local buffers.
+  s += "  local execution of each block:\n" + local_text;
+  for (const array_solution* a : arrays) {
+    const array_solution& ap = *a;
+    s += "  array " + ap.use.name + " (" + (ap.use.read ? "read" : "") +
+         (ap.use.read && ap.use.written ? ", " : "") +
+         (ap.use.written ? std::string("written: ") + combine_name(ap.use.write_kind) : "") +
+         "):\n" + ap.mapping_text;
+    auto steps = [&](const char* phase, const std::vector<comm_step>& v) {
+      for (const auto& st : v) {
+        s += "    " + std::string(phase) + ": " + st.collective + " (" + st.where + "), total " +
+             bytes_text(st.total()) + "; received per rank:";
+        for (int r = 0; r < nranks; ++r) s += " " + std::to_string(st.received[r]);
+        s += "\n";
+      }
+    };
+    steps("scatter", ap.in_steps);
+    steps("scatter", ap.init_steps);
+    steps("gather", ap.out_steps);
+    if (ap.use.read)
+      for (int r = 0; r < nranks; ++r)
+        if (!ap.rbox[r].empty()) s += "      rank " + std::to_string(r) + " reads " + ap.rbox[r].str() + "\n";
+    if (ap.use.written)
+      for (int r = 0; r < nranks; ++r)
+        if (!ap.wbox[r].empty()) s += "      rank " + std::to_string(r) + " writes " + ap.wbox[r].str() + "\n";
+  }
+  s += "  bytes: scatter " + bytes_text(predicted_total(arrays, nranks, true)) + ", gather " +
+       bytes_text(predicted_total(arrays, nranks, false)) + "\n";
+  if (in_place)
+    s += "  run(): in place on root's arrays (no other rank holds any part), nothing copied\n";
+  return s;
+}
+
+}  // namespace workpart::detail
