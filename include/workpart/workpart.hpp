@@ -24,4 +24,5 @@
 #include "schedule/constraints.hpp"
 #include "schedule/distribute.hpp"
 #include "schedule/grid.hpp"
+#include "schedule/schedule.hpp"
 #include "schedule/tiling.hpp"

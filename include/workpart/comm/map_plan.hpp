@@ -46,9 +46,14 @@ struct options {
 /// block), then one small collective in which the ranks agree whether any failed
 /// (detail::agree); only when none did do the collectives that move data start. So a failure
 /// anywhere is the same wp::error on every rank, and no rank waits in a collective alone.
+template <class... Maps>
+class program_plan;
+
 template <class Map>
 class map_plan {
   static constexpr int N = Map::rank;
+  template <class... Maps>
+  friend class program_plan;  // drives the phases of the maps of a program
 
  public:
   map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt)
@@ -187,9 +192,13 @@ class map_plan {
     if (rank_ != 0) return;
     for (std::size_t u = 0; u < arrays_.size(); ++u) {
       const auto& ap = arrays_[u];
-      const bool needed = for_scatter ? (!generated_[u] && ((ap.use.read && !ap.reads_own_writes) ||
-                                                           (ap.use.written && ap.w_init_old)))
-                                      : ap.use.written;
+      // what the scatter sends from root (a program leaves out what earlier maps provide)
+      const bool needed =
+          for_scatter ? ((ap.use.read && !ap.in_steps.empty() &&
+                          ap.in_steps.front().op == detail::step_op::scatterv) ||
+                         (ap.use.written && ap.w_init_old && !ap.init_steps.empty() &&
+                          ap.init_steps.front().op == detail::step_op::scatterv))
+                      : ap.use.written;
       if (!needed) continue;
       try {
         ap.use.root_data();
@@ -213,7 +222,7 @@ class map_plan {
     for (std::size_t u = 0; u < arrays_.size(); ++u) {
       auto& ap = arrays_[u];
       try {
-        if (ap.use.read && !ap.reads_own_writes && ap.in_steps.front().op == detail::step_op::generate &&
+        if (ap.use.read && !ap.in_steps.empty() && ap.in_steps.front().op == detail::step_op::generate &&
             !ap.rbox[rank_].empty())
           ap.use.generate(detail::buf_data(ap.rbuf), ap.rbox[rank_]);
         if (!ap.use.written) continue;
@@ -223,7 +232,8 @@ class map_plan {
           detail::with_elem(ap.use.elem, [&](auto t) {
             detail::fill_identity<decltype(t)>(buf, b.size(), ap.use.write_kind);
           });
-        if (ap.w_init_old && ap.init_steps.front().op == detail::step_op::generate && b.size() > 0 &&
+        if (ap.w_init_old && !ap.init_steps.empty() &&
+            ap.init_steps.front().op == detail::step_op::generate && b.size() > 0 &&
             ap.wleader)
           ap.use.generate(buf, b);
       } catch (const error&) {
@@ -297,9 +307,25 @@ class map_plan {
     if (buffers_behind_ || !scattered_) scatter();
     if (stale_reads_) refresh_own_inputs();
     const double t0 = MPI_Wtime();
-    const detail::failure f = detail::capture([&] {
-      check_alive();
-      if (block_.empty(N)) return;
+    const detail::failure f = detail::capture([&] { run_block(); });
+    stats_.execute.seconds += MPI_Wtime() - t0;
+    ++stats_.runs;
+    // A failure (on any rank) leaves partial results in the blocks: nothing to gather, and
+    // the next execute() starts from root's values again.
+    failed_ = "execute() failed";
+    scattered_ = false;
+    detail::with_comm_errors([&] { detail::agree(comm_, f, 0, detail::name_rank::always); });
+    failed_.clear();
+    scattered_ = true;
+    for (const auto& ap : arrays_)
+      if (ap.use.read && ap.use.written) stale_reads_ = true;
+  }
+
+ private:
+  /// The map on this rank's block, on its buffers (no communication).
+  void run_block() {
+    check_alive();
+    if (block_.empty(N)) return;
       detail::buffer_env renv, wenv;
       for (auto& ap : arrays_) {
         if (ap.use.read && !ap.reads_own_writes)
@@ -319,19 +345,9 @@ class map_plan {
           if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
         detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
       });
-    });
-    stats_.execute.seconds += MPI_Wtime() - t0;
-    ++stats_.runs;
-    // A failure (on any rank) leaves partial results in the blocks: nothing to gather, and
-    // the next execute() starts from root's values again.
-    failed_ = "execute() failed";
-    scattered_ = false;
-    detail::with_comm_errors([&] { detail::agree(comm_, f, 0, detail::name_rank::always); });
-    failed_.clear();
-    scattered_ = true;
-    for (const auto& ap : arrays_)
-      if (ap.use.read && ap.use.written) stale_reads_ = true;
   }
+
+ public:
 
   /// Leaves the final values of every written array on root.
   void gather() {
@@ -596,9 +612,10 @@ class map_plan {
   }
 
   void scatter_reads(detail::array_plan& ap) {
-    if (ap.reads_own_writes) return;  // the map's own earlier statements fill what it reads
+    // only what root sends: not what the map's own earlier statements fill (none), what
+    // generate_local() made (generate), or what a program's earlier maps provide (none)
+    if (ap.in_steps.empty() || ap.in_steps.front().op != detail::step_op::scatterv) return;
     const auto& b = ap.rbox[rank_];
-    if (ap.in_steps.front().op == detail::step_op::generate) return;  // done by generate_local()
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.rbox, leaders(ap.rgroup),
                                                  detail::buf_data(ap.rbuf)));
     if (!ap.rgroup.empty() && ap.rcomm && !b.empty())
@@ -609,7 +626,9 @@ class map_plan {
   /// generated old values were done by generate_local()).
   void init_writes(detail::array_plan& ap) {
     void* buf = detail::buf_data(ap.wbuf);
-    if (!ap.w_init_old || ap.init_steps.front().op == detail::step_op::generate) return;
+    if (!ap.w_init_old || ap.init_steps.empty() ||
+        ap.init_steps.front().op != detail::step_op::scatterv)
+      return;
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.wbox, leaders(ap.wgroup), buf));
   }
 

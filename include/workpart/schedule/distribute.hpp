@@ -6,7 +6,9 @@
 
 #include "../comm/context.hpp"
 #include "../comm/map_plan.hpp"
+#include "../comm/program_plan.hpp"
 #include "grid.hpp"
+#include "schedule.hpp"
 
 namespace workpart {
 
@@ -53,6 +55,36 @@ map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const grid_shape& g
 template <int N, class... S>
 map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const grid_shape& g, options opt = {}) {
   return map_plan<map_t<N, S...>>(m, g, detail::default_communicator(), opt);
+}
+
+/// \code
+///   wp::schedule s;
+///   s.set(m1, wp::grid<4, 1>).set(m2, wp::grid_shape{1, 4});
+///   auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
+///   plan.run();
+/// \endcode
+/// A program of several maps gives a program_plan: intermediates move rank to rank. A program
+/// of one map gives that map's plan, the same as distribute(map, grid). Collective; a map
+/// without a grid, a grid for a map not in the program, or a bad grid is an error on every rank
+/// before anything moves.
+template <class... M>
+auto distribute(const program_t<M...>& p, const schedule& s, const context& ctx, options opt = {}) {
+  if constexpr (sizeof...(M) == 1) {
+    const auto grids = detail::schedule_grids(p, s, ctx.comm());
+    return map_plan<M...>(std::get<0>(p.maps()), grids[0], ctx.comm(), opt);
+  } else {
+    return program_plan<M...>(p, s, ctx.comm(), opt);
+  }
+}
+template <class... M>
+auto distribute(const program_t<M...>& p, const schedule& s, options opt = {}) {
+  const boost::mpi::communicator comm = detail::default_communicator();
+  if constexpr (sizeof...(M) == 1) {
+    const auto grids = detail::schedule_grids(p, s, comm);
+    return map_plan<M...>(std::get<0>(p.maps()), grids[0], comm, opt);
+  } else {
+    return program_plan<M...>(p, s, comm, opt);
+  }
 }
 
 }  // namespace workpart

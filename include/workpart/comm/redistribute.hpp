@@ -1,0 +1,135 @@
+#pragma once
+/// \file redistribute.hpp
+/// Redistribution between the maps of a program, as planned (no MPI, no templates): what each
+/// rank needs of an array (the boxes a later map reads, or the old values it combines into),
+/// satisfied from where the array's current values are, by box intersection.
+///
+/// The current values of an array are in *layers*, newest first: the write boxes of the maps
+/// that wrote it last (a map that writes part of an array leaves the rest to the layers below
+/// it). A rank's need is cut into pieces: first what the rank itself holds in the newest layer
+/// (a local copy, nothing moves), then what the other ranks hold there, then the layer below;
+/// whatever no layer holds is what root's values (the program's inputs) provide. So every
+/// element a reader needs moves once, from one holder, and only if the reader does not
+/// already hold it.
+
+#include <string>
+#include <vector>
+
+#include "../schedule/constraints.hpp"
+#include "solve.hpp"
+
+namespace workpart::detail {
+
+/// Appends a minus b as disjoint boxes (at most two per axis) to out.
+inline void subtract_into(const box& a, const box& b, std::vector<box>& out) {
+  if (a.empty()) return;
+  const box c = box::intersect(a, b);
+  if (c.empty()) {
+    out.push_back(a);
+    return;
+  }
+  box rest = a;
+  for (int x = 0; x < a.rank; ++x) {
+    if (rest.lo[x] < c.lo[x]) {
+      box p = rest;
+      p.hi[x] = c.lo[x];
+      out.push_back(p);
+    }
+    if (c.hi[x] < rest.hi[x]) {
+      box p = rest;
+      p.lo[x] = c.hi[x];
+      out.push_back(p);
+    }
+    rest.lo[x] = c.lo[x];
+    rest.hi[x] = c.hi[x];
+  }
+}
+
+/// Box b of an array moves from rank `from` (its buffer in layer `layer`) to rank `to`.
+struct piece {
+  int from = 0, to = 0, layer = 0;
+  box b;
+};
+
+/// Where one version of an array lives: the box each rank holds (empty where it holds none).
+struct layer {
+  int map = 0;  // the program's map whose buffers hold it
+  std::vector<box> boxes;
+};
+
+/// The pieces that satisfy a need, and which ranks need more than the layers hold.
+struct transfer {
+  std::vector<piece> pieces;    // local ones (from == to) included
+  std::vector<char> remainder;  // [rank]: part of its need is in no layer (root's values)
+  index_t bytes_sent(int r, std::size_t es) const {
+    index_t t = 0;
+    for (const auto& p : pieces)
+      if (p.from == r && p.to != r) t += p.b.size() * index_t(es);
+    return t;
+  }
+  index_t bytes_received(int r, std::size_t es) const {
+    index_t t = 0;
+    for (const auto& p : pieces)
+      if (p.to == r && p.from != r) t += p.b.size() * index_t(es);
+    return t;
+  }
+  bool any_remote() const {
+    for (const auto& p : pieces)
+      if (p.from != p.to) return true;
+    return false;
+  }
+  bool any_remainder() const {
+    for (char c : remainder)
+      if (c) return true;
+    return false;
+  }
+};
+
+/// need[r]: the box rank r needs. layers: newest first.
+inline transfer plan_transfer(const std::vector<box>& need, const std::vector<layer>& layers) {
+  const int P = int(need.size());
+  transfer t;
+  t.remainder.assign(std::size_t(P), 0);
+  std::vector<box> left, next;
+  for (int r = 0; r < P; ++r) {
+    if (need[r].empty()) continue;
+    left.assign(1, need[r]);
+    for (std::size_t l = 0; l < layers.size() && !left.empty(); ++l) {
+      const auto& held = layers[l].boxes;
+      // the rank itself first (nothing moves), then the ranks after it: spreads the senders
+      for (int k = 0; k < P && !left.empty(); ++k) {
+        const int s = (r + k) % P;
+        if (held[std::size_t(s)].empty()) continue;
+        next.clear();
+        for (const box& x : left) {
+          const box c = box::intersect(x, held[std::size_t(s)]);
+          if (c.empty()) {
+            next.push_back(x);
+            continue;
+          }
+          t.pieces.push_back({s, r, int(l), c});
+          subtract_into(x, c, next);
+        }
+        left.swap(next);
+      }
+    }
+    t.remainder[std::size_t(r)] = !left.empty();
+  }
+  return t;
+}
+
+/// The name of a redistribution, from its pieces: nothing moves between ranks (`none`); every
+/// receiving rank needs all it holds itself and a margin around it from other ranks (a halo
+/// exchange: only neighbours send); otherwise one Alltoallw.
+inline std::string transfer_kind(const transfer& t, const std::vector<layer>& layers) {
+  if (!t.any_remote()) return "none";
+  std::vector<char> holds_all(t.remainder.size(), 0);
+  for (const auto& p : t.pieces)
+    if (p.from == p.to && p.b == layers[std::size_t(p.layer)].boxes[std::size_t(p.to)])
+      holds_all[std::size_t(p.to)] = 1;
+  for (const auto& p : t.pieces)
+    if (p.from != p.to && !holds_all[std::size_t(p.to)]) return "Alltoallw";
+  return "halo exchange";
+}
+
+}  // namespace workpart::detail

@@ -1,0 +1,387 @@
+/// \file test_programs.cpp
+/// Programs of several maps under wp::distribute, at every communicator size: chains on the
+/// same grid (nothing moves), transposed grids, grids of different rank, idle ranks in one map,
+/// init() inputs, a Jacobi stencil iterated with execute() (halo bytes only), softmax as three
+/// maps partitioned over the leading or the last axis, and a split reduction read by the next
+/// map (Reduce or Allreduce). Results are compared on root with plain loops written here; the
+/// bytes moved between maps are compared with the count of elements each reader needs and
+/// does not already hold, derived here from the blocks (block_of), not from the plan.
+
+#include "mpi_test_support.hpp"
+
+namespace {
+
+using namespace mpitest;
+
+/// Rows [lo, hi) of block b of n over g (the documented balanced tiling).
+std::pair<index_t, index_t> rows(index_t n, index_t g, index_t b) {
+  const block k = block_of(n, g, b);
+  return {k.start, k.end()};
+}
+
+/// Bytes this rank sent and received between maps, measured, per execute().
+struct rank_bytes {
+  index_t sent = 0, received = 0;
+};
+template <class Plan>
+rank_bytes between_maps(const Plan& plan) {
+  rank_bytes b;
+  for (const auto& r : plan.stats().redistributions) {
+    if (r.to == "root") continue;  // the gather
+    b.sent += r.measured.bytes_sent;
+    b.received += r.measured.bytes_received;
+  }
+  return b;
+}
+/// Every redistribution's measured bytes equal its prediction for `first` executes (one
+/// first, the rest later ones) and the program's totals add up.
+template <class Plan>
+std::string measured_vs_predicted(const Plan& plan, int executes) {
+  std::ostringstream os;
+  for (const auto& r : plan.stats().redistributions) {
+    if (r.to == "root") continue;
+    const index_t ws = r.predicted_first_sent + (executes - 1) * r.predicted_sent;
+    const index_t wr = r.predicted_first_received + (executes - 1) * r.predicted_received;
+    if (r.measured.bytes_sent != ws || r.measured.bytes_received != wr)
+      os << r.array << " -> " << r.to << " (" << r.kind << "): measured " << r.measured.bytes_sent
+         << "/" << r.measured.bytes_received << " predicted " << ws << "/" << wr << "; ";
+  }
+  return os.str();
+}
+
+double xv(index_t a, index_t b) { return double((a * 7 + b * 3) % 17) - 8.0; }
+
+}  // namespace
+
+TEST_CASE("programs: a chain on one grid moves nothing between maps", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t I = 7, J = 5;
+  wp::array<double, 2> x("x", {I, J}), y("y", {I, J}), z("z", {I, J});
+  fill2(x, xv);
+  auto m1 = wp::map("scale", wp::space(I, J), y(i, j) = x(i, j) * 2.0);
+  auto m2 = wp::map("shift", wp::space(I, J), z(i, j) = y(i, j) + x(i, j));
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{index_t(P), 1}).set(m2, wp::grid_shape{index_t(P), 1});
+  auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
+  plan.run();
+  std::vector<double> want_z, want_y;
+  for (index_t a = 0; a < I; ++a)
+    for (index_t b = 0; b < J; ++b) {
+      want_y.push_back(xv(a, b) * 2.0);
+      want_z.push_back(xv(a, b) * 3.0);
+    }
+  REQUIRE(compare_on_root(ctx.comm(), z, want_z) == "");
+  REQUIRE(compare_on_root(ctx.comm(), y, want_y) == "");
+  const rank_bytes b = between_maps(plan);
+  REQUIRE(all_problems(ctx.comm(), b.sent == 0 && b.received == 0 ? "" : "bytes moved between maps") == "");
+  REQUIRE(plan.predicted_rank_bytes(true) == 0);
+  REQUIRE(plan.explain().find("y -> 'shift' from 'scale'") != std::string::npos);
+  REQUIRE(plan.explain().find("none, total 0 B") != std::string::npos);
+  REQUIRE(explain_differs(ctx.comm(), plan) == "");
+  // y never visits root between the maps: root sends x once per map that reads it
+  const auto st = plan.stats();
+  REQUIRE(st.maps.size() == 2);
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+}
+
+TEST_CASE("programs: transposed grids (P,1) -> (1,P) move exactly what readers lack",
+          "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), me = ctx.rank();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t I = 9, J = 7;  // uneven for 2, 3 and 4 ranks
+  wp::array<double, 2> x("x", {I, J}), y("y", {I, J}), z("z", {I, J});
+  fill2(x, xv);
+  auto m1 = wp::map("rows", wp::space(I, J), y(i, j) = x(i, j) + 1.0);
+  auto m2 = wp::map("cols", wp::space(I, J), z(i, j) = y(i, j) * 3.0);
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{index_t(P), 1}).set(m2, wp::grid_shape{1, index_t(P)});
+  auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
+  plan.scatter();
+  plan.execute();
+  plan.gather(z);
+  std::vector<double> want;
+  for (index_t a = 0; a < I; ++a)
+    for (index_t b = 0; b < J; ++b) want.push_back((xv(a, b) + 1.0) * 3.0);
+  REQUIRE(compare_on_root(ctx.comm(), z, want) == "");
+  // rank r holds rows(r) x all columns of y and needs all rows x cols(r)
+  const auto [r0, r1] = rows(I, P, me);
+  const auto [c0, c1] = rows(J, P, me);
+  const index_t es = sizeof(double);
+  const index_t want_recv = (c1 - c0) * (I - (r1 - r0)) * es;
+  const index_t want_sent = (r1 - r0) * (J - (c1 - c0)) * es;
+  const rank_bytes b = between_maps(plan);
+  std::string prob;
+  if (b.received != want_recv || b.sent != want_sent)
+    prob = "moved " + std::to_string(b.sent) + "/" + std::to_string(b.received) + ", expected " +
+           std::to_string(want_sent) + "/" + std::to_string(want_recv);
+  REQUIRE(all_problems(ctx.comm(), prob) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+  if (P > 1) REQUIRE(plan.explain().find("Alltoallw") != std::string::npos);
+  // only z was gathered: y stays on the ranks (root's y untouched)
+  std::string ry;
+  if (me == 0)
+    for (index_t e = 0; e < I * J; ++e)
+      if (y.data()[e] != 0.0) ry = "root's y was written";
+  REQUIRE(from_root(ctx.comm(), ry) == "");
+}
+
+TEST_CASE("programs: grids of different rank, idle ranks, init() inputs", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t I = 10, J = 6;
+  auto gen = [](std::array<std::int64_t, 1> g) { return double(g[0] % 5) + 0.5; };
+  wp::array<double, 1> x("x", {I}), v("v", {I});
+  x.init(gen);
+  wp::array<double, 2> y("y", {I, J});
+  fill2(y, xv);
+  auto m1 = wp::map("vec", wp::space(I), v(i) = x(i) * 2.0);
+  std::vector<double> want;
+  for (index_t a = 0; a < I; ++a)
+    for (index_t b = 0; b < J; ++b) want.push_back((double(a % 5) + 0.5) * 2.0 + xv(a, b));
+  // (vec grid, outer grid): every rank reads all of v; one rank works then all; all then one
+  const std::vector<std::pair<wp::grid_shape, wp::grid_shape>> cases = {
+      {{index_t(P)}, {1, index_t(P)}}, {{1}, {index_t(P), 1}}, {{index_t(P)}, {1, 1}},
+      {{index_t(P)}, {index_t(P), 1}}};
+  for (const auto& [g1, g2] : cases) {
+    INFO("grids " << g1.str() << " -> " << g2.str() << " on " << P << " ranks");
+    wp::array<double, 2> zz("z", {I, J});
+    auto m2b = wp::map("outer", wp::space(I, J), zz(i, j) = v(i) + y(i, j));
+    wp::schedule s;
+    s.set(m1, g1).set(m2b, g2);
+    auto plan = wp::distribute(wp::program(m1, m2b), s, ctx);
+    plan.run();
+    REQUIRE(compare_on_root(ctx.comm(), zz, want) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+    // v's bytes: each rank of 'outer' receives the rows of v it reads and did not write
+    index_t expect = 0;
+    for (index_t r = 0; r < P; ++r) {
+      index_t need_lo = 0, need_hi = 0, held_lo = 0, held_hi = 0;
+      if (r < g2.product()) {
+        const index_t gi = g2.dims[0] > 1 ? r : 0;
+        std::tie(need_lo, need_hi) = rows(I, g2.dims[0], gi);
+      }
+      if (r < g1.product()) std::tie(held_lo, held_hi) = rows(I, g1.dims[0], r);
+      const index_t overlap = std::max<index_t>(0, std::min(need_hi, held_hi) - std::max(need_lo, held_lo));
+      expect += (need_hi - need_lo) - overlap;
+    }
+    REQUIRE(plan.predicted_rank_bytes(true) == expect * index_t(sizeof(double)));
+    // x (init) is generated on the ranks: root sends nothing of it
+    REQUIRE(plan.explain().find("generate") != std::string::npos);
+  }
+}
+
+TEST_CASE("programs: Jacobi 2-D iterated with execute() moves only the halo", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), me = ctx.rank();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t n = 11, m = 9, iters = 10;
+  wp::array<double, 2> x("x", {n, m}), xn("xn", {n, m});
+  auto f0 = [](index_t a, index_t b) { return double((a * 13 + b * 5) % 11); };
+  fill2(x, f0);
+  fill2(xn, f0);
+  auto step = wp::map("step", wp::space({1, n - 1}, {1, m - 1}),
+                      xn(i, j) = (x(i - 1, j) + x(i + 1, j) + x(i, j - 1) + x(i, j + 1)) * 0.25);
+  auto copy = wp::map("copy", wp::space({1, n - 1}, {1, m - 1}), x(i, j) = xn(i, j));
+  wp::schedule s;
+  s.set(step, wp::grid_shape{index_t(P), 1}).set(copy, wp::grid_shape{index_t(P), 1});
+  auto plan = wp::distribute(wp::program(step, copy), s, ctx);
+  plan.scatter();
+  for (int t = 0; t < iters; ++t) plan.execute();
+  plan.gather();
+  // serial reference
+  std::vector<double> a(n * m), b(n * m);
+  for (index_t r = 0; r < n; ++r)
+    for (index_t c = 0; c < m; ++c) a[r * m + c] = b[r * m + c] = f0(r, c);
+  for (int t = 0; t < iters; ++t) {
+    for (index_t r = 1; r < n - 1; ++r)
+      for (index_t c = 1; c < m - 1; ++c)
+        b[r * m + c] = (a[(r - 1) * m + c] + a[(r + 1) * m + c] + a[r * m + c - 1] + a[r * m + c + 1]) * 0.25;
+    for (index_t r = 1; r < n - 1; ++r)
+      for (index_t c = 1; c < m - 1; ++c) a[r * m + c] = b[r * m + c];
+  }
+  REQUIRE(compare_on_root(ctx.comm(), x, a, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), xn, b, 1e-12) == "");
+  // Per later execute(): rank r receives the interior rows just outside its block that a
+  // neighbour wrote (columns 1..m-2; the boundary columns and rows never change and stay
+  // from the scatter).
+  const auto [lo, hi] = rows(n - 2, P, me);  // block of interior rows, offset by 1
+  index_t halo = 0;
+  if (hi > lo) {
+    if (lo > 0) halo += m - 2;          // row lo (global lo+1-1) written by the rank above
+    if (hi < n - 2) halo += m - 2;      // row below
+  }
+  const auto st = plan.stats();
+  index_t later = 0;
+  for (const auto& r : st.redistributions)
+    if (r.to != "root") later += r.predicted_received;
+  std::string prob;
+  if (later != halo * index_t(sizeof(double)))
+    prob = "predicted halo " + std::to_string(later) + " B, expected " + std::to_string(halo * 8);
+  REQUIRE(all_problems(ctx.comm(), prob) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, iters)) == "");
+  if (P > 1) REQUIRE(plan.explain().find("halo exchange") != std::string::npos);
+}
+
+TEST_CASE("programs: softmax as three maps, over the leading or the last axis", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t R = 7, L = 10;
+  auto xf = [](index_t a, index_t b) { return double((a * 5 + b * 3) % 13) / 4.0 - 1.0; };
+  std::vector<double> want;
+  for (index_t a = 0; a < R; ++a) {
+    double mx = -1e300, sum = 0;
+    for (index_t b = 0; b < L; ++b) mx = std::max(mx, xf(a, b));
+    for (index_t b = 0; b < L; ++b) sum += std::exp(xf(a, b) - mx);
+    for (index_t b = 0; b < L; ++b) want.push_back(std::exp(xf(a, b) - mx) / sum);
+  }
+  for (bool last_axis : {false, true}) {
+    INFO((last_axis ? "partitioned over the last axis" : "partitioned over rows") << ", " << P << " ranks");
+    wp::array<double, 2> x("x", {R, L}), y("y", {R, L});
+    wp::array<double, 1> mx("mx", {R}), sm("sm", {R});
+    fill2(x, xf);
+    if (double* p = mx.data()) std::fill(p, p + R, -1e300);
+    auto m1 = wp::map("max", wp::space(R, L), wp::max_into(mx(i), x(i, j)));
+    auto m2 = wp::map("expsum", wp::space(R, L), sm(i) += wp::exp(x(i, j) - mx(i)));
+    auto m3 = wp::map("norm", wp::space(R, L), y(i, j) = wp::exp(x(i, j) - mx(i)) / sm(i));
+    const wp::grid_shape g = last_axis ? wp::grid_shape{1, index_t(P)} : wp::grid_shape{index_t(P), 1};
+    wp::schedule s;
+    s.set(m1, g).set(m2, g).set(m3, g);
+    auto plan = wp::distribute(wp::program(m1, m2, m3), s, ctx);
+    plan.run();
+    REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+    if (!last_axis) {
+      REQUIRE(plan.predicted_rank_bytes(true) == 0);
+    } else if (P > 1) {
+      // each rank reads the whole mx and sm next: combined with Allreduce, nothing else moves
+      REQUIRE(plan.explain().find("Allreduce(max)") != std::string::npos);
+      REQUIRE(plan.explain().find("Allreduce(sum)") != std::string::npos);
+      // per member but the leader: its box out and the whole back, for both vectors
+      REQUIRE(plan.predicted_rank_bytes(true) == 2 * 2 * (P - 1) * R * index_t(sizeof(double)));
+    }
+    REQUIRE(explain_differs(ctx.comm(), plan) == "");
+  }
+}
+
+TEST_CASE("programs: a split reduction read by the next map", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, k] = wp::indices<2>();
+  constexpr index_t I = 9, K = 11;
+  auto xf = [](index_t a, index_t b) { return double((a * 3 + b * 7) % 9) - 4.0; };
+  auto wf = [](index_t b) { return double(b % 4) - 1.5; };
+  std::vector<double> t_want(I), y_want(I);
+  for (index_t a = 0; a < I; ++a) {
+    double t = 0.5;  // t's old value
+    for (index_t b = 0; b < K; ++b) t += xf(a, b) * wf(b);
+    t_want[std::size_t(a)] = t;
+    y_want[std::size_t(a)] = t * t + 1.0;
+  }
+  for (int variant = 0; variant < 3; ++variant) {
+    INFO("variant " << variant << " on " << P << " ranks");
+    wp::array<double, 2> x("x", {I, K});
+    wp::array<double, 1> w("w", {K}), t("t", {I}), y("y", {I});
+    fill2(x, xf);
+    fill1(w, wf);
+    fill1(t, [](index_t) { return 0.5; });
+    auto m1 = wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k));
+    auto m2 = wp::map("f", wp::space(I), y(i) = t(i) * t(i) + 1.0);
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{1, index_t(P)});  // k split: partial sums on every rank
+    s.set(m2, variant == 0 ? wp::grid_shape{index_t(P)} : variant == 1 ? wp::grid_shape{1}
+                                                                       : wp::grid_shape{index_t(P)});
+    if (variant == 2) s.set(m1, wp::grid_shape{index_t(std::max(1, P / 2)), index_t(P >= 2 ? 2 : 1)});
+    auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
+    plan.run();
+    REQUIRE(compare_on_root(ctx.comm(), y, y_want, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), t, t_want, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+    if (P > 1) REQUIRE(plan.explain().find("Reduce(sum)") != std::string::npos);
+    // run again: t accumulates once more, as wp::run of the program twice would
+    plan.run();
+    std::vector<double> t2(I), y2(I);
+    for (index_t a = 0; a < I; ++a) {
+      t2[std::size_t(a)] = 2 * t_want[std::size_t(a)] - 0.5;
+      y2[std::size_t(a)] = t2[std::size_t(a)] * t2[std::size_t(a)] + 1.0;
+    }
+    REQUIRE(compare_on_root(ctx.comm(), t, t2, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), y, y2, 1e-12) == "");
+  }
+}
+
+TEST_CASE("programs: a one-map program is the one-map plan", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  wp::array<double, 2> x("x", {5, 4}), y("y", {5, 4});
+  fill2(x, xv);
+  auto m = wp::map("one", wp::space(5, 4), y(i, j) = x(i, j) - 1.0);
+  wp::schedule s;
+  s.set(m, wp::grid_shape{index_t(P), 1});
+  auto a = wp::distribute(wp::program(m), s, ctx);
+  auto b = wp::distribute(m, wp::grid_shape{index_t(P), 1}, ctx);
+  REQUIRE(a.explain() == b.explain());
+  REQUIRE(a.to_json() == b.to_json());
+}
+
+TEST_CASE("programs: schedule errors are raised on every rank, naming the map", "[mpi][programs][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> x("x", {8}), y("y", {8}), z("z", {8});
+  auto m1 = wp::map("first", wp::space(8), y(i) = x(i) + 1.0);
+  auto m2 = wp::map("second", wp::space(8), z(i) = y(i) * 2.0);
+  auto prog = wp::program(m1, m2);
+  {
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{1});
+    std::string e;
+    try {
+      auto p = wp::distribute(prog, s, ctx);
+    } catch (const wp::grid_error& g) {
+      e = g.what();
+    }
+    REQUIRE(e.find("map 'second' has no grid") != std::string::npos);
+    REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  }
+  {
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{1}).set(m2, wp::grid_shape{1}).set("third", wp::grid_shape{1});
+    const std::string e = what_of([&] { auto p = wp::distribute(prog, s, ctx); });
+    REQUIRE(e.find("map 'third', which is not in the program") != std::string::npos);
+    REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  }
+  {
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{1}).set(m2, wp::grid_shape{1, 1});
+    std::string e;
+    try {
+      auto p = wp::distribute(prog, s, ctx);
+    } catch (const wp::grid_error& g) {
+      e = g.what();
+    }
+    REQUIRE(e.find("map 'second'") != std::string::npos);
+    REQUIRE(e.find("rank 2") != std::string::npos);
+    REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  }
+  {
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{index_t(P + 1)}).set(m2, wp::grid_shape{1});
+    const std::string e = what_of([&] { auto p = wp::distribute(prog, s, ctx); });
+    REQUIRE(e.find("map 'first'") != std::string::npos);
+    REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  }
+  {
+    auto m2same = wp::map("first", wp::space(8), z(i) = y(i) * 2.0);
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{1});
+    const std::string e = what_of([&] { auto p = wp::distribute(wp::program(m1, m2same), s, ctx); });
+    REQUIRE(e.find("two maps named 'first'") != std::string::npos);
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
