@@ -80,9 +80,15 @@ TEST_CASE("programs: a chain on one grid moves nothing between maps", "[mpi][pro
   REQUIRE(plan.explain().find("y -> 'shift' from 'scale'") != std::string::npos);
   REQUIRE(plan.explain().find("none, total 0 B") != std::string::npos);
   REQUIRE(explain_differs(ctx.comm(), plan) == "");
-  // y never visits root between the maps: root sends x once per map that reads it
+  // y never visits root between the maps, and root sends x once (the second map takes it from
+  // the first one's read buffers, where it already is)
   const auto st = plan.stats();
   REQUIRE(st.maps.size() == 2);
+  const auto [r0, r1] = rows(I, P, ctx.rank());
+  const index_t x_once = ctx.rank() == 0 ? 0 : (r1 - r0) * J * index_t(sizeof(double));
+  REQUIRE(all_problems(ctx.comm(), st.scatter.bytes_received == x_once
+                                       ? "" : "scatter received " + std::to_string(st.scatter.bytes_received) +
+                                                  " B, expected x once: " + std::to_string(x_once)) == "");
   REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
 }
 
@@ -95,7 +101,7 @@ TEST_CASE("programs: transposed grids (P,1) -> (1,P) move exactly what readers l
   wp::array<double, 2> x("x", {I, J}), y("y", {I, J}), z("z", {I, J});
   fill2(x, xv);
   auto m1 = wp::map("rows", wp::space(I, J), y(i, j) = x(i, j) + 1.0);
-  auto m2 = wp::map("cols", wp::space(I, J), z(i, j) = y(i, j) * 3.0);
+  auto m2 = wp::map("cols", wp::space(I, J), z(i, j) = y(i, j) * 3.0 + x(i, j));
   wp::schedule s;
   s.set(m1, wp::grid_shape{index_t(P), 1}).set(m2, wp::grid_shape{1, index_t(P)});
   auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
@@ -104,14 +110,17 @@ TEST_CASE("programs: transposed grids (P,1) -> (1,P) move exactly what readers l
   plan.gather(z);
   std::vector<double> want;
   for (index_t a = 0; a < I; ++a)
-    for (index_t b = 0; b < J; ++b) want.push_back((xv(a, b) + 1.0) * 3.0);
+    for (index_t b = 0; b < J; ++b) want.push_back((xv(a, b) + 1.0) * 3.0 + xv(a, b));
   REQUIRE(compare_on_root(ctx.comm(), z, want) == "");
-  // rank r holds rows(r) x all columns of y and needs all rows x cols(r)
+  // rank r holds rows(r) x all columns of y (and of x, read by 'rows') and needs all rows x
+  // cols(r) of both: the same pieces move for y and for x, and root sends x only once
   const auto [r0, r1] = rows(I, P, me);
   const auto [c0, c1] = rows(J, P, me);
   const index_t es = sizeof(double);
-  const index_t want_recv = (c1 - c0) * (I - (r1 - r0)) * es;
-  const index_t want_sent = (r1 - r0) * (J - (c1 - c0)) * es;
+  const index_t want_recv = 2 * (c1 - c0) * (I - (r1 - r0)) * es;
+  const index_t want_sent = 2 * (r1 - r0) * (J - (c1 - c0)) * es;
+  const index_t x_once = me == 0 ? 0 : (r1 - r0) * J * es;
+  REQUIRE(all_problems(ctx.comm(), plan.stats().scatter.bytes_received == x_once ? "" : "x sent more than once") == "");
   const rank_bytes b = between_maps(plan);
   std::string prob;
   if (b.received != want_recv || b.sent != want_sent)

@@ -224,7 +224,7 @@ class map_plan {
       try {
         if (ap.use.read && !ap.in_steps.empty() && ap.in_steps.front().op == detail::step_op::generate &&
             !ap.rbox[rank_].empty())
-          ap.use.generate(detail::buf_data(ap.rbuf), ap.rbox[rank_]);
+          ap.use.generate(detail::read_data(ap), ap.rbox[rank_]);
         if (!ap.use.written) continue;
         const auto& b = ap.wbox[rank_];
         void* buf = detail::buf_data(ap.wbuf);
@@ -329,7 +329,7 @@ class map_plan {
       detail::buffer_env renv, wenv;
       for (auto& ap : arrays_) {
         if (ap.use.read && !ap.reads_own_writes)
-          renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::buf_data(ap.rbuf)));
+          renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::read_data(ap)));
         if (ap.use.written)
           wenv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
         // a left side's array read nowhere (the right side never binds it), or read from what
@@ -422,7 +422,7 @@ class map_plan {
       return lb;
     }
     if (!allocated_) allocate();
-    const detail::raw_view v = detail::view_of(ap.use, b, detail::buf_data(w ? ap.wbuf : ap.rbuf));
+    const detail::raw_view v = detail::view_of(ap.use, b, w ? detail::buf_data(ap.wbuf) : detail::read_data(ap));
     for (int x = 0; x < R; ++x) {
       lb.offset[x] = v.origin[x];
       lb.extent[x] = v.extent[x];
@@ -585,7 +585,7 @@ class map_plan {
   void allocate() {
     allocated_ = true;
     for (auto& ap : arrays_) {
-      if (ap.use.read && !ap.reads_own_writes)
+      if (ap.use.read && !ap.reads_own_writes && !ap.shares_reads)
         detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size);
       if (ap.use.written) detail::alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size);
     }
@@ -617,9 +617,9 @@ class map_plan {
     if (ap.in_steps.empty() || ap.in_steps.front().op != detail::step_op::scatterv) return;
     const auto& b = ap.rbox[rank_];
     count(stats_.scatter, detail::scatterv_boxes(comm_, ap.use, ap.rbox, leaders(ap.rgroup),
-                                                 detail::buf_data(ap.rbuf)));
+                                                 detail::read_data(ap)));
     if (!ap.rgroup.empty() && ap.rcomm && !b.empty())
-      count(stats_.scatter, detail::bcast_box(ap.rcomm, ap.use.elem, detail::buf_data(ap.rbuf), b.size()));
+      count(stats_.scatter, detail::bcast_box(ap.rcomm, ap.use.elem, detail::read_data(ap), b.size()));
   }
 
   /// Old values of an output onto the ranks that combine into them (the identity fill and
@@ -660,7 +660,7 @@ class map_plan {
     if (b.empty()) return;
     const auto& rb = ap.rbox[rank_];
     const auto& wb = ap.wbox[rank_];
-    const detail::raw_view rv = detail::view_of(ap.use, rb, detail::buf_data(ap.rbuf));
+    const detail::raw_view rv = detail::view_of(ap.use, rb, detail::read_data(ap));
     const detail::raw_view wv = detail::view_of(ap.use, wb, detail::buf_data(ap.wbuf));
     const std::size_t es = ap.use.elem_size;
     index_t c[detail::max_rank];

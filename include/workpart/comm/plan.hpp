@@ -81,6 +81,11 @@ using buffer = std::unique_ptr<std::max_align_t[]>;
 /// rank's buffers and group communicators.
 struct array_plan : array_solution {
   buffer rbuf, wbuf;
+  // A program's map that reads an input no map writes, in the same box as an earlier map of
+  // the program, reads that map's buffer rather than a copy: set before allocation, the
+  // buffer after (see program_plan::alias_inputs).
+  bool shares_reads = false;
+  void* shared_rdata = nullptr;
   boost::mpi::communicator rcomm, wcomm;  // this rank's group communicators
   bool rleader = false, wleader = false;
 };
@@ -97,6 +102,8 @@ struct live_flag {
 };
 
 inline void* buf_data(buffer& b) { return b.get(); }
+/// This rank's buffer of the array's read box (its own, or the one it shares).
+inline void* read_data(array_plan& ap) { return ap.shares_reads ? ap.shared_rdata : ap.rbuf.get(); }
 /// Room for `elems` elements of `es` bytes, uninitialised: every element is written (scattered,
 /// generated, filled with the identity, or computed) before it is read, so nothing is zeroed.
 inline void alloc(buffer& b, index_t elems, std::size_t es) {

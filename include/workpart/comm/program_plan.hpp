@@ -131,6 +131,9 @@ class program_plan {
       for_each_plan([&](int, auto& mp) {
         mp.check_alive();
         if (!mp.allocated_) mp.allocate();
+      });
+      link_shared_reads();
+      for_each_plan([&](int, auto& mp) {
         mp.materialize_on_root(true);
         mp.generate_local();
       });
@@ -256,7 +259,10 @@ class program_plan {
     size_ = comm_.size();
     (names_.push_back(std::get<I>(p.maps()).name()), ...);
     grids_ = grids;
-    const detail::failure f = detail::capture([&] { plan_program(); });
+    const detail::failure f = detail::capture([&] {
+      plan_program();
+      mark_shared_reads();
+    });
     detail::with_comm_errors([&] { detail::agree(comm_, f, 0, detail::name_rank::when_partial); });
     apply_program_steps();
   }
@@ -276,6 +282,9 @@ class program_plan {
     std::size_t array = 0;
     int to_map = -1;
     bool old_values = false, gather = false, combine = false;  // combine: a partial_combine's stats
+    // An input no map writes: the first execute() takes it from the read buffers of earlier
+    // maps that read it (root sends it once), and later ones need nothing (it stays).
+    bool first_reads = false;
     std::vector<int> first_layers, steady_layers;  // maps, newest first
     detail::transfer first, steady;
     bool first_remote = false, steady_remote = false;
@@ -313,6 +322,27 @@ class program_plan {
   std::vector<detail::layer> layers(const std::vector<int>& maps, std::size_t a, bool gather_side) const {
     std::vector<detail::layer> v;
     for (int m : maps) v.push_back({m, held_after(m, a, gather_side)});
+    return v;
+  }
+  /// The layers a redistribution takes its pieces from (write buffers, or for an input no map
+  /// writes, the earlier readers' read buffers).
+  std::vector<detail::layer> source_layers(const redist& r, bool first) const {
+    if (first && r.first_reads) {
+      std::vector<detail::layer> v;
+      for (int m : r.first_layers) v.push_back({m, slot(m, r.array).rbox});
+      return v;
+    }
+    return layers(first ? r.first_layers : r.steady_layers, r.array, r.gather);
+  }
+  /// Maps before m that read array a into a read buffer, newest first.
+  std::vector<int> readers_before(std::size_t a, int m) const {
+    std::vector<int> v;
+    for (int k = m - 1; k >= 0; --k) {
+      const int u = arrays_[a].slot[std::size_t(k)];
+      if (u < 0) continue;
+      const auto& ap = *slot_ptr_[std::size_t(k)][std::size_t(u)];
+      if (ap.use.read && !ap.reads_own_writes) v.push_back(k);
+    }
     return v;
   }
   /// Writers of array a that run before map m, newest first; `cyclic`: then those from the
@@ -453,10 +483,15 @@ class program_plan {
           r.array = a;
           r.to_map = m;
           r.old_values = old_values;
-          r.first_layers = writers_before(a, m, false);
-          r.steady_layers = writers_before(a, m, true);
-          r.first = detail::plan_transfer(need, layers(r.first_layers, a, false));
-          r.steady = detail::plan_transfer(need, layers(r.steady_layers, a, false));
+          if (arrays_[a].writers.empty()) {
+            r.first_reads = true;
+            r.first_layers = readers_before(a, m);
+          } else {
+            r.first_layers = writers_before(a, m, false);
+            r.steady_layers = writers_before(a, m, true);
+          }
+          r.first = detail::plan_transfer(need, source_layers(r, true));
+          r.steady = detail::plan_transfer(need, source_layers(r, false));
           finish(r);
           into_[std::size_t(m)].push_back(redists_.size());
           redists_.push_back(std::move(r));
@@ -479,7 +514,7 @@ class program_plan {
       r.gather = true;
       r.steady_layers = writers_before(a, M, false);
       r.first_layers = r.steady_layers;
-      r.steady = detail::plan_transfer(need, layers(r.steady_layers, a, true));
+      r.steady = detail::plan_transfer(need, source_layers(r, false));
       r.first = r.steady;
       finish(r);
       redists_.push_back(std::move(r));
@@ -494,13 +529,15 @@ class program_plan {
     auto& s = r.stats;
     s.array = pa.name;
     std::string from;
-    for (int m : r.steady_layers)
-      if (from.find("'" + names_[std::size_t(m)] + "'") == std::string::npos)
-        from += (from.empty() ? "'" : ", '") + names_[std::size_t(m)] + "'";
+    for (const auto* lay : {&r.steady_layers, &r.first_layers})
+      for (int m : *lay)
+        if (from.find("'" + names_[std::size_t(m)] + "'") == std::string::npos)
+          from += (from.empty() ? "'" : ", '") + names_[std::size_t(m)] + "'";
     if (r.steady.any_remainder() || r.first.any_remainder()) from += from.empty() ? "root" : ", root";
     s.from = from;
     s.to = r.gather ? "root" : "'" + names_[std::size_t(r.to_map)] + "'";
-    s.kind = r.gather ? "Gatherv" : detail::transfer_kind(r.steady, layers(r.steady_layers, r.array, false));
+    const bool by_first = r.steady.pieces.empty() && !r.first.pieces.empty();
+    s.kind = r.gather ? "Gatherv" : detail::transfer_kind(by_first ? r.first : r.steady, source_layers(r, by_first));
     s.predicted_sent = r.steady.bytes_sent(rank_, es);
     s.predicted_received = r.steady.bytes_received(rank_, es);
     s.predicted_first_sent = r.first.bytes_sent(rank_, es);
@@ -606,8 +643,9 @@ class program_plan {
   /// the map's scatter) or only from the reader's own buffers of its last run (nothing moves).
   bool shown(const redist& r) const {
     if (r.gather || r.combine) return true;
-    for (int m : r.steady_layers)
-      if (m != r.to_map) return true;
+    for (const auto* lay : {&r.steady_layers, &r.first_layers})
+      for (int m : *lay)
+        if (m != r.to_map) return true;
     return r.first.any_remote() || r.steady.any_remote();
   }
 
@@ -643,7 +681,7 @@ class program_plan {
       }
       return out;
     };
-    s += "  between maps (before each map runs, from the maps that wrote last):\n";
+    s += "  between maps (before each map runs; from the maps that wrote last, inputs from the maps that read them before):\n";
     bool any = false;
     for (const auto& r : redists_) {
       if (r.gather || r.to_map < 0) continue;
@@ -666,14 +704,16 @@ class program_plan {
       }
       s += "    array " + r.stats.array + (r.old_values ? " (old values)" : "") + " -> " +
            r.stats.to + " from " + r.stats.from + ":\n";
-      for (int m : r.steady_layers) s += mapping(m, a, true);
+      for (int m : r.first_reads ? r.first_layers : r.steady_layers) s += mapping(m, a, !r.first_reads);
       s += mapping(r.to_map, a, false);
       if (r.first_layers != r.steady_layers && r.first.pieces.size() + r.steady.pieces.size() > 0 &&
           (r.first.any_remote() != r.steady.any_remote() ||
            per_rank(r.first, es[a]) != per_rank(r.steady, es[a]))) {
-        s += "      first execute(): " + detail::transfer_kind(r.first, layers(r.first_layers, a, false)) +
+        s += "      first execute(): " + detail::transfer_kind(r.first, source_layers(r, true)) +
              ", " + per_rank(r.first, es[a]) + "\n";
-        s += "      later execute(): " + r.stats.kind + ", " + per_rank(r.steady, es[a]) + "\n";
+        s += "      later execute(): " +
+             (r.steady.pieces.empty() ? std::string("nothing (it stays)") : r.stats.kind) + ", " +
+             per_rank(r.steady, es[a]) + "\n";
       } else {
         s += "      " + r.stats.kind + ", " + per_rank(r.steady, es[a]) + "\n";
       }
@@ -695,6 +735,52 @@ class program_plan {
     return s;
   }
 
+  /// This rank reads an array in exactly the box another map's buffer holds it in, and takes
+  /// all of it from there on every execute(): an input no map writes, read before by an
+  /// earlier map, or an intermediate whose last writer before this map is the same in the
+  /// first and every later execute(). Its read buffer is then that buffer (nothing copied, no
+  /// second allocation). A per-rank decision: it changes no message.
+  void mark_shared_reads() {
+    shared_from_.clear();
+    // the single local piece that fills this rank's whole need, or nullptr
+    auto whole_local = [&](const detail::transfer& t, const detail::box& need) -> const detail::piece* {
+      const detail::piece* only = nullptr;
+      for (const auto& p : t.pieces)
+        if (p.to == rank_) {
+          if (only) return nullptr;
+          only = &p;
+        }
+      return only && only->from == rank_ && only->b == need ? only : nullptr;
+    };
+    for (const auto& r : redists_) {
+      if (r.gather || r.combine || r.old_values) continue;
+      auto& dst = slot(r.to_map, r.array);
+      const detail::box& need = dst.rbox[std::size_t(rank_)];
+      if (need.empty()) continue;
+      const detail::piece* p = whole_local(r.first, need);
+      if (!p) continue;
+      const int src = r.first_layers[std::size_t(p->layer)];
+      if (r.first_reads) {
+        if (!(slot(src, r.array).rbox[std::size_t(rank_)] == need)) continue;
+        dst.shares_reads = true;
+        shared_from_.push_back({&dst, &slot(src, r.array), false});
+        continue;
+      }
+      const detail::piece* q = whole_local(r.steady, need);
+      if (!q || r.steady_layers[std::size_t(q->layer)] != src ||
+          !(slot(src, r.array).wbox[std::size_t(rank_)] == need))
+        continue;
+      dst.shares_reads = true;
+      shared_from_.push_back({&dst, &slot(src, r.array), true});
+    }
+  }
+  /// After allocation: the shared buffers (a shared input's source comes earlier in program
+  /// order, so a chain of sharers resolves to the first reader's buffer).
+  void link_shared_reads() {
+    for (auto& sh : shared_from_)
+      sh.reader->shared_rdata = sh.write ? detail::buf_data(sh.owner->wbuf) : detail::read_data(*sh.owner);
+  }
+
   // ---------- running ----------
   void move_into(std::size_t x) {
     redist& r = redists_[x];
@@ -705,11 +791,13 @@ class program_plan {
     const double t0 = MPI_Wtime();
     auto& dst = slot(r.to_map, r.array);
     const detail::box& dbox = r.old_values ? dst.wbox[std::size_t(rank_)] : dst.rbox[std::size_t(rank_)];
-    void* dbuf = detail::buf_data(r.old_values ? dst.wbuf : dst.rbuf);
+    void* dbuf = r.old_values ? detail::buf_data(dst.wbuf) : detail::read_data(dst);
     const detail::moved mv = detail::exchange_pieces(
         comm_, dst.use, t.pieces, first ? r.first_remote : r.steady_remote,
         [&](const detail::piece& p) {
           auto& src = slot(lay[std::size_t(p.layer)], r.array);
+          if (first && r.first_reads)
+            return detail::held_buffer{detail::read_data(src), src.rbox[std::size_t(rank_)]};
           return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
         },
         [&](const detail::piece&) { return detail::held_buffer{dbuf, dbox}; });
@@ -901,6 +989,12 @@ class program_plan {
   std::vector<partial_combine> combines_;
   std::vector<std::vector<std::size_t>> combines_of_;  // [map]: combines after it runs
   std::vector<std::size_t> delegated_gather_;
+  struct shared_read {
+    detail::array_plan* reader;
+    detail::array_plan* owner;
+    bool write;  // the owner's write buffer (else its read buffer)
+  };
+  std::vector<shared_read> shared_from_;
   index_t root_total_ = 0, rank_first_total_ = 0, rank_steady_total_ = 0;
   std::string explain_;
   program_stats stats_;
