@@ -394,3 +394,102 @@ TEST_CASE("programs: schedule errors are raised on every rank, naming the map", 
   }
   REQUIRE(a_plan_still_works(ctx) == "");
 }
+
+TEST_CASE("programs: views of overlapping root memory across maps are refused", "[mpi][programs][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t P = ctx.size();
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 10;
+  std::vector<double> buf(ctx.is_root() ? n + 1 : 0, 1.0);
+  double* root = ctx.is_root() ? buf.data() : nullptr;
+  wp::array<double, 1> a("a", {n}, root), b("b", {n}, root ? root + 1 : nullptr), c("c", {n}), d("d", {n});
+  auto m1 = wp::map("writes_a", wp::space(n), a(i) = c(i) + 1.0);
+  auto m2 = wp::map("reads_b", wp::space(n), d(i) = b(i) * 2.0);
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{P}).set(m2, wp::grid_shape{P});
+  const std::string e = what_of([&] { auto p = wp::distribute(wp::program(m1, m2), s, ctx); });
+  REQUIRE(e.find("'a' and 'b' are views of overlapping memory on root") != std::string::npos);
+  REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("programs: overlapping partial results read again are refused; gathered they are combined",
+          "[mpi][programs][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t P = ctx.size();
+  auto [i, k] = wp::indices<2>();
+  constexpr index_t n = 8, K = 3;
+  wp::array<double, 1> x("x", {n}), y("y", {n + K - 1}), z("z", {n + K - 1});
+  fill1(x, [](index_t a) { return double(a + 1); });
+  fill1(y, [](index_t) { return 0.5; });
+  // y(i + k) += x(i): the ranks' boxes of y overlap where blocks of i meet (combined on root)
+  auto spread = wp::map("spread", wp::space(n, K), y(i + k) += x(i));
+  auto copy = wp::map("copy", wp::space(n + K - 1), z(i) = y(i) * 2.0);
+  auto also = wp::map("also", wp::space(n, K), z(i + k) += x(i));
+  {
+    wp::schedule s;
+    s.set(spread, wp::grid_shape{P, 1}).set(copy, wp::grid_shape{1});
+    const std::string e = what_of([&] { auto p = wp::distribute(wp::program(spread, copy), s, ctx); });
+    if (P > 1) REQUIRE(e.find("partial results of 'y' overlap") != std::string::npos);
+    else REQUIRE(e.empty());
+    REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  }
+  {
+    // ending the program at that map: y is gathered by its map, with root's old values once
+    wp::schedule s;
+    s.set(also, wp::grid_shape{1, 1}).set(spread, wp::grid_shape{P, 1});
+    auto plan = wp::distribute(wp::program(also, spread), s, ctx);
+    plan.run();
+    std::vector<double> want(n + K - 1, 0.5);
+    for (index_t a = 0; a < n; ++a)
+      for (index_t b = 0; b < K; ++b) want[std::size_t(a + b)] += double(a + 1);
+    REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
+    const auto st = plan.stats();
+    std::string prob;
+    if (st.gather.bytes_received != st.predicted_gather_received || st.gather.bytes_sent != st.predicted_gather_sent)
+      prob = "gather measured " + std::to_string(st.gather.bytes_sent) + "/" + std::to_string(st.gather.bytes_received) +
+             " predicted " + std::to_string(st.predicted_gather_sent) + "/" + std::to_string(st.predicted_gather_received);
+    REQUIRE(all_problems(ctx.comm(), prob) == "");
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("programs: a partly written split reduction read by two maps", "[mpi][programs]") {
+  // t(i) += x(k, i) over i in [1, 9) only (t[0] keeps root's value), k split; two maps read t
+  // by rows. Some readers hold all they need after the combine, others also need t[0] from
+  // root: the old values of t must count once whatever is shared.
+  wp::context ctx(g_argc, g_argv);
+  const index_t P = ctx.size();
+  auto [k, i] = wp::indices<2>();
+  auto [r, c] = wp::indices<2>();
+  constexpr index_t K = 5, n = 9, J = 3;
+  wp::array<double, 2> x("x", {K, n}), y("y", {n, J}), z("z", {n, J});
+  wp::array<double, 1> t("t", {n});
+  fill2(x, [](index_t a, index_t b) { return double(a * 3 + b); });
+  fill1(t, [](index_t b) { return 100.0 + double(b); });
+  auto m1 = wp::map("acc", wp::space({0, K}, {1, n}), t(i) += x(k, i));
+  auto m2 = wp::map("first_reader", wp::space(n, J), y(r, c) = t(r) + 1.0);
+  auto m3 = wp::map("second_reader", wp::space(n, J), z(r, c) = t(r) * 2.0);
+  const wp::grid_shape g = P >= 4 ? wp::grid_shape{2, 2} : wp::grid_shape{P, 1};
+  wp::schedule s;
+  s.set(m1, g).set(m2, g).set(m3, g);
+  auto plan = wp::distribute(wp::program(m1, m2, m3), s, ctx);
+  for (int run = 1; run <= 2; ++run) {
+    plan.run();
+    std::vector<double> tw(n), yw, zw;
+    for (index_t b = 0; b < n; ++b) {
+      tw[std::size_t(b)] = 100.0 + double(b);
+      if (b >= 1)
+        for (int q = 0; q < run; ++q)
+          for (index_t a = 0; a < K; ++a) tw[std::size_t(b)] += double(a * 3 + b);
+      for (index_t e = 0; e < J; ++e) {
+        yw.push_back(tw[std::size_t(b)] + 1.0);
+        zw.push_back(tw[std::size_t(b)] * 2.0);
+      }
+    }
+    INFO("run " << run << " on " << P << " ranks, grid " << g.str());
+    REQUIRE(compare_on_root(ctx.comm(), t, tw) == "");
+    REQUIRE(compare_on_root(ctx.comm(), y, yw) == "");
+    REQUIRE(compare_on_root(ctx.comm(), z, zw) == "");
+  }
+}

@@ -132,26 +132,31 @@ void fill_identity(void* p, index_t n, combine k) {
   std::fill(t, t + n, v);
 }
 
+/// s as the body of a JSON string.
+inline std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+/// One phase's figures as a JSON object.
+inline std::string phase_json(const phase_stats& p) {
+  return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
+         std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
+}
+
 /// A plan as JSON: its collectives with bytes, this rank's stats, and explain().
 inline std::string plan_json(const std::string& map, const grid_shape& grid, int rank, int size,
                              const solutions& arrays, const plan_stats& stats,
                              const std::string& explain) {
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') {
-        o += "\\n";
-        continue;
-      }
-      o += c;
-    }
-    return o;
-  };
-  auto ph = [](const phase_stats& p) {
-    return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
-           std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
-  };
+  const auto esc = json_escape;
+  const auto ph = phase_json;
   std::string s = "{\"map\":\"" + esc(map) + "\",\"grid\":[";
   for (int d = 0; d < grid.rank(); ++d) s += (d ? "," : "") + std::to_string(grid.dims[d]);
   s += "],\"rank\":" + std::to_string(rank) + ",\"ranks\":" + std::to_string(size) + ",\"arrays\":[";

@@ -232,6 +232,10 @@ class program_plan {
       s.predicted_scatter_received += ms.predicted_scatter_received;
     }
     s.predicted_gather_sent = s.predicted_gather_received = 0;
+    for (const auto& ms : s.maps) {  // arrays a map gathers itself (overlapping partial results)
+      s.predicted_gather_sent += ms.predicted_gather_sent;
+      s.predicted_gather_received += ms.predicted_gather_received;
+    }
     for (const auto& r : redists_)
       if (r.gather) {
         s.predicted_gather_sent += r.stats.predicted_sent;
@@ -243,9 +247,9 @@ class program_plan {
   /// A program plan never runs in place on root's arrays (its intermediates live on the ranks).
   bool runs_in_place() const { return false; }
 
-  /// Bytes over all ranks (received) that pass through root (scatter + gather) and that move
-  /// rank to rank in the first and in each later execute().
-  index_t predicted_root_bytes() const { return root_total_; }
+  /// Bytes over all ranks (received) that pass through root (scatter + gather()) and that
+  /// move rank to rank in the first and in each later execute().
+  index_t predicted_root_bytes() const { return root_scatter_total() + root_gather_total(); }
   index_t predicted_rank_bytes(bool first) const { return first ? rank_first_total_ : rank_steady_total_; }
 
  private:
@@ -398,25 +402,49 @@ class program_plan {
     return need;
   }
 
+  /// Two arrays of the program that are views of overlapping root memory, one of them written
+  /// by some map: a later map would read the other from root's values before the write (each
+  /// map plan checks this within the map). Only root knows the buffers; agree() tells all.
+  void check_views_disjoint() const {
+    for (std::size_t x = 0; x < arrays_.size(); ++x)
+      for (std::size_t y = x + 1; y < arrays_.size(); ++y) {
+        const auto& ux = slot(arrays_[x].first_user, x).use;
+        const auto& uy = slot(arrays_[y].first_user, y).use;
+        if (!ux.view_begin || !uy.view_begin) continue;
+        if (arrays_[x].writers.empty() && arrays_[y].writers.empty()) continue;
+        const char* bx = static_cast<const char*>(ux.view_begin);
+        const char* by = static_cast<const char*>(uy.view_begin);
+        if (bx < by + uy.view_bytes && by < bx + ux.view_bytes)
+          throw plan_error("program: arrays '" + ux.name + "' and '" + uy.name + "' are views of "
+                           "overlapping memory on root, and the program writes " +
+                           (arrays_[x].writers.empty() ? "'" + uy.name + "'" : "'" + ux.name + "'") +
+                           "; the maps pass values rank to rank by array, so the other would not "
+                           "see the writes. Use one array for both, or copy one of them first");
+      }
+  }
+
   /// Every redistribution of the program (no communication; the same on every rank).
   void plan_program() {
     collect_arrays();
+    check_views_disjoint();
     // Partial results that another map reads: overlapping boxes would need root's old values
     // (they are combined on root), which a rank-to-rank program does not have.
     for (std::size_t a = 0; a < arrays_.size(); ++a)
       for (int m : arrays_[a].writers) {
         const auto& ap = slot(m, a);
         if (!ap.w_combine_on_root) continue;
-        bool used_elsewhere = arrays_[a].writers.size() > 1;
+        // another map uses it, or this map reads it again on the next execute()
+        bool used_elsewhere = arrays_[a].writers.size() > 1 || (ap.use.read && !ap.reads_own_writes);
         for (int k = 0; k < M; ++k)
           if (k != m && arrays_[a].slot[std::size_t(k)] >= 0) used_elsewhere = true;
         if (used_elsewhere)
           throw plan_error("map '" + names_[std::size_t(m)] + "': under grid " +
                            grids_[std::size_t(m)].str() + " the ranks' partial results of '" +
                            arrays_[a].name + "' overlap (they are combined on root, with "
-                           "root's old values), and another map of the program uses '" +
-                           arrays_[a].name + "'; choose a grid that does not split that "
-                           "reduction, or end the program at this map");
+                           "root's old values), and the program reads '" +
+                           arrays_[a].name + "' again (another map, or this map's next run); "
+                           "choose a grid that does not split that reduction, or end the "
+                           "program at this map");
         else
           delegated_gather_.push_back(a);
       }
@@ -620,9 +648,13 @@ class program_plan {
         const detail::array_plan fresh = mp.plan_array(u);
         ap.in_steps = fresh.in_steps;
         ap.init_steps = fresh.init_steps;
-        ap.out_steps.clear();
         std::size_t a = 0;
         while (arrays_[a].id != ap.use.id) ++a;
+        // the program gathers, except arrays whose partial results only their map combines
+        if (std::find(delegated_gather_.begin(), delegated_gather_.end(), a) != delegated_gather_.end())
+          ap.out_steps = fresh.out_steps;
+        else
+          ap.out_steps.clear();
         for (const auto& r : redists_) {
           if (r.gather || r.combine || r.to_map != m || r.array != a) continue;
           if (r.first.any_remainder()) continue;  // root (or init()) provides part of it
@@ -647,6 +679,18 @@ class program_plan {
       for (int m : *lay)
         if (m != r.to_map) return true;
     return r.first.any_remote() || r.steady.any_remote();
+  }
+
+  index_t root_scatter_total() const {
+    index_t t = 0;
+    for_each_plan([&](int, const auto& mp) { t += mp.predicted_total(true); });
+    return t;
+  }
+  /// gather() of every written array: the program's pieces, and what maps gather themselves.
+  index_t root_gather_total() const {
+    index_t t = root_total_;
+    for_each_plan([&](int, const auto& mp) { t += mp.predicted_total(false); });
+    return t;
   }
 
   std::string make_explain() const {
@@ -725,11 +769,10 @@ class program_plan {
         s += "    array " + r.stats.array + " from " + r.stats.from + ": " + r.stats.kind + ", " +
              per_rank(r.steady, es[r.array]) + "\n";
     for (std::size_t a : delegated_gather_)
-      s += "    array " + arrays_[a].name + ": Gatherv+combine by its map (overlapping partial results)\n";
-    index_t scatter_total = 0;
-    for_each_plan([&](int, const auto& mp) { scatter_total += mp.predicted_total(true); });
-    s += "  bytes through root: scatter " + detail::bytes_text(scatter_total) + ", gather " +
-         detail::bytes_text(root_total_) + "; rank to rank: first execute() " +
+      s += "    array " + arrays_[a].name + ": by map '" + names_[std::size_t(arrays_[a].writers.front())] +
+           "' (overlapping partial results, combined on root; its gather steps above)\n";
+    s += "  bytes through root: scatter " + detail::bytes_text(root_scatter_total()) + ", gather " +
+         detail::bytes_text(root_gather_total()) + "; rank to rank: first execute() " +
          detail::bytes_text(rank_first_total_) + ", each later execute() " +
          detail::bytes_text(rank_steady_total_) + "\n";
     return s;
@@ -753,7 +796,9 @@ class program_plan {
       return only && only->from == rank_ && only->b == need ? only : nullptr;
     };
     for (const auto& r : redists_) {
-      if (r.gather || r.combine || r.old_values) continue;
+      // not where root sends (or init() generates) the reader's box at scatter(): that would
+      // write into the shared buffer
+      if (r.gather || r.combine || r.old_values || r.first.any_remainder()) continue;
       auto& dst = slot(r.to_map, r.array);
       const detail::box& need = dst.rbox[std::size_t(rank_)];
       if (need.empty()) continue;
@@ -1005,22 +1050,8 @@ class program_plan {
 
 template <class... Maps>
 std::string program_plan<Maps...>::to_json() const {
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') {
-        o += "\\n";
-        continue;
-      }
-      o += c;
-    }
-    return o;
-  };
-  auto ph = [](const phase_stats& p) {
-    return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
-           std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
-  };
+  const auto esc = detail::json_escape;
+  const auto ph = detail::phase_json;
   const program_stats st = stats();
   std::string s = "{\"program\":[";
   bool first = true;
