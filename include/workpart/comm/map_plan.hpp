@@ -326,29 +326,28 @@ class map_plan {
   void run_block() {
     check_alive();
     if (block_.empty(N)) return;
-      detail::buffer_env renv, wenv;
-      for (auto& ap : arrays_) {
-        if (ap.use.read && !ap.reads_own_writes)
-          renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::read_data(ap)));
-        if (ap.use.written)
-          wenv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
-        // a left side's array read nowhere (the right side never binds it), or read from what
-        // this rank wrote before: reads see the write buffer
-        if (!ap.use.read || ap.reads_own_writes)
-          renv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
-      }
-      map_.for_each_statement([&](const auto& st) {
-        // A statement that reads its own left side through the write buffer needs the
-        // one-process snapshot semantics; the others read separate buffers.
-        bool separate = true;
-        for (const auto& ap : arrays_)
-          if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
-        detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
-      });
+    detail::buffer_env renv, wenv;
+    for (auto& ap : arrays_) {
+      if (ap.use.read && !ap.reads_own_writes)
+        renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::read_data(ap)));
+      if (ap.use.written)
+        wenv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
+      // a left side's array read nowhere (the right side never binds it), or read from what
+      // this rank wrote before: reads see the write buffer
+      if (!ap.use.read || ap.reads_own_writes)
+        renv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
+    }
+    map_.for_each_statement([&](const auto& st) {
+      // A statement that reads its own left side through the write buffer needs the
+      // one-process snapshot semantics; the others read separate buffers.
+      bool separate = true;
+      for (const auto& ap : arrays_)
+        if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
+      detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
+    });
   }
 
  public:
-
   /// Leaves the final values of every written array on root.
   void gather() {
     require_live("gather");
