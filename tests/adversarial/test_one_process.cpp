@@ -7,6 +7,8 @@
 
 #include <workpart/workpart.hpp>
 
+#include "../error_text.hpp"
+
 #include <sys/mman.h>
 
 #include <cmath>
@@ -26,17 +28,6 @@ using Catch::Contains;
 using wp::index_t;
 
 namespace {
-
-/// The text of the wp::error f throws ("" when none).
-template <class F>
-std::string what_of(F&& f) {
-  try {
-    f();
-  } catch (const wp::error& e) {
-    return e.what();
-  }
-  return {};
-}
 
 /// Brute force: does the left side a*i + b*j (+ c*k) send two points of the box to one
 /// element? Counted with a set, independently of the library's algebra.

@@ -15,6 +15,8 @@
 
 #include <workpart/workpart.hpp>
 
+#include "../error_text.hpp"
+
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/string.hpp>
@@ -230,16 +232,7 @@ std::string explain_differs(const boost::mpi::communicator& c, const Plan& plan)
   return all_problems(c, root == plan.explain() ? "" : "explain() differs from root's");
 }
 
-/// The text of the wp::error that f throws (empty if it throws none).
-template <class F>
-std::string what_of(F&& f) {
-  try {
-    f();
-  } catch (const wp::error& e) {
-    return e.what();
-  }
-  return {};
-}
+using ::what_of;  // tests/error_text.hpp
 
 /// Every rank's message equals root's: problems as text, the same on every rank.
 inline std::string same_everywhere(const boost::mpi::communicator& c, const std::string& msg) {

@@ -134,6 +134,14 @@ inline void agree(const boost::mpi::communicator& comm, const failure& mine,
   }
 }
 
+/// Runs the local part of a phase (f, which may fail on some ranks only), then agrees with
+/// every rank of comm on whether it failed: the same error everywhere, or none.
+template <class F>
+void local_then_agree(const boost::mpi::communicator& comm, F&& f) {
+  const failure fl = capture(f);
+  with_comm_errors([&] { agree(comm, fl, 0, name_rank::when_partial); });
+}
+
 /// FNV-1a, for fingerprints of what each rank planned.
 struct fingerprint {
   std::uint64_t h = 1469598103934665603ull;

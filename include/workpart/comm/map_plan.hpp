@@ -133,11 +133,7 @@ class map_plan {
 
  private:
   /// A moved-from plan holds nothing to run.
-  void require_live(const char* what) const {
-    if (!live_.live)
-      throw error("[workpart.error] plan." + std::string(what) + "(): this plan was moved from; "
-                  "use the plan it was moved into");
-  }
+  void require_live(const char* what) const { live_.require(what); }
   /// The arrays must outlive the plan's use of them: a destroyed array is refused, not read.
   void check_alive() const {
     for (const auto& use : cons_.arrays)
@@ -181,9 +177,7 @@ class map_plan {
   /// Runs the local part of a phase (f), then agrees with every rank on whether it failed.
   template <class F>
   void local_then_agree(F&& f) {
-    const detail::failure fl = detail::capture(f);
-    detail::with_comm_errors(
-        [&] { detail::agree(comm_, fl, 0, detail::name_rank::when_partial); });
+    detail::local_then_agree(comm_, f);
   }
   /// Root's copy of every array a phase exchanges with root, made before the phase's
   /// collectives (allocating it, or generating it from init(), may fail on root alone).

@@ -99,6 +99,12 @@ struct live_flag {
     live = std::exchange(o.live, false);
     return *this;
   }
+  /// `what` (e.g. "execute") is refused on a moved-from plan.
+  void require(const char* what) const {
+    if (!live)
+      throw error("[workpart.error] plan." + std::string(what) + "(): this plan was moved from; "
+                  "use the plan it was moved into");
+  }
 };
 
 inline void* buf_data(buffer& b) { return b.get(); }

@@ -532,11 +532,7 @@ class program_plan {
         continue;
       const auto& u = slot(arrays_[a].writers.front(), a).use;
       std::vector<detail::box> need(static_cast<std::size_t>(size_));
-      detail::box whole;
-      whole.rank = u.rank;
-      whole.valid = true;
-      for (int x = 0; x < u.rank; ++x) whole.hi[x] = u.shape[x];
-      need[0] = whole;
+      need[0] = detail::whole_box(u);
       redist r;
       r.array = a;
       r.gather = true;
@@ -827,30 +823,36 @@ class program_plan {
   }
 
   // ---------- running ----------
+  /// Redistribution x into the map about to run (the first or a later execute()'s pieces).
   void move_into(std::size_t x) {
     redist& r = redists_[x];
-    const bool first = first_;
+    auto& dst = slot(r.to_map, r.array);
+    const detail::box& dbox = r.old_values ? dst.wbox[std::size_t(rank_)] : dst.rbox[std::size_t(rank_)];
+    void* dbuf = r.old_values ? detail::buf_data(dst.wbuf) : detail::read_data(dst);
+    move_pieces(r, first_, {dbuf, dbox}, stats_.execute);
+  }
+  /// Moves r's pieces (of the first or of a later execute()) from the buffers of its source
+  /// layers into `target`, counting them in r's figures and in `phase`.
+  void move_pieces(redist& r, bool first, const detail::held_buffer& target, phase_stats& phase) {
     const auto& t = first ? r.first : r.steady;
     const auto& lay = first ? r.first_layers : r.steady_layers;
     if (t.pieces.empty()) return;
     const double t0 = MPI_Wtime();
-    auto& dst = slot(r.to_map, r.array);
-    const detail::box& dbox = r.old_values ? dst.wbox[std::size_t(rank_)] : dst.rbox[std::size_t(rank_)];
-    void* dbuf = r.old_values ? detail::buf_data(dst.wbuf) : detail::read_data(dst);
     const detail::moved mv = detail::exchange_pieces(
-        comm_, dst.use, t.pieces, first ? r.first_remote : r.steady_remote,
+        comm_, slot(arrays_[r.array].first_user, r.array).use, t.pieces,
+        first ? r.first_remote : r.steady_remote,
         [&](const detail::piece& p) {
           auto& src = slot(lay[std::size_t(p.layer)], r.array);
           if (first && r.first_reads)
             return detail::held_buffer{detail::read_data(src), src.rbox[std::size_t(rank_)]};
           return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
         },
-        [&](const detail::piece&) { return detail::held_buffer{dbuf, dbox}; });
+        [&](const detail::piece&) { return target; });
     r.stats.measured.bytes_sent += mv.sent;
     r.stats.measured.bytes_received += mv.received;
     r.stats.measured.seconds += MPI_Wtime() - t0;
-    stats_.execute.bytes_sent += mv.sent;
-    stats_.execute.bytes_received += mv.received;
+    phase.bytes_sent += mv.sent;
+    phase.bytes_received += mv.received;
   }
 
   /// Members of a split reduction start each run from the identity (their partials were
@@ -937,25 +939,8 @@ class program_plan {
         }
         for (auto& r : redists_) {
           if (!r.gather || r.array != a) continue;
-          const double t = MPI_Wtime();
           const auto& u = slot(arrays_[a].writers.front(), a).use;
-          detail::box whole;
-          whole.rank = u.rank;
-          whole.valid = true;
-          for (int x = 0; x < u.rank; ++x) whole.hi[x] = u.shape[x];
-          void* global = rank_ == 0 ? u.root_data() : nullptr;
-          const detail::moved mv = detail::exchange_pieces(
-              comm_, u, r.steady.pieces, r.steady_remote,
-              [&](const detail::piece& p) {
-                auto& src = slot(r.steady_layers[std::size_t(p.layer)], a);
-                return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
-              },
-              [&](const detail::piece&) { return detail::held_buffer{global, whole}; });
-          r.stats.measured.bytes_sent += mv.sent;
-          r.stats.measured.bytes_received += mv.received;
-          r.stats.measured.seconds += MPI_Wtime() - t;
-          stats_.gather.bytes_sent += mv.sent;
-          stats_.gather.bytes_received += mv.received;
+          move_pieces(r, false, {rank_ == 0 ? u.root_data() : nullptr, detail::whole_box(u)}, stats_.gather);
         }
         note_gathered(a);
       }
@@ -1013,14 +998,9 @@ class program_plan {
   }
   template <class F>
   void local_then_agree(F&& f) {
-    const detail::failure fl = detail::capture(f);
-    detail::with_comm_errors([&] { detail::agree(comm_, fl, 0, detail::name_rank::when_partial); });
+    detail::local_then_agree(comm_, f);
   }
-  void require_live(const char* what) const {
-    if (!live_.live)
-      throw error("[workpart.error] plan." + std::string(what) + "(): this plan was moved from; "
-                  "use the plan it was moved into");
-  }
+  void require_live(const char* what) const { live_.require(what); }
 
   plans_type plans_;
   boost::mpi::communicator comm_;

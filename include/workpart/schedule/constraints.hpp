@@ -101,6 +101,15 @@ struct array_use {
   std::size_t view_bytes = 0;                  ///< and its length in bytes
 };
 
+/// Every element of an array.
+inline box whole_box(const array_use& u) {
+  box b;
+  b.rank = u.rank;
+  b.valid = true;
+  for (int a = 0; a < u.rank; ++a) b.hi[a] = u.shape[a];
+  return b;
+}
+
 template <class T>
 constexpr char elem_code() {
   if constexpr (std::is_same_v<T, float>) return 'f';
