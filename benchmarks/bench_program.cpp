@@ -2,11 +2,13 @@
 // same maps distributed one by one through root (each map's run(): scatter from root,
 // execute, gather to root), on the same grids, timed alternately in the same run.
 //
-//   mpirun -np P ./bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H]
+//   mpirun -np P ./bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]
 //
 // Workloads (float32): softmax over the last axis of x(B,H,S,L) as three maps (row max,
 // exp-sum, normalise), grid (P,1,1,1); a 3-layer MLP forward pass y = relu(relu(x W1) W2) W3
-// as five maps, data-parallel (batch split over P, weights replicated). Prints per variant:
+// as five maps, data-parallel (batch split over P, weights replicated); a split-reduction
+// chain t(i) += x(i,k) * w(k) with k split over P, then y(i) = tanh(t(i)) with i split (the
+// program reduce-scatters t: each rank receives only its block's partials). Prints per variant:
 // plan-build seconds, seconds per phase (medians), bytes received over all ranks (through
 // root and rank to rank), and the ratios program / through-root.
 #include <workpart/workpart.hpp>
@@ -145,19 +147,21 @@ struct with_output {
 int main(int argc, char** argv) {
   wp::context ctx(argc, argv);
   int reps = 5;
-  std::vector<std::int64_t> sm{8, 16, 512, 512}, mlp{2048, 512, 512};
+  std::vector<std::int64_t> sm{8, 16, 512, 512}, mlp{2048, 512, 512}, sk{2097152, 16};
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
     if (const char* v = workpart_bench::option_value(s, "--reps=")) reps = std::max(1, std::atoi(v));
     else if (const char* v2 = workpart_bench::option_value(s, "--softmax=")) sm = workpart_bench::parse_sizes(v2);
     else if (const char* v3 = workpart_bench::option_value(s, "--mlp=")) mlp = workpart_bench::parse_sizes(v3);
+    else if (const char* v4 = workpart_bench::option_value(s, "--splitk=")) sk = workpart_bench::parse_sizes(v4);
     else {
-      if (ctx.is_root()) std::fprintf(stderr, "usage: bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H]\n");
+      if (ctx.is_root())
+        std::fprintf(stderr, "usage: bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]\n");
       return 2;
     }
   }
-  if (sm.size() != 4 || mlp.size() != 3) {
-    if (ctx.is_root()) std::fprintf(stderr, "--softmax takes 4 sizes, --mlp 3\n");
+  if (sm.size() != 4 || mlp.size() != 3 || sk.size() != 2) {
+    if (ctx.is_root()) std::fprintf(stderr, "--softmax takes 4 sizes, --mlp 3, --splitk 2\n");
     return 2;
   }
   const std::int64_t P = ctx.size();
@@ -215,6 +219,29 @@ int main(int argc, char** argv) {
           return list(wp::distribute(f1, g3, ctx), wp::distribute(r1, g2, ctx), wp::distribute(f2, g3, ctx),
                       wp::distribute(r2, g2, ctx), wp::distribute(f3, g3, ctx));
         });
+  }
+  {  // split-reduction chain: partial sums of t on every rank, read by blocks next
+    const std::int64_t I = sk[0], K = sk[1];
+    wp::array<float, 2> x("x", {I, K});
+    wp::array<float, 1> w("w", {K}), t("t", {I}), y("y", {I});
+    for (auto* arr : {&x})
+      if (float* p = arr->data())
+        for (std::int64_t e = 0; e < arr->size(); ++e) p[e] = float((e * 13) % 17) / 64.0f - 0.1f;
+    if (float* p = w.data())
+      for (std::int64_t e = 0; e < K; ++e) p[e] = float(e % 5) / 4.0f;
+    auto [i, k] = wp::indices<2>();
+    auto mv = wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k));
+    auto f = wp::map("tanh", wp::space(I), y(i) = wp::tanh(t(i)));
+    const wp::grid_shape gk{1, P}, gi{P};
+    compare(
+        ctx, "splitk", reps,
+        [&] {
+          wp::schedule sc;
+          sc.set(mv, gk).set(f, gi);
+          return with_output<decltype(wp::distribute(wp::program(mv, f), sc, ctx)), decltype(y)>{
+              wp::distribute(wp::program(mv, f), sc, ctx), &y};
+        },
+        [&] { return list(wp::distribute(mv, gk, ctx), wp::distribute(f, gi, ctx)); });
   }
   return 0;
 }

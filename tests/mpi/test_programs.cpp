@@ -310,7 +310,17 @@ TEST_CASE("programs: a split reduction read by the next map", "[mpi][programs]")
     REQUIRE(compare_on_root(ctx.comm(), y, y_want, 1e-12) == "");
     REQUIRE(compare_on_root(ctx.comm(), t, t_want, 1e-12) == "");
     REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
-    if (P > 1) REQUIRE(plan.explain().find("Reduce(sum)") != std::string::npos);
+    if (P > 1 && variant == 0) {
+      // the readers' blocks of t cut it exactly: a reduce-scatter leaves each its own block,
+      // each rank receiving its block from every other one, and nothing moves after it
+      REQUIRE(plan.explain().find("reduce-scatter(sum)") != std::string::npos);
+      REQUIRE(plan.predicted_rank_bytes(true) == (P - 1) * I * index_t(sizeof(double)));
+    }
+    if (P > 1 && variant == 1) {
+      // only rank 0 reads t: Reduce onto it (every other rank sends its partial once)
+      REQUIRE(plan.explain().find("Reduce(sum)") != std::string::npos);
+      REQUIRE(plan.predicted_rank_bytes(true) == (P - 1) * I * index_t(sizeof(double)));
+    }
     // run again: t accumulates once more, as wp::run of the program twice would
     plan.run();
     std::vector<double> t2(I), y2(I);
@@ -492,4 +502,57 @@ TEST_CASE("programs: a partly written split reduction read by two maps", "[mpi][
     REQUIRE(compare_on_root(ctx.comm(), y, yw) == "");
     REQUIRE(compare_on_root(ctx.comm(), z, zw) == "");
   }
+}
+
+TEST_CASE("programs: root sends only the parts of an input no earlier map writes", "[mpi][programs]") {
+  // "head" writes x over [0, 6) of 11; "all" reads x and w over [0, 11); "bump" adds 1 to every
+  // x. Root must send x's [6, 11) (to "all", and as old values to "bump") and w's [6, 11)
+  // beyond what "head" reads: nothing that the first execute() overwrites.
+  wp::context ctx(g_argc, g_argv);
+  const index_t P = ctx.size(), me = ctx.rank();
+  auto [i] = wp::indices<1>();
+  constexpr index_t n = 11, h = 6;
+  wp::array<double, 1> x("x", {n}), w("w", {n}), y("y", {n});
+  fill1(x, [](index_t b) { return 50.0 + double(b); });
+  fill1(w, [](index_t b) { return double(b % 5) - 2.0; });
+  auto m1 = wp::map("head", wp::space(h), x(i) = w(i) * 2.0);
+  auto m2 = wp::map("all", wp::space(n), y(i) = x(i) + w(i));
+  auto m3 = wp::map("bump", wp::space(n), x(i) += 1.0);
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{P}).set(m2, wp::grid_shape{P}).set(m3, wp::grid_shape{P});
+  auto plan = wp::distribute(wp::program(m1, m2, m3), s, ctx);
+  plan.run();
+  std::vector<double> xw(n), yw(n);
+  for (index_t b = 0; b < n; ++b) {
+    const double wv = double(b % 5) - 2.0;
+    const double x1 = b < h ? wv * 2.0 : 50.0 + double(b);
+    yw[std::size_t(b)] = x1 + wv;
+    xw[std::size_t(b)] = x1 + 1.0;
+  }
+  REQUIRE(compare_on_root(ctx.comm(), x, xw) == "");
+  REQUIRE(compare_on_root(ctx.comm(), y, yw) == "");
+  // what root sends this rank, from the blocks: w's block of [0, 6) for "head", then the part
+  // of its [0, 11) block at or above 6 three times (x for "all", x's old values for "bump",
+  // w for "all")
+  index_t want = 0;
+  if (me != 0) {
+    const auto b6 = block_of(h, P, me), b11 = block_of(n, P, me);
+    want = b6.size + 3 * std::max<index_t>(0, b11.end() - std::max(b11.start, h));
+  }
+  want *= index_t(sizeof(double));
+  const auto st = plan.stats();
+  INFO("rank " << me << " of " << P);
+  REQUIRE(st.predicted_scatter_received == want);
+  REQUIRE(st.scatter.bytes_received == want);
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+  // again: the program writes x, so root's new x goes out; the results are those of a second run
+  plan.run();
+  for (index_t b = 0; b < n; ++b) {
+    const double wv = double(b % 5) - 2.0;
+    const double x1 = b < h ? wv * 2.0 : 51.0 + double(b);
+    yw[std::size_t(b)] = x1 + wv;
+    xw[std::size_t(b)] = x1 + 1.0;
+  }
+  REQUIRE(compare_on_root(ctx.comm(), x, xw) == "");
+  REQUIRE(compare_on_root(ctx.comm(), y, yw) == "");
 }

@@ -92,11 +92,19 @@ TEST_CASE("redistribute: each needed element comes once, from its newest holder,
           for (int l = 1; l >= 0; --l)
             for (int s = 0; s < P; ++s)
               if (inside(layers[std::size_t(l)].boxes[std::size_t(s)], x, y)) newest = l;
+          // what no layer holds comes from root, once
+          int from_root = 0;
+          for (const auto& p : tr.rest) {
+            REQUIRE(p.from == 0);
+            if (p.to == r && inside(p.b, x, y)) ++from_root;
+          }
           if (newest < 0) {
             REQUIRE(count == 0);
+            REQUIRE(from_root == 1);
             any_left = true;
             continue;
           }
+          REQUIRE(from_root == 0);
           REQUIRE(count == 1);
           REQUIRE(layer == newest);
           REQUIRE(inside(layers[std::size_t(layer)].boxes[std::size_t(from)], x, y));

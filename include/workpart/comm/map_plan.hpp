@@ -188,10 +188,9 @@ class map_plan {
       const auto& ap = arrays_[u];
       // what the scatter sends from root (a program leaves out what earlier maps provide)
       const bool needed =
-          for_scatter ? ((ap.use.read && !ap.in_steps.empty() &&
-                          ap.in_steps.front().op == detail::step_op::scatterv) ||
+          for_scatter ? ((ap.use.read && !ap.in_steps.empty() && from_root(ap.in_steps.front().op)) ||
                          (ap.use.written && ap.w_init_old && !ap.init_steps.empty() &&
-                          ap.init_steps.front().op == detail::step_op::scatterv))
+                          from_root(ap.init_steps.front().op)))
                       : ap.use.written;
       if (!needed) continue;
       try {
@@ -204,6 +203,9 @@ class map_plan {
                     " elements): " + e.what());
       }
     }
+  }
+  static bool from_root(detail::step_op op) {
+    return op == detail::step_op::scatterv || op == detail::step_op::scatterv_part;
   }
   static index_t elements(const detail::array_use& u) {
     index_t n = 1;

@@ -8,8 +8,11 @@
 /// combines into) comes from the maps that wrote them last, by box intersection
 /// (comm/redistribute.hpp): nothing when the layouts agree, otherwise one Alltoallw carrying
 /// only what each reader does not already hold. Partial results of a split reduction are
-/// combined in their groups right after the map: Allreduce where each member reads its whole
-/// box next, Reduce onto the group leaders otherwise.
+/// combined in their groups right after the map, in whichever of three ways moves the fewest
+/// bytes together with what the readers then fetch: Allreduce (every member then holds the
+/// whole box), a reduce-scatter (each member then holds the combined values of one part, cut
+/// to what the next reader needs or in blocks along one axis), or Reduce onto the group
+/// leaders. Root sends only the inputs' parts that no earlier map provides.
 
 #include <mpi.h>
 
@@ -21,6 +24,7 @@
 
 #include "../schedule/schedule.hpp"
 #include "collectives/exchange.hpp"
+#include "collectives/reduce_scatter.hpp"
 #include "map_plan.hpp"
 #include "redistribute.hpp"
 
@@ -31,7 +35,7 @@ struct redistribution_stats {
   std::string array;
   std::string from;   // the maps whose values it carries ("root" for inputs), or the map whose partials it combines
   std::string to;     // the map that reads them ("root" for a gather)
-  std::string kind;   // none, Alltoallw, halo exchange, Allreduce(sum), Reduce(max), Gatherv
+  std::string kind;   // none, Alltoallw, halo exchange, Allreduce(sum), reduce-scatter(sum), Reduce(max), Gatherv
   index_t predicted_sent = 0, predicted_received = 0;  // each later execute() (or each gather)
   index_t predicted_first_sent = 0, predicted_first_received = 0;  // the first execute() after a scatter
   phase_stats measured;  // over every execute() (or gather) so far
@@ -147,6 +151,8 @@ class program_plan {
         }
         mp.stats_.scatter.seconds += MPI_Wtime() - t;
       });
+      for (auto& r : redists_)
+        if (r.root_part) scatter_part(r);
     });
     failed_.clear();
     scattered_ = true;
@@ -278,8 +284,11 @@ class program_plan {
     std::vector<int> slot;     // [map]: index in the map plan's arrays, -1 where unused
     std::vector<int> writers;  // maps that write it, in program order
     int first_user = 0;
-    std::vector<int> partial;  // [map]: 0 none, 1 Reduce onto leaders, 2 Allreduce
+    std::vector<int> partial;  // [map]: a combine mode (none, or how its partials are combined)
+    std::vector<std::vector<detail::box>> owned;  // [map][rank]: the parts a reduce-scatter leaves
   };
+  /// How the partial results of a split reduction are combined after their map.
+  enum combine_mode : int { no_combine = 0, reduce_to_leaders = 1, all_reduce = 2, reduce_scatter = 3 };
   /// A redistribution: what `to_map` needs of array `array` (read boxes, or old values under
   /// its write boxes), or root's gather of the final values (to_map == -1).
   struct redist {
@@ -292,14 +301,18 @@ class program_plan {
     std::vector<int> first_layers, steady_layers;  // maps, newest first
     detail::transfer first, steady;
     bool first_remote = false, steady_remote = false;
+    // root sends scatter() what of the need no layer holds (first.rest), into the reader's
+    // buffer; the first execute() brings the rest
+    bool root_part = false, rest_remote = false;
     redistribution_stats stats;
   };
   /// Partial results of `array` written by `map`, combined in their groups after it runs.
   struct partial_combine {
     std::size_t array = 0;
     int map = 0;
-    bool all = false;  // Allreduce (every member holds the whole), else Reduce onto leaders
+    int mode = reduce_to_leaders;
     std::size_t stat = 0;  // index of its entry in redists_ (stats only)
+    std::vector<detail::box> parts;  // reduce-scatter: the part of each member of this rank's group, by group rank
   };
 
   detail::array_plan& slot(int m, std::size_t a) {
@@ -315,11 +328,12 @@ class program_plan {
     std::vector<detail::box> held(static_cast<std::size_t>(size_));
     const int active = int(grids_[std::size_t(m)].product());
     const int mode = arrays_[a].partial[std::size_t(m)];
+    if (mode == reduce_scatter) return arrays_[a].owned[std::size_t(m)];
     for (int r = 0; r < active; ++r) {
       if (ap.wbox[std::size_t(r)].empty()) continue;
       const bool leader = detail::group_key(grids_[std::size_t(m)], r, ap.wgroup).second == 0;
       // after a Reduce only the leaders hold whole values; after an Allreduce every member
-      if (leader || (mode == 2 && !gather_side)) held[std::size_t(r)] = ap.wbox[std::size_t(r)];
+      if (leader || (mode == all_reduce && !gather_side)) held[std::size_t(r)] = ap.wbox[std::size_t(r)];
     }
     return held;
   }
@@ -375,7 +389,8 @@ class program_plan {
           pa.name = ap.use.name;
           pa.id = ap.use.id;
           pa.slot.assign(std::size_t(M), -1);
-          pa.partial.assign(std::size_t(M), 0);
+          pa.partial.assign(std::size_t(M), no_combine);
+          pa.owned.assign(std::size_t(M), {});
           pa.first_user = m;
           arrays_.push_back(pa);
         }
@@ -448,31 +463,47 @@ class program_plan {
         else
           delegated_gather_.push_back(a);
       }
-    // Split reductions: per writer, Allreduce (every member then holds the whole) or Reduce
-    // onto the leaders (the readers then fetch from them), whichever moves fewer bytes; a tie
-    // goes to the Allreduce (one step).
+    // Split reductions: per writer, the combine that moves the fewest bytes together with
+    // what the readers then fetch from where it leaves the values (combine_cost); ties go to
+    // the Allreduce (one step), then to a reduce-scatter (no rank receives every partial).
     for (std::size_t a = 0; a < arrays_.size(); ++a)
       for (int m : arrays_[a].writers)
-        if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root) arrays_[a].partial[std::size_t(m)] = 2;
+        if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root)
+          arrays_[a].partial[std::size_t(m)] = all_reduce;
     for (std::size_t a = 0; a < arrays_.size(); ++a)
       for (int m : arrays_[a].writers) {
-        if (arrays_[a].partial[std::size_t(m)] == 0) continue;
+        if (arrays_[a].partial[std::size_t(m)] == no_combine) continue;
+        auto& pa = arrays_[a];
+        int best_mode = all_reduce;
+        std::vector<detail::box> best_owned;
         build_redists();
-        const index_t all = combine_cost(a, m);
-        arrays_[a].partial[std::size_t(m)] = 1;
-        build_redists();
-        const index_t one = combine_cost(a, m);
-        arrays_[a].partial[std::size_t(m)] = all <= one ? 2 : 1;
+        index_t best = combine_cost(a, m);
+        auto consider = [&](int mode, std::vector<detail::box> owned) {
+          pa.partial[std::size_t(m)] = mode;
+          pa.owned[std::size_t(m)] = owned;
+          build_redists();
+          const index_t c = combine_cost(a, m);
+          if (c < best) {
+            best = c;
+            best_mode = mode;
+            best_owned = std::move(owned);
+          }
+        };
+        for (auto& owned : ownership_candidates(a, m)) consider(reduce_scatter, std::move(owned));
+        consider(reduce_to_leaders, {});
+        pa.partial[std::size_t(m)] = best_mode;
+        pa.owned[std::size_t(m)] = std::move(best_owned);
       }
     build_redists();
     // the combines, in the order the maps run
     combines_of_.assign(std::size_t(M), {});
     for (std::size_t a = 0; a < arrays_.size(); ++a)
       for (int m : arrays_[a].writers)
-        if (arrays_[a].partial[std::size_t(m)] != 0) {
-          partial_combine c{a, m, arrays_[a].partial[std::size_t(m)] == 2, 0};
+        if (arrays_[a].partial[std::size_t(m)] != no_combine) {
+          partial_combine c{a, m, arrays_[a].partial[std::size_t(m)], 0, {}};
+          if (c.mode == reduce_scatter) c.parts = group_parts(a, m, rank_);
           combines_of_[std::size_t(m)].push_back(combines_.size());
-          combines_.push_back(c);
+          combines_.push_back(std::move(c));
         }
     add_combine_stats();
     totals();
@@ -484,7 +515,7 @@ class program_plan {
   index_t combine_cost(std::size_t a, int m) const {
     index_t t = 0;
     const std::size_t es = slot(m, a).use.elem_size;
-    for (const auto& b : combine_bytes({a, m, arrays_[a].partial[std::size_t(m)] == 2, 0})) t += 2 * b.second;
+    for (const auto& b : combine_bytes({a, m, arrays_[a].partial[std::size_t(m)], 0, {}})) t += 2 * b.second;
     for (const auto& r : redists_) {
       if (r.gather || r.array != a) continue;
       for (const auto* tr : {&r.first, &r.steady}) {
@@ -494,6 +525,94 @@ class program_plan {
       }
     }
     return t;
+  }
+
+  /// The members of each group of map m's partial results of array a: [group][group rank].
+  std::vector<std::vector<int>> write_groups(std::size_t a, int m) const {
+    const auto& ap = slot(m, a);
+    const auto& g = grids_[std::size_t(m)];
+    std::vector<std::vector<int>> groups;
+    std::vector<int> color_of;
+    for (int r = 0; r < int(g.product()); ++r) {
+      if (ap.wbox[std::size_t(r)].empty()) continue;
+      const auto ck = detail::group_key(g, r, ap.wgroup);
+      std::size_t x = 0;
+      while (x < color_of.size() && color_of[x] != ck.first) ++x;
+      if (x == color_of.size()) {
+        color_of.push_back(ck.first);
+        groups.emplace_back();
+      }
+      auto& members = groups[x];
+      if (members.size() <= std::size_t(ck.second)) members.resize(std::size_t(ck.second) + 1, -1);
+      members[std::size_t(ck.second)] = r;
+    }
+    return groups;
+  }
+
+  /// Ways to cut each group's box into the parts a reduce-scatter leaves on its members: as a
+  /// later map reads it (where the readers' boxes are members' and cut it exactly), or in
+  /// near-equal blocks along one axis.
+  std::vector<std::vector<detail::box>> ownership_candidates(std::size_t a, int m) const {
+    const auto& ap = slot(m, a);
+    const int R = ap.use.rank;
+    std::vector<std::vector<detail::box>> out;
+    if (R == 0) return out;  // one element: Reduce onto the leader is the same thing
+    const auto groups = write_groups(a, m);
+    auto add = [&](std::vector<detail::box> owned) {
+      bool leaders_own_all = true;  // that is a Reduce onto the leaders (reduce_to_leaders)
+      for (const auto& members : groups)
+        for (std::size_t x = 1; x < members.size(); ++x)
+          leaders_own_all = leaders_own_all && owned[std::size_t(members[x])].empty();
+      if (!leaders_own_all && std::find(out.begin(), out.end(), owned) == out.end())
+        out.push_back(std::move(owned));
+    };
+    // as a later map (or this one, next time) reads it
+    for (int k = 0; k < M; ++k) {
+      if (arrays_[a].slot[std::size_t(k)] < 0) continue;
+      const auto need = need_of(k, a, false);
+      std::vector<detail::box> owned(static_cast<std::size_t>(size_));
+      bool ok = true;
+      for (const auto& members : groups) {
+        const detail::box& W = ap.wbox[std::size_t(members.front())];
+        index_t covered = 0;
+        for (std::size_t x = 0; x < members.size() && ok; ++x) {
+          const detail::box o = detail::box::intersect(need[std::size_t(members[x])], W);
+          for (std::size_t y = 0; y < x && ok; ++y)
+            ok = detail::box::intersect(o, owned[std::size_t(members[y])]).empty();
+          owned[std::size_t(members[x])] = o;
+          covered += o.size();
+        }
+        ok = ok && covered == W.size();
+        if (!ok) break;
+      }
+      if (ok) add(std::move(owned));
+    }
+    // in blocks along each axis
+    for (int axis = 0; axis < R; ++axis) {
+      std::vector<detail::box> owned(static_cast<std::size_t>(size_));
+      for (const auto& members : groups) {
+        const detail::box& W = ap.wbox[std::size_t(members.front())];
+        const index_t len = W.hi[axis] - W.lo[axis], G = index_t(members.size());
+        for (index_t x = 0; x < G; ++x) {
+          detail::box o = W;
+          o.lo[axis] = W.lo[axis] + len / G * x + std::min(x, len % G);
+          o.hi[axis] = W.lo[axis] + len / G * (x + 1) + std::min(x + 1, len % G);
+          owned[std::size_t(members[std::size_t(x)])] = o.empty() ? detail::box{} : o;
+        }
+      }
+      add(std::move(owned));
+    }
+    return out;
+  }
+  /// The parts the members of rank r's group own after a reduce-scatter, by group rank.
+  std::vector<detail::box> group_parts(std::size_t a, int m, int r) const {
+    for (const auto& members : write_groups(a, m))
+      if (std::find(members.begin(), members.end(), r) != members.end()) {
+        std::vector<detail::box> parts;
+        for (int x : members) parts.push_back(arrays_[a].owned[std::size_t(m)][std::size_t(x)]);
+        return parts;
+      }
+    return {};
   }
 
   void build_redists() {
@@ -582,8 +701,10 @@ class program_plan {
       s.array = arrays_[c.array].name;
       s.from = "'" + names_[std::size_t(c.map)] + "'";
       s.to = s.from;
-      s.kind = std::string(c.all ? "Allreduce(" : "Reduce(") + detail::combine_name(ap.use.write_kind) +
-               ") over " + detail::dims_text(ap.wgroup);
+      s.kind = std::string(c.mode == all_reduce       ? "Allreduce("
+                           : c.mode == reduce_scatter ? "reduce-scatter("
+                                                      : "Reduce(") +
+               detail::combine_name(ap.use.write_kind) + ") over " + detail::dims_text(ap.wgroup);
       const auto per = combine_bytes(c);
       s.predicted_sent = s.predicted_first_sent = per[std::size_t(rank_)].first;
       s.predicted_received = s.predicted_first_received = per[std::size_t(rank_)].second;
@@ -598,6 +719,18 @@ class program_plan {
     const auto& g = grids_[std::size_t(c.map)];
     std::vector<std::pair<index_t, index_t>> v(static_cast<std::size_t>(size_));
     const index_t es = index_t(ap.use.elem_size);
+    if (c.mode == reduce_scatter) {  // each member sends every other one that one's part
+      const auto& owned = arrays_[c.array].owned[std::size_t(c.map)];
+      for (const auto& members : write_groups(c.array, c.map))
+        for (int r : members)
+          for (int o : members)
+            if (o != r) {
+              const index_t n = owned[std::size_t(o)].size() * es;
+              v[std::size_t(r)].first += n;
+              v[std::size_t(o)].second += n;
+            }
+      return v;
+    }
     for (int r = 0; r < int(g.product()); ++r) {
       const index_t n = ap.wbox[std::size_t(r)].size() * es;
       if (n == 0 || detail::group_key(g, r, ap.wgroup).second == 0) continue;
@@ -606,7 +739,7 @@ class program_plan {
       const int l = detail::grid_rank(g, co);
       v[std::size_t(r)].first += n;
       v[std::size_t(l)].second += n;
-      if (c.all) {
+      if (c.mode == all_reduce) {
         v[std::size_t(l)].first += n;
         v[std::size_t(r)].second += n;
       }
@@ -651,14 +784,36 @@ class program_plan {
           ap.out_steps = fresh.out_steps;
         else
           ap.out_steps.clear();
-        for (const auto& r : redists_) {
+        for (auto& r : redists_) {
           if (r.gather || r.combine || r.to_map != m || r.array != a) continue;
-          if (r.first.any_remainder()) continue;  // root (or init()) provides part of it
+          auto& steps = r.old_values ? ap.init_steps : ap.in_steps;
+          r.root_part = false;
+          if (r.first.any_remainder()) {
+            // root sends only the parts no earlier map provides (init() generates in place);
+            // where no map provides any, the map's own scatter (with its broadcasts) stays
+            if (r.first.pieces.empty() || steps.empty() || steps.front().op != detail::step_op::scatterv)
+              continue;
+            detail::comm_step part{detail::step_op::scatterv_part, "Alltoallw",
+                                   "root -> ranks, only the parts no earlier map writes",
+                                   std::vector<index_t>(static_cast<std::size_t>(size_), 0),
+                                   std::vector<index_t>(static_cast<std::size_t>(size_), 0)};
+            const index_t es = index_t(ap.use.elem_size);
+            r.rest_remote = false;
+            for (const auto& p : r.first.rest)
+              if (p.to != 0) {
+                part.sent[0] += p.b.size() * es;
+                part.received[std::size_t(p.to)] += p.b.size() * es;
+                r.rest_remote = true;
+              }
+            r.root_part = true;
+            steps.assign(1, part);
+            continue;
+          }
           detail::comm_step none{detail::step_op::none, "none",
                                  "from map(s) " + r.stats.from + " (see the redistributions)",
                                  std::vector<index_t>(static_cast<std::size_t>(size_), 0),
                                  std::vector<index_t>(static_cast<std::size_t>(size_), 0)};
-          (r.old_values ? ap.init_steps : ap.in_steps).assign(1, none);
+          steps.assign(1, none);
         }
       }
       mp.update_predictions();
@@ -823,6 +978,24 @@ class program_plan {
   }
 
   // ---------- running ----------
+  /// Root's values of what no layer of redistribution r holds, into the reader's buffer.
+  void scatter_part(redist& r) {
+    auto& dst = slot(r.to_map, r.array);
+    const double t0 = MPI_Wtime();
+    const detail::held_buffer target =
+        r.old_values ? detail::held_buffer{detail::buf_data(dst.wbuf), dst.wbox[std::size_t(rank_)]}
+                     : detail::held_buffer{detail::read_data(dst), dst.rbox[std::size_t(rank_)]};
+    const detail::held_buffer root{rank_ == 0 ? dst.use.root_data() : nullptr, detail::whole_box(dst.use)};
+    const detail::moved mv = detail::exchange_pieces(
+        comm_, dst.use, r.first.rest, r.rest_remote, [&](const detail::piece&) { return root; },
+        [&](const detail::piece&) { return target; });
+    visit_plan(r.to_map, [&](auto& mp) {
+      mp.stats_.scatter.bytes_sent += mv.sent;
+      mp.stats_.scatter.bytes_received += mv.received;
+      mp.stats_.scatter.seconds += MPI_Wtime() - t0;
+    });
+  }
+
   /// Redistribution x into the map about to run (the first or a later execute()'s pieces).
   void move_into(std::size_t x) {
     redist& r = redists_[x];
@@ -856,12 +1029,13 @@ class program_plan {
   }
 
   /// Members of a split reduction start each run from the identity (their partials were
-  /// combined after the last run; after an Allreduce they held the whole value until now).
+  /// combined after the last run; after an Allreduce or a reduce-scatter they held the whole
+  /// value or their part of it until now; a leader takes the old values first).
   template <class Plan>
   void refill_identity(int m, Plan& mp) {
     if (first_) return;  // scatter() filled them
     for (std::size_t c : combines_of_[std::size_t(m)]) {
-      if (!combines_[c].all) continue;  // after a Reduce the members restarted at once
+      if (combines_[c].mode == reduce_to_leaders) continue;  // those restarted at once
       auto& ap = slot(m, combines_[c].array);
       const index_t n = ap.wbox[std::size_t(rank_)].size();
       if (n == 0 || ap.wleader) continue;
@@ -880,8 +1054,14 @@ class program_plan {
     if (!ap.wcomm || n == 0) return;
     const double t0 = MPI_Wtime();
     void* buf = detail::buf_data(ap.wbuf);
+    if (pc.mode == reduce_scatter) {
+      const detail::moved mv = detail::reduce_scatter_boxes(ap.wcomm, ap.use, ap.use.write_kind, buf,
+                                                            ap.wbox[std::size_t(rank_)], pc.parts);
+      count_combine(st, mv, t0);
+      return;
+    }
     detail::moved mv = detail::reduce_onto_leader(ap.wcomm, ap.use.elem, ap.use.write_kind, buf, n);
-    if (pc.all) {
+    if (pc.mode == all_reduce) {
       const detail::moved b = detail::bcast_box(ap.wcomm, ap.use.elem, buf, n);
       mv.sent += b.sent;
       mv.received += b.received;
@@ -890,6 +1070,9 @@ class program_plan {
         detail::fill_identity<decltype(z)>(buf, n, ap.use.write_kind);
       });
     }
+    count_combine(st, mv, t0);
+  }
+  void count_combine(redistribution_stats& st, const detail::moved& mv, double t0) {
     st.measured.bytes_sent += mv.sent;
     st.measured.bytes_received += mv.received;
     st.measured.seconds += MPI_Wtime() - t0;

@@ -61,6 +61,7 @@ struct layer {
 struct transfer {
   std::vector<piece> pieces;    // local ones (from == to) included
   std::vector<char> remainder;  // [rank]: part of its need is in no layer (root's values)
+  std::vector<piece> rest;      // those parts, from root (from 0, layer -1)
   index_t bytes_sent(int r, std::size_t es) const {
     index_t t = 0;
     for (const auto& p : pieces)
@@ -114,6 +115,7 @@ inline transfer plan_transfer(const std::vector<box>& need, const std::vector<la
       }
     }
     t.remainder[std::size_t(r)] = !left.empty();
+    for (const box& x : left) t.rest.push_back({0, r, -1, x});
   }
   return t;
 }

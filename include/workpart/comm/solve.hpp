@@ -36,7 +36,9 @@ inline int to_int(index_t v, const std::string& what) {
 }
 
 /// What a planned step does (its text is in comm_step::collective).
-enum class step_op { none, generate, scatterv, bcast, reduce, gatherv, gatherv_combine };
+/// scatterv_part: root sends only the parts of a box no earlier map of a program provides
+/// (the program plan runs it).
+enum class step_op { none, generate, scatterv, scatterv_part, bcast, reduce, gatherv, gatherv_combine };
 
 /// One collective on one array, as planned: its name, where it goes, bytes per rank.
 struct comm_step {
