@@ -78,6 +78,11 @@ void compare(const wp::context& ctx, const char* work, int reps, MakeProgram mak
           prog.total.push_back(tg - tb);
         }
         const auto st = plan.stats();
+        if (r == reps && ctx.is_root())  // the last round's redistributions, root's view
+          for (const auto& rd : st.redistributions)
+            if (rd.measured.seconds > 0)
+              std::printf("%-8s   %s -> %s (%s): %.4f s on rank 0\n", work, rd.array.c_str(), rd.to.c_str(),
+                          rd.kind.c_str(), rd.measured.seconds);
         prog.bytes_root = sum_over_ranks(ctx.comm(), st.scatter.bytes_received + st.gather.bytes_received);
         prog.bytes_ranks = sum_over_ranks(ctx.comm(), st.execute.bytes_received);
       } else {
