@@ -32,6 +32,11 @@ else
           -DWORKPART_TEST_COMPILE=ON -DWORKPART_TEST_PACKAGE=ON)
 fi
 
+# The published cost tables (../shared beside the checkout) let tools.optimize check the
+# optimizer's command-line tool on real graphs too.
+anchors="$(cd .. && pwd)/shared/anchors/pase-tables"
+[[ -d "$anchors" ]] && config+=("-DWORKPART_PASE_TABLES_DIR=$anchors")
+
 cmake -S . -B "$dir" -G Ninja "${config[@]}" \
   -DWORKPART_BUILD_TESTS=ON -DWORKPART_BUILD_EXAMPLES=ON
 cmake --build "$dir" -j2

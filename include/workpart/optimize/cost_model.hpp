@@ -1,0 +1,409 @@
+#pragma once
+/// \file cost_model.hpp
+/// What a schedule of a program costs on a machine_model, computed from the same boxes, the
+/// same solver (comm/solve.hpp) and the same redistribution planning (comm/redistribute.hpp)
+/// the plans use, for any number of ranks and without MPI. As a cost-table problem for the
+/// search (optimize/search.hpp):
+///  - a map on a grid costs its slowest rank's arithmetic (points of its block times the
+///    operations per point) plus the combine of its split reductions (each partial onto its
+///    group leader, as a Reduce);
+///  - an array passed from the map that last wrote it to a map that reads it (or combines
+///    into its old values) costs the redistribution between the writer's and the reader's
+///    boxes: alpha per message of the busiest rank plus beta per byte it sends or receives;
+///  - the program's inputs come from a source vertex `root (inputs)` and its outputs go to a
+///    sink vertex `root (outputs)`, each with one configuration: an edge from the source
+///    costs the scatter the map's own plan would do, an edge to the sink its gather.
+/// Pairwise by construction: a reader's need is priced from its last writer alone (what an
+/// older writer or root holds of an array written only in part is left out), and the first
+/// execute() is priced (what an iterated program moves back to its first maps is left out).
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../comm/redistribute.hpp"
+#include "../comm/solve.hpp"
+#include "../expr/map.hpp"
+#include "../expr/reduce.hpp"
+#include "../schedule/constraints.hpp"
+#include "../schedule/grid.hpp"
+#include "../schedule/schedule.hpp"
+#include "cost_graph.hpp"
+#include "machine_model.hpp"
+
+namespace workpart {
+
+/// Which grids the optimizer considers for a map: one entry per space dimension, each >= 1
+/// and at most the dimension's extent, product at most nprocs.
+struct config_options {
+  bool use_all_ranks = false;  ///< only grids whose product equals nprocs
+  bool powers_of_two = false;  ///< only entries that are powers of two
+};
+
+namespace detail {
+
+// ---- operations per point of a statement, from its expression type ----
+template <class E>
+struct ops_of {  // accesses, scalars, index values: no arithmetic
+  static constexpr double value = 0;
+};
+template <class Op, class E>
+struct ops_of<unary_node<Op, E>> {
+  static constexpr double value = 1 + ops_of<E>::value;
+};
+template <class Op, class L, class R>
+struct ops_of<binary_node<Op, L, R>> {
+  static constexpr double value = 1 + ops_of<L>::value + ops_of<R>::value;
+};
+template <class C, class A, class B>
+struct ops_of<select_node<C, A, B>> {
+  static constexpr double value = 1 + ops_of<C>::value + ops_of<A>::value + ops_of<B>::value;
+};
+// an inner reduction counts one pass of its body per point (its length may depend on values)
+template <class Red, int D, class Lo, class Hi, class Body>
+struct ops_of<reduce_node<Red, D, Lo, Hi, Body>> {
+  static constexpr double value = 1 + ops_of<Body>::value;
+};
+
+/// Arithmetic operations per point of a map's space: each statement's expression, plus one
+/// for a combining write (`+=`, `max_into`, `min_into`); at least 1 (a copy costs something).
+template <int N, class... S>
+double ops_per_point(const map_t<N, S...>& m) {
+  double ops = 0;
+  m.for_each_statement([&](const auto& st) {
+    using St = std::decay_t<decltype(st)>;
+    ops += ops_of<typename St::rhs_type>::value + (St::kind == combine::assign ? 0 : 1);
+  });
+  return std::max(1.0, ops);
+}
+
+/// Every grid for a space of these extents on at most nprocs ranks (see config_options).
+inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& extents, index_t nprocs,
+                                                   const config_options& opt) {
+  std::vector<grid_shape> out;
+  std::vector<index_t> g(extents.size(), 1);
+  auto rec = [&](auto& self, std::size_t d, index_t prod) -> void {
+    if (d == extents.size()) {
+      if (!opt.use_all_ranks || prod == nprocs) out.push_back(grid_shape(g));
+      return;
+    }
+    for (index_t x = 1; prod * x <= nprocs && x <= std::max<index_t>(1, extents[d]); ++x) {
+      if (opt.powers_of_two && (x & (x - 1)) != 0) continue;
+      g[d] = x;
+      self(self, d + 1, prod * x);
+    }
+    g[d] = 1;
+  };
+  rec(rec, 0, 1);
+  if (out.empty()) out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)));
+  return out;
+}
+
+/// Seconds of one set of messages: the busiest rank's messages and bytes (sent or received).
+inline double step_seconds(const machine_model& mm, const std::vector<index_t>& sent,
+                           const std::vector<index_t>& received, const std::vector<int>& messages) {
+  double bytes = 0, msgs = 0;
+  for (std::size_t r = 0; r < sent.size(); ++r) bytes = std::max(bytes, double(std::max(sent[r], received[r])));
+  for (int m : messages) msgs = std::max(msgs, double(m));
+  return bytes == 0 ? 0.0 : mm.message_seconds(msgs, bytes);
+}
+inline double steps_seconds(const machine_model& mm, const std::vector<comm_step>& steps) {
+  double t = 0;
+  for (const auto& s : steps) {
+    std::vector<int> msgs(s.sent.size(), 0);
+    int senders = 0;
+    for (std::size_t r = 0; r < s.sent.size(); ++r) {
+      if (s.received[r] > 0) ++senders, msgs[r] += 1;
+    }
+    // the rank that sends to all the others (root, a leader) sends one message each
+    for (std::size_t r = 0; r < s.sent.size(); ++r)
+      if (s.sent[r] > 0) msgs[r] += senders;
+    t += step_seconds(mm, s.sent, s.received, msgs);
+  }
+  return t;
+}
+
+/// Bytes of a redistribution per rank (sent, received) and its messages per rank.
+struct transfer_cost {
+  std::vector<index_t> sent, received;
+  std::vector<int> messages;
+  index_t total() const {
+    index_t t = 0;
+    for (index_t b : received) t += b;
+    return t;
+  }
+};
+inline transfer_cost price_transfer(const transfer& t, int nranks, std::size_t es) {
+  transfer_cost c;
+  c.sent.assign(std::size_t(nranks), 0);
+  c.received.assign(std::size_t(nranks), 0);
+  c.messages.assign(std::size_t(nranks), 0);
+  std::vector<char> peer(std::size_t(nranks) * std::size_t(nranks), 0);
+  for (const auto& p : t.pieces) {
+    if (p.from == p.to) continue;
+    const index_t b = p.b.size() * index_t(es);
+    c.sent[std::size_t(p.from)] += b;
+    c.received[std::size_t(p.to)] += b;
+    char& seen = peer[std::size_t(p.from) * std::size_t(nranks) + std::size_t(p.to)];
+    if (!seen) {  // one message per pair (the Alltoallw's struct type)
+      seen = 1;
+      ++c.messages[std::size_t(p.from)];
+      ++c.messages[std::size_t(p.to)];
+    }
+  }
+  return c;
+}
+
+/// A map on one grid, as the plans see it for `nranks` ranks.
+struct map_config {
+  grid_shape grid;
+  std::vector<array_solution> arrays;  // as the map's constraints list them
+  index_t max_points = 0;              // the largest block
+};
+
+/// Boxes each rank holds of array u after the map ran (partials Reduced onto the leaders).
+inline std::vector<box> held_after_write(const map_config& c, std::size_t u, int nranks) {
+  const auto& ap = c.arrays[u];
+  std::vector<box> held(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < int(c.grid.product()) && r < nranks; ++r)
+    if (!ap.wbox[std::size_t(r)].empty() && group_key(c.grid, r, ap.wgroup).second == 0)
+      held[std::size_t(r)] = ap.wbox[std::size_t(r)];
+  return held;
+}
+/// What rank r needs of array u before the map runs: its reads, and the old values its
+/// leaders combine into.
+inline std::vector<box> need_before(const map_config& c, std::size_t u, int nranks, bool old_values) {
+  const auto& ap = c.arrays[u];
+  std::vector<box> need(static_cast<std::size_t>(nranks));
+  if (!old_values) {
+    if (ap.use.read && !ap.reads_own_writes) need = ap.rbox;
+    return need;
+  }
+  if (!(ap.use.written && ap.w_init_old)) return need;
+  for (int r = 0; r < int(c.grid.product()) && r < nranks; ++r)
+    if (group_key(c.grid, r, ap.wgroup).second == 0) need[std::size_t(r)] = ap.wbox[std::size_t(r)];
+  return need;
+}
+
+/// The redistribution of array `ua` (index in writer's arrays) from a writer on one grid to
+/// array `ub` of a reader on another: reads and old values.
+inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd, std::size_t ub,
+                                   int nranks) {
+  const std::size_t es = w.arrays[ua].use.elem_size;
+  std::vector<layer> lay{{0, held_after_write(w, ua, nranks)}};
+  transfer_cost c;
+  c.sent.assign(std::size_t(nranks), 0);
+  c.received.assign(std::size_t(nranks), 0);
+  c.messages.assign(std::size_t(nranks), 0);
+  for (bool old_values : {false, true}) {
+    const auto need = need_before(rd, ub, nranks, old_values);
+    bool any = false;
+    for (const auto& b : need) any = any || !b.empty();
+    if (!any) continue;
+    const transfer_cost t = price_transfer(plan_transfer(need, lay), nranks, es);
+    for (int r = 0; r < nranks; ++r) {
+      c.sent[std::size_t(r)] += t.sent[std::size_t(r)];
+      c.received[std::size_t(r)] += t.received[std::size_t(r)];
+      c.messages[std::size_t(r)] += t.messages[std::size_t(r)];
+    }
+  }
+  return c;
+}
+
+}  // namespace detail
+
+/// A program's schedule problem under a machine model: every map's candidate grids and what
+/// each costs, as a cost-table graph (vertex 0 is `root (inputs)`, the last `root
+/// (outputs)`, map m is vertex m + 1).
+struct program_cost_tables {
+  cost_graph graph;
+  std::vector<std::string> maps;
+  std::vector<std::vector<grid_shape>> grids;  // [map][config]
+  /// [edge]: the arrays it carries
+  std::vector<std::vector<std::string>> edge_arrays;
+};
+
+namespace detail {
+
+template <class... Maps>
+struct program_pricer {
+  const program_t<Maps...>& prog;
+  int nranks;
+  machine_model mm;
+  config_options copt;
+
+  std::vector<std::string> names;
+  std::vector<std::vector<map_config>> configs;  // [map][config]
+  std::vector<double> ops;                       // [map]
+
+  const schedule* fixed = nullptr;  // price only this schedule's grids
+
+  template <int N, class... S>
+  void add_map(const map_t<N, S...>& m) {
+    names.push_back(m.name());
+    ops.push_back(ops_per_point(m));
+    std::vector<index_t> ext;
+    for (int d = 0; d < N; ++d) ext.push_back(m.iteration_space().extent(d));
+    std::vector<map_config> cs;
+    std::vector<grid_shape> grids;
+    if (fixed) {
+      const grid_shape* g = fixed->find(m.name());
+      if (!g || g->rank() != N || g->product() > nranks)
+        throw grid_error("wp::optimize: map '" + m.name() + "' has no grid of rank " + std::to_string(N) +
+                         " for " + std::to_string(nranks) + " ranks in the schedule");
+      grids.push_back(*g);
+    } else {
+      grids = grid_configurations(ext, nranks, copt);
+    }
+    for (const auto& g : grids) {
+      map_config c;
+      c.grid = g;
+      const map_constraints cons = extract_constraints(m, g, nranks);
+      for (const auto& b : cons.blocks) {
+        index_t pts = b.empty(N) ? 0 : 1;
+        for (int d = 0; d < N && pts; ++d) pts *= b.hi[d] - b.lo[d];
+        c.max_points = std::max(c.max_points, pts);
+      }
+      for (std::size_t u = 0; u < cons.arrays.size(); ++u)
+        c.arrays.push_back(solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, nranks, false));
+      cs.push_back(std::move(c));
+    }
+    configs.push_back(std::move(cs));
+  }
+
+  static int find(const map_config& c, const void* id) {
+    for (std::size_t u = 0; u < c.arrays.size(); ++u)
+      if (c.arrays[u].use.id == id) return int(u);
+    return -1;
+  }
+
+  program_cost_tables build() {
+    prog.for_each_map([&](const auto& m) { add_map(m); });
+    const int M = int(names.size());
+    program_cost_tables t;
+    t.maps = names;
+    for (const auto& cs : configs) {
+      t.grids.emplace_back();
+      for (const auto& c : cs) t.grids.back().push_back(c.grid);
+    }
+    auto tuple = [](const grid_shape& g) { return std::vector<std::int64_t>(g.dims.begin(), g.dims.end()); };
+    t.graph.add_vertex("root (inputs)", {0.0});
+    for (int m = 0; m < M; ++m) {
+      std::vector<double> cost;
+      std::vector<std::vector<std::int64_t>> tuples;
+      for (const auto& c : configs[std::size_t(m)]) {
+        double s = mm.compute_seconds(double(c.max_points) * ops[std::size_t(m)]);
+        for (const auto& ap : c.arrays)  // split reductions: partials onto the leaders
+          for (const auto& st : ap.out_steps)
+            if (st.op == step_op::reduce) s += steps_seconds(mm, {st});
+        cost.push_back(s);
+        tuples.push_back(tuple(c.grid));
+      }
+      t.graph.add_vertex(names[std::size_t(m)], std::move(cost), tuples);
+    }
+    const std::size_t sink = t.graph.add_vertex("root (outputs)", {0.0});
+    // edges: summed per vertex pair; the arrays each carries
+    std::map<std::pair<std::size_t, std::size_t>, std::pair<std::vector<double>, std::vector<std::string>>> edges;
+    auto add = [&](std::size_t u, std::size_t v, std::size_t ku, std::size_t kv, double s, const std::string& a) {
+      auto& e = edges[{u, v}];
+      const std::size_t KU = t.graph.num_configs(u), KV = t.graph.num_configs(v);
+      if (e.first.empty()) e.first.assign(KU * KV, 0.0);
+      e.first[ku * KV + kv] += s;
+      if (std::find(e.second.begin(), e.second.end(), a) == e.second.end()) e.second.push_back(a);
+    };
+    // every array of every map: where its values come from, and whether it ends on root
+    for (int v = 0; v < M; ++v) {
+      const auto& cv0 = configs[std::size_t(v)].front();
+      for (std::size_t ub = 0; ub < cv0.arrays.size(); ++ub) {
+        const auto& use = cv0.arrays[ub].use;
+        int writer = -1;  // the last map before v that writes the array
+        for (int u = v - 1; u >= 0 && writer < 0; --u) {
+          const int x = find(configs[std::size_t(u)].front(), use.id);
+          if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) writer = u;
+        }
+        for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
+          const auto& cv = configs[std::size_t(v)][kv];
+          if (writer < 0) {  // from root: the map's own scatter of it
+            const auto& ap = cv.arrays[ub];
+            const double s = steps_seconds(mm, ap.in_steps) + steps_seconds(mm, ap.init_steps);
+            add(0, std::size_t(v) + 1, 0, kv, s, use.name);
+            continue;
+          }
+          const auto& cws = configs[std::size_t(writer)];
+          const std::size_t ua = std::size_t(find(cws.front(), use.id));
+          for (std::size_t ku = 0; ku < cws.size(); ++ku) {
+            const transfer_cost c = edge_transfer(cws[ku], ua, cv, ub, nranks);
+            add(std::size_t(writer) + 1, std::size_t(v) + 1, ku, kv,
+                step_seconds(mm, c.sent, c.received, c.messages), use.name);
+          }
+        }
+        // the last writer of the array gathers it to root
+        bool last = cv0.arrays[ub].use.written;
+        for (int u = v + 1; u < M && last; ++u) {
+          const int x = find(configs[std::size_t(u)].front(), use.id);
+          if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) last = false;
+        }
+        if (last)
+          for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
+            std::vector<comm_step> gathers;
+            for (const auto& st : configs[std::size_t(v)][kv].arrays[ub].out_steps)
+              if (st.op != step_op::reduce) gathers.push_back(st);
+            add(std::size_t(v) + 1, sink, kv, 0, steps_seconds(mm, gathers), use.name);
+          }
+      }
+    }
+    for (auto& [uv, e] : edges) {
+      t.graph.add_edge(uv.first, uv.second, std::move(e.first));
+      t.edge_arrays.push_back(std::move(e.second));
+    }
+    return t;
+  }
+};
+
+}  // namespace detail
+
+/// One array passed between two maps under a schedule, as the model prices it.
+struct modelled_transfer {
+  std::string array, from, to;  // map names
+  index_t bytes = 0;            // received, over all ranks (reads and old values)
+  double seconds = 0;
+};
+
+/// The arrays passed between the maps of `p` under schedule `s` on `nranks` ranks, with the
+/// bytes the model prices (what the program plan of `s` predicts for its first execute()).
+template <class... Maps>
+std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, const schedule& s, int nranks,
+                                                  const machine_model& mm = {}) {
+  detail::program_pricer<Maps...> pr{p, nranks, mm, {}, {}, {}, {}};
+  pr.fixed = &s;
+  p.for_each_map([&](const auto& m) { pr.add_map(m); });
+  std::vector<modelled_transfer> out;
+  const int M = int(pr.names.size());
+  for (int v = 0; v < M; ++v) {
+    const auto& cv = pr.configs[std::size_t(v)].front();
+    for (std::size_t ub = 0; ub < cv.arrays.size(); ++ub) {
+      const auto& use = cv.arrays[ub].use;
+      for (int u = v - 1; u >= 0; --u) {
+        const int x = pr.find(pr.configs[std::size_t(u)].front(), use.id);
+        if (x < 0 || !pr.configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) continue;
+        const auto c = detail::edge_transfer(pr.configs[std::size_t(u)].front(), std::size_t(x), cv, ub, nranks);
+        out.push_back({use.name, pr.names[std::size_t(u)], pr.names[std::size_t(v)], c.total(),
+                       detail::step_seconds(mm, c.sent, c.received, c.messages)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/// The cost tables of a program on `nranks` ranks (no MPI; any rank count).
+template <class... Maps>
+program_cost_tables program_costs(const program_t<Maps...>& p, int nranks, const machine_model& mm = {},
+                                  const config_options& opt = {}) {
+  if (nranks < 1)
+    throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
+  return detail::program_pricer<Maps...>{p, nranks, mm, opt, {}, {}, {}, nullptr}.build();
+}
+
+}  // namespace workpart

@@ -1,0 +1,130 @@
+#pragma once
+/// \file optimize.hpp
+/// `wp::optimize(program, nprocs, model)`: the schedule of least modelled cost, found exactly
+/// by the PaSE search (optimize/search.hpp) over the program's cost tables
+/// (optimize/cost_model.hpp). No MPI: any number of ranks can be priced on one process.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "../schedule/schedule.hpp"
+#include "cost_model.hpp"
+#include "search.hpp"
+
+namespace workpart {
+
+struct optimize_options {
+  config_options configs{};
+  search_options search{};
+};
+
+/// What optimize() found: the schedule, its modelled cost, and why.
+struct optimized {
+  workpart::schedule schedule;
+  double cost = 0;              ///< modelled seconds of one run (scatter, execute, gather)
+  bool proven_optimal = false;  ///< false when a time budget or table limit cut the search short
+  int nprocs = 1;
+  struct map_choice {
+    std::string map;
+    grid_shape grid;
+    double cost = 0;             ///< the map's own: arithmetic and combines
+    bool has_runner_up = false;  ///< false for a map with one candidate grid
+    grid_shape runner_up;        ///< the best grid other than `grid` (the others re-optimised)
+    double runner_up_delta = 0;  ///< how much more the best schedule with it costs
+  };
+  std::vector<map_choice> maps;
+  struct edge_choice {
+    std::string from, to;             ///< map names, or "root (inputs)" / "root (outputs)"
+    std::vector<std::string> arrays;  ///< the arrays it carries
+    double cost = 0;
+  };
+  std::vector<edge_choice> edges;
+  std::size_t candidates = 0;  ///< grids considered, over all maps
+  double search_seconds = 0;
+
+  /// The choice in words, one line per map and per edge that costs something.
+  std::string str() const {
+    auto num = [](double x) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.3g", x);
+      return std::string(b);
+    };
+    std::string s = "schedule for " + std::to_string(nprocs) + " ranks, modelled cost " + num(cost) + " s" +
+                    (proven_optimal ? " (optimal under the model)" : " (not proven optimal)") + ", " +
+                    std::to_string(candidates) + " candidate grids:\n";
+    for (const auto& m : maps) {
+      s += "  map '" + m.map + "': grid " + m.grid.str() + ", own cost " + num(m.cost) + " s";
+      if (m.has_runner_up) s += "; runner-up " + m.runner_up.str() + " (+" + num(m.runner_up_delta) + " s)";
+      s += "\n";
+    }
+    for (const auto& e : edges) {
+      if (e.cost <= 0) continue;
+      s += "  " + e.from + " -> " + e.to + " (";
+      for (std::size_t x = 0; x < e.arrays.size(); ++x) s += (x ? ", " : "") + e.arrays[x];
+      s += "): " + num(e.cost) + " s\n";
+    }
+    return s;
+  }
+};
+
+/// The schedule of least modelled cost for `nprocs` ranks. Every rank computes the same one.
+/// \code
+///   wp::machine_model model{.flops = 5e10, .alpha = 2e-6, .beta = 1e-10};
+///   wp::optimized r = wp::optimize(prog, 64, model);
+///   auto plan = wp::distribute(prog, r.schedule, ctx);   // on 64 ranks
+/// \endcode
+template <class... Maps>
+optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_model& model = {},
+                   const optimize_options& opt = {}) {
+  if (nprocs < 1 || nprocs > index_t(1) << 20)
+    throw grid_error("wp::optimize: " + std::to_string(nprocs) + " ranks; give 1 to 2^20");
+  const program_cost_tables t = program_costs(p, int(nprocs), model, opt.configs);
+  const search_result r = pase_search(t.graph, opt.search);
+  optimized o;
+  o.cost = r.cost;
+  o.proven_optimal = r.proven_optimal;
+  o.nprocs = int(nprocs);
+  o.search_seconds = r.seconds;
+  for (std::size_t m = 0; m < t.maps.size(); ++m) {
+    const std::size_t v = m + 1;
+    optimized::map_choice c;
+    c.map = t.maps[m];
+    c.grid = t.grids[m][r.config[v]];
+    c.cost = r.vertex_cost[v];
+    o.candidates += t.grids[m].size();
+    if (r.has_runner_ups && r.runner_ups[v].config != runner_up::npos) {
+      c.has_runner_up = true;
+      c.runner_up = t.grids[m][r.runner_ups[v].config];
+      c.runner_up_delta = r.runner_ups[v].delta;
+    }
+    o.schedule.set(c.map, c.grid);
+    o.maps.push_back(std::move(c));
+  }
+  for (std::size_t e = 0; e < t.graph.num_edges(); ++e) {
+    optimized::edge_choice c;
+    c.from = t.graph.name(t.graph.edge_source(e));
+    c.to = t.graph.name(t.graph.edge_target(e));
+    c.arrays = t.edge_arrays[e];
+    c.cost = r.edge_cost[e];
+    o.edges.push_back(std::move(c));
+  }
+  return o;
+}
+/// A single map is a program of one map.
+template <int N, class... S>
+optimized optimize(const map_t<N, S...>& m, index_t nprocs, const machine_model& model = {},
+                   const optimize_options& opt = {}) {
+  return optimize(program(m), nprocs, model, opt);
+}
+
+/// `wp::distribute(prog, wp::automatic, ctx)`: the optimizer picks the schedule for the
+/// context's ranks under `model` (the defaults of machine_model unless given:
+/// `wp::automatic_t{.model = wp::machine_model::calibrate(ctx)}`).
+struct automatic_t {
+  machine_model model{};
+  config_options configs{};
+};
+inline constexpr automatic_t automatic{};
+
+}  // namespace workpart

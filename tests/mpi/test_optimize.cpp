@@ -1,0 +1,143 @@
+/// \file test_optimize.cpp
+/// The optimizer against the plans, at every communicator size: the bytes the cost model
+/// prices for each array passed between maps equal what the program plan of the same
+/// schedule predicts and moves, for every pair of candidate grids; and
+/// wp::distribute(prog, wp::automatic, ctx) runs programs to the values of plain loops.
+
+#include <workpart/optimize.hpp>
+
+#include <boost/mpi/collectives/all_reduce.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "mpi_test_support.hpp"
+
+namespace {
+
+using namespace mpitest;
+
+double xv_opt(index_t a, index_t b) { return double((a * 7 + b * 3) % 17) - 8.0; }
+
+/// For every schedule of two maps over their candidate grids: the model's bytes per
+/// (array, reader) against the plan's prediction for the first execute() and its measurement,
+/// summed over the ranks.
+template <class M1, class M2>
+std::string model_matches_plans(wp::context& ctx, const M1& m1, const M2& m2) {
+  const int P = ctx.size();
+  auto prog = wp::program(m1, m2);
+  const auto tables = wp::program_costs(prog, P);
+  std::string problems;
+  int schedules = 0;
+  index_t moved = 0;  // over all schedules: the comparison is not vacuous
+  for (const auto& g1 : tables.grids[0])
+    for (const auto& g2 : tables.grids[1]) {
+      wp::schedule s;
+      s.set(m1, g1).set(m2, g2);
+      ++schedules;
+      std::map<std::string, index_t> model;
+      for (const auto& t : wp::modelled_transfers(prog, s, P)) model[t.array] += t.bytes;
+      auto plan = wp::distribute(prog, s, ctx);
+      plan.run();
+      std::map<std::string, index_t> predicted, measured;
+      for (const auto& r : plan.stats().redistributions) {
+        if (r.to == "root" || r.from.find("root") != std::string::npos) continue;
+        if (r.kind.find("educe") != std::string::npos) continue;  // partial combines
+        predicted[r.array] += r.predicted_first_received;
+        measured[r.array] += r.measured.bytes_received;
+      }
+      for (auto& [a, b] : predicted) b = boost::mpi::all_reduce(ctx.comm(), b, std::plus<index_t>());
+      for (auto& [a, b] : measured) b = boost::mpi::all_reduce(ctx.comm(), b, std::plus<index_t>());
+      for (const auto& [a, b] : model) {
+        moved += b;
+        const index_t want = predicted.count(a) ? predicted[a] : 0;
+        const index_t got = measured.count(a) ? measured[a] : 0;
+        if (b != want || b != got)
+          problems += "schedule " + s.str() + ", array " + a + ": model " + std::to_string(b) +
+                      " B, plan predicts " + std::to_string(want) + " B, moved " + std::to_string(got) + " B; ";
+      }
+    }
+  if (schedules < (P > 1 ? 2 : 1)) problems += "too few candidate schedules; ";
+  if (P > 1 && moved == 0) problems += "no schedule moved anything between the maps; ";
+  return problems;
+}
+
+}  // namespace
+
+TEST_CASE("optimize: the model's bytes between maps are the plan's, for every pair of grids",
+          "[mpi][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j] = wp::indices<2>();
+  SECTION("a 2-D array passed between any two layouts") {
+    constexpr index_t I = 7, J = 5;
+    wp::array<double, 2> x("x", {I, J}), y("y", {I, J}), z("z", {I, J});
+    fill2(x, xv_opt);
+    auto m1 = wp::map("first", wp::space(I, J), y(i, j) = x(i, j) + 1.0);
+    auto m2 = wp::map("second", wp::space(I, J), z(i, j) = y(i, j) * 3.0);
+    REQUIRE(model_matches_plans(ctx, m1, m2) == "");
+  }
+  SECTION("a stencil's halo") {
+    constexpr index_t n = 13;
+    wp::array<double, 1> x("x", {n}), y("y", {n}), z("z", {n});
+    fill1(x, [](index_t a) { return double(a % 5); });
+    auto m1 = wp::map("make", wp::space(n), y(i) = x(i) * 2.0);
+    auto m2 = wp::map("smooth", wp::space({1, n - 1}), z(i) = y(i - 1) + y(i + 1));
+    REQUIRE(model_matches_plans(ctx, m1, m2) == "");
+  }
+  SECTION("old values of an array a later map adds into") {
+    constexpr index_t I = 5, J = 6;
+    wp::array<double, 2> x("x", {I, J}), w("w", {I, J}), y("y", {I, J});
+    fill2(x, xv_opt);
+    fill2(w, [](index_t a, index_t b) { return double(a + b); });
+    auto m1 = wp::map("set", wp::space(I, J), y(i, j) = x(i, j) * 2.0);
+    auto m2 = wp::map("add", wp::space(I, J), y(i, j) += w(i, j));
+    REQUIRE(model_matches_plans(ctx, m1, m2) == "");
+  }
+}
+
+TEST_CASE("optimize: distribute(prog, wp::automatic, ctx) runs programs to the loops' values",
+          "[mpi][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t B = 6, D = 5, H = 11;
+  wp::array<double, 2> x("x", {B, D}), W1("W1", {D, H}), h("h", {B, H}), a("a", {B, H}),
+      W2("W2", {H, D}), y("y", {B, D});
+  fill2(x, [](index_t p, index_t q) { return double((p * 3 + q) % 7) - 3.0; });
+  fill2(W1, [](index_t p, index_t q) { return double((p + 2 * q) % 5) - 2.0; });
+  fill2(W2, [](index_t p, index_t q) { return double((3 * p + q) % 4) - 1.5; });
+  auto fc1 = wp::map("fc1", wp::space(B, H, D), h(i, j) += x(i, k) * W1(k, j));
+  auto relu = wp::map("relu", wp::space(B, H), a(i, j) = wp::max(h(i, j), 0.0));
+  auto fc2 = wp::map("fc2", wp::space(B, D, H), y(i, j) += a(i, k) * W2(k, j));
+  auto prog = wp::program(fc1, relu, fc2);
+  // a machine where arithmetic is slow and messages cheap: the optimizer splits the work
+  const wp::machine_model slow_cpu{.flops = 1e3, .alpha = 1e-9, .beta = 1e-12};
+  for (const wp::machine_model& mm : {wp::machine_model{}, slow_cpu}) {
+    auto plan = wp::distribute(prog, wp::automatic_t{.model = mm}, ctx);
+    plan.run();
+    std::vector<double> hw(B * H, 0.0), aw(B * H), yw(B * D, 0.0);
+    for (index_t p = 0; p < B; ++p)
+      for (index_t q = 0; q < H; ++q) {
+        for (index_t r = 0; r < D; ++r)
+          hw[std::size_t(p * H + q)] += (double((p * 3 + r) % 7) - 3.0) * (double((r + 2 * q) % 5) - 2.0);
+        aw[std::size_t(p * H + q)] = std::max(hw[std::size_t(p * H + q)], 0.0);
+      }
+    for (index_t p = 0; p < B; ++p)
+      for (index_t q = 0; q < D; ++q)
+        for (index_t r = 0; r < H; ++r)
+          yw[std::size_t(p * D + q)] += aw[std::size_t(p * H + r)] * (double((3 * r + q) % 4) - 1.5);
+    REQUIRE(compare_on_root(ctx.comm(), h, hw) == "");
+    REQUIRE(compare_on_root(ctx.comm(), a, aw) == "");
+    REQUIRE(compare_on_root(ctx.comm(), y, yw) == "");
+    REQUIRE(explain_differs(ctx.comm(), plan) == "");
+    const auto r = wp::optimize(prog, ctx.size(), mm);
+    REQUIRE(r.proven_optimal);
+    if (mm.flops < 1e4 && ctx.size() > 1) {  // slow arithmetic: some map uses several ranks
+      bool split = false;
+      for (const auto& c : r.maps) split = split || c.grid.product() > 1;
+      REQUIRE(split);
+    }
+    // h, a and y were written: start the next model from zeros
+    fill2(h, [](index_t, index_t) { return 0.0; });
+    fill2(y, [](index_t, index_t) { return 0.0; });
+  }
+}

@@ -1,0 +1,132 @@
+/// \file test_optimize_model.cpp
+/// The optimizer's cost model and its search, on one process: candidate grids against a
+/// brute-force count, operations per point from expression types, and optimize()'s schedule
+/// against every schedule priced from the same tables (brute force) for small programs and
+/// rank counts 1 to 6.
+
+#include <catch2/catch.hpp>
+
+#include <workpart/workpart.hpp>
+#include <workpart/optimize/optimize.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace wp = workpart;
+using workpart::index_t;
+
+TEST_CASE("optimize: candidate grids are every tuple within the extents and the ranks",
+          "[unit][optimize]") {
+  for (index_t P = 1; P <= 9; ++P)
+    for (const std::vector<index_t>& ext : {std::vector<index_t>{3, 8}, {1, 5, 4}, {7}}) {
+      for (bool all : {false, true})
+        for (bool pow2 : {false, true}) {
+          const auto got = wp::detail::grid_configurations(ext, P, {all, pow2});
+          std::size_t want = 0;
+          // brute force over the box [1, ext] per dimension
+          std::vector<index_t> c(ext.size(), 1);
+          for (;;) {
+            index_t prod = 1;
+            bool ok = true;
+            for (index_t x : c) {
+              prod *= x;
+              ok = ok && (!pow2 || (x & (x - 1)) == 0);
+            }
+            if (ok && prod <= P && (!all || prod == P)) ++want;
+            std::size_t d = 0;
+            for (; d < c.size(); ++d) {
+              if (++c[d] <= ext[d]) break;
+              c[d] = 1;
+            }
+            if (d == c.size()) break;
+          }
+          INFO("P " << P << " all " << all << " pow2 " << pow2);
+          if (want == 0) {  // nothing fits: the one-rank grid
+            REQUIRE(got.size() == 1);
+            REQUIRE(got[0].product() == 1);
+          } else {
+            REQUIRE(got.size() == want);
+          }
+          for (const auto& g : got) REQUIRE(g.product() <= P);
+        }
+    }
+}
+
+TEST_CASE("optimize: operations per point come from the expression", "[unit][optimize]") {
+  auto [i, k] = wp::indices<2>();
+  wp::array<double, 2> x("x", {4, 4});
+  wp::array<double, 1> y("y", {4}), w("w", {4});
+  REQUIRE(wp::detail::ops_per_point(wp::map("copy", wp::space(4), y(i) = w(i))) == 1);
+  REQUIRE(wp::detail::ops_per_point(wp::map("axpy", wp::space(4), y(i) = w(i) * 2.0 + y(i))) == 2);
+  REQUIRE(wp::detail::ops_per_point(wp::map("dot", wp::space(4, 4), y(i) += x(i, k) * w(k))) == 2);
+  REQUIRE(wp::detail::ops_per_point(wp::map("e", wp::space(4), y(i) = wp::exp(w(i) - 1.0))) == 2);
+}
+
+namespace {
+
+/// The least total over every assignment of configurations, from the tables themselves.
+double brute_force(const wp::cost_graph& g) {
+  const std::size_t V = g.num_vertices();
+  std::vector<std::size_t> k(V, 0);
+  double best = INFINITY;
+  for (;;) {
+    double c = 0;
+    for (std::size_t v = 0; v < V; ++v) c += g.vertex_cost(v, k[v]);
+    for (std::size_t e = 0; e < g.num_edges(); ++e) c += g.edge_cost(e, k[g.edge_source(e)], k[g.edge_target(e)]);
+    best = std::min(best, c);
+    std::size_t v = 0;
+    for (; v < V; ++v) {
+      if (++k[v] < g.num_configs(v)) break;
+      k[v] = 0;
+    }
+    if (v == V) return best;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("optimize: the schedule is the cheapest of all under the model", "[unit][optimize]") {
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t B = 6, D = 5, H = 7;
+  wp::array<float, 2> x("x", {B, D}), W1("W1", {D, H}), h("h", {B, H}), a("a", {B, H}),
+      W2("W2", {H, D}), y("y", {B, D}), z("z", {B, D});
+  auto fc1 = wp::map("fc1", wp::space(B, H, D), h(i, j) += x(i, k) * W1(k, j));
+  auto relu = wp::map("relu", wp::space(B, H), a(i, j) = wp::max(h(i, j), 0.0f));
+  auto fc2 = wp::map("fc2", wp::space(B, D, H), y(i, j) += a(i, k) * W2(k, j));
+  auto res = wp::map("res", wp::space(B, D), z(i, j) = y(i, j) + x(i, j));  // a skip edge from x
+  auto prog = wp::program(fc1, relu, fc2, res);
+  for (const wp::machine_model& mm : {wp::machine_model{}, wp::machine_model{1e3, 1e-9, 1e-12},
+                                      wp::machine_model{1e12, 1e-3, 1e-6}})
+    for (int P = 1; P <= 6; ++P) {
+      INFO(P << " ranks, flops " << mm.flops);
+      const auto t = wp::program_costs(prog, P, mm);
+      const double want = brute_force(t.graph);
+      const wp::optimized r = wp::optimize(prog, P, mm);
+      REQUIRE(r.proven_optimal);
+      REQUIRE(r.cost == Approx(want).epsilon(1e-12));
+      // the reported schedule costs what is reported, priced from the tables again
+      double again = 0;
+      std::vector<std::size_t> chosen(t.graph.num_vertices(), 0);
+      for (std::size_t m = 0; m < t.maps.size(); ++m) {
+        const wp::grid_shape* g = r.schedule.find(t.maps[m]);
+        REQUIRE(g != nullptr);
+        std::size_t c = 0;
+        while (!(t.grids[m][c] == *g)) ++c;
+        chosen[m + 1] = c;
+      }
+      for (std::size_t v = 0; v < t.graph.num_vertices(); ++v) again += t.graph.vertex_cost(v, chosen[v]);
+      for (std::size_t e = 0; e < t.graph.num_edges(); ++e)
+        again += t.graph.edge_cost(e, chosen[t.graph.edge_source(e)], chosen[t.graph.edge_target(e)]);
+      REQUIRE(again == Approx(r.cost).epsilon(1e-12));
+      for (const auto& c : r.maps) REQUIRE(c.grid.product() <= P);
+      REQUIRE(!r.str().empty());
+    }
+}
+
+TEST_CASE("optimize: bad rank counts are errors", "[unit][optimize][errors]") {
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> y("y", {4}), w("w", {4});
+  auto m = wp::map("copy", wp::space(4), y(i) = w(i));
+  REQUIRE_THROWS_AS(wp::optimize(m, 0), wp::grid_error);
+  REQUIRE_THROWS_AS(wp::optimize(m, -3), wp::grid_error);
+}

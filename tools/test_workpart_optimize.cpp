@@ -1,0 +1,203 @@
+// CTest tools.optimize: runs workpart-optimize and checks what it prints.
+//
+//   test_workpart_optimize <path of workpart-optimize> <scratch folder> [tables.json[.gz]...]
+//
+// Generated tables (integer costs, so every summation order gives the same double): the last
+// line must be `optimal cost: <%.17g of the brute-force optimum>`. Given tables (the published
+// ones): the last line must equal the library's own `pase_search` result, and brute force
+// where the problem is small enough. Also: the time budget's lines, --program's "not yet",
+// a malformed file's message and exit codes.
+
+#include <workpart/optimize/search.hpp>
+#include <workpart/optimize/table_reader.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace wp = workpart;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    ++failures;
+    std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+  }
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+struct run_result {
+  int status = -1;
+  std::string out, err;
+};
+
+/// Runs `tool args` with stdout and stderr captured in files under `dir`.
+run_result run(const std::string& tool, const std::string& args, const std::string& dir) {
+  const std::string out = dir + "/tool_stdout.txt", err = dir + "/tool_stderr.txt";
+  const std::string cmd = "'" + tool + "' " + args + " > '" + out + "' 2> '" + err + "'";
+  const int rc = std::system(cmd.c_str());
+  run_result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string g17(const char* prefix, double x) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%s%.17g", prefix, x);
+  return buf;
+}
+
+template <class G>
+double brute_force(const G& g) {
+  const std::size_t n = g.num_vertices();
+  std::vector<std::size_t> a(n, 0);
+  double best = std::numeric_limits<double>::infinity();
+  while (true) {
+    double c = 0;
+    for (std::size_t v = 0; v < n; ++v) c += g.vertex_cost(v, a[v]);
+    for (std::size_t e = 0; e < g.num_edges(); ++e) c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
+    best = std::min(best, c);
+    std::size_t i = 0;
+    while (i < n && ++a[i] == g.num_configs(i)) a[i++] = 0;
+    if (i == n) return best;
+  }
+}
+
+double assignments(const wp::cost_graph& g) {
+  double p = 1;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) p *= double(g.num_configs(v));
+  return p;
+}
+
+wp::cost_graph generated(std::mt19937_64& rng, std::size_t n, std::size_t max_k) {
+  wp::cost_graph g;
+  for (std::size_t v = 0; v < n; ++v) {
+    std::vector<double> c(1 + rng() % max_k);
+    for (auto& x : c) x = double(rng() % 1000) * 1e6;  // integers: exact in any order
+    std::vector<std::vector<std::int64_t>> t;
+    for (std::size_t k = 0; k < c.size(); ++k) t.push_back({std::int64_t(1) << k, 1});
+    g.add_vertex("op_" + std::to_string(v), std::move(c), t);
+  }
+  for (std::size_t v = 1; v < n; ++v)
+    for (std::size_t u : {v - 1, v >= 3 ? v - 3 : v}) {
+      if (u == v) continue;
+      std::vector<double> c(g.num_configs(u) * g.num_configs(v));
+      for (auto& x : c) x = double(rng() % 1000) * 1e6;
+      g.add_edge(u, v, std::move(c));
+    }
+  return g;
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: test_workpart_optimize TOOL DIR [TABLES...]\n");
+    return 2;
+  }
+  const std::string tool = argv[1], dir = argv[2];
+
+  // Generated tables against brute force.
+  std::mt19937_64 rng(42);
+  for (int rep = 0; rep < 6; ++rep) {
+    const wp::cost_graph g = generated(rng, 3 + std::size_t(rep), 5);
+    const std::string file = dir + "/generated_" + std::to_string(rep) + ".json";
+    write(file, wp::write_cost_tables(g));
+    const run_result r = run(tool, "--tables '" + file + "'", dir);
+    check(r.status == 0, file + ": exit status " + std::to_string(r.status) + "; stderr: " + r.err);
+    check(last_line(r.out) == g17("optimal cost: ", brute_force(g)),
+          file + ": last line '" + last_line(r.out) + "', brute force " + g17("", brute_force(g)));
+    check(r.out.find("op_0") != std::string::npos, file + ": vertex names missing");
+  }
+
+  // The time budget: flagged, and no better than the optimum.
+  {
+    const wp::cost_graph g = generated(rng, 40, 8);
+    const std::string file = dir + "/generated_budget.json";
+    write(file, wp::write_cost_tables(g));
+    const double best = wp::pase_search(g).cost;
+    const run_result r = run(tool, "--tables '" + file + "' --time-budget 0", dir);
+    check(r.status == 0, "budget: exit status " + std::to_string(r.status));
+    const std::string last = last_line(r.out);
+    const std::string prefix = "best cost found (not proven optimal): ";
+    check(last.rfind(prefix, 0) == 0, "budget: last line '" + last + "'");
+    check(r.out.find("not proven optimal: the time budget ran out") != std::string::npos,
+          "budget: no line saying the result is not proven optimal");
+    if (last.rfind(prefix, 0) == 0)
+      check(std::strtod(last.c_str() + prefix.size(), nullptr) >= best, "budget: better than the optimum?");
+    const run_result full = run(tool, "--tables '" + file + "' --time-budget 60", dir);
+    check(last_line(full.out) == g17("optimal cost: ", best), "budget 60 s: '" + last_line(full.out) + "'");
+  }
+
+  // Errors: --program is not there yet; malformed files; usage.
+  {
+    const run_result p = run(tool, "--program x", dir);
+    check(p.status == 2 && p.err.find("not yet: --program needs the cost model") != std::string::npos,
+          "--program: status " + std::to_string(p.status) + ", stderr '" + p.err + "'");
+    const std::string bad = dir + "/malformed.json";
+    write(bad, "{\"vertices\": [{\"cost\": [1, 2}]}");
+    const run_result m = run(tool, "--tables '" + bad + "'", dir);
+    check(m.status == 1 && m.err.find("[workpart.table_error]") != std::string::npos &&
+              m.err.find("byte 28") != std::string::npos,
+          "malformed: status " + std::to_string(m.status) + ", stderr '" + m.err + "'");
+    const run_result u = run(tool, "", dir);
+    check(u.status == 2 && u.err.find("usage:") != std::string::npos, "no arguments: usage");
+    const run_result b = run(tool, "--tables x --time-budget soon", dir);
+    check(b.status == 2, "bad --time-budget: status " + std::to_string(b.status));
+  }
+
+  // Given tables: the tool prints what the library finds (and brute force, when small).
+  for (int i = 3; i < argc; ++i) {
+    const std::string file = argv[i];
+    const wp::cost_graph g = wp::read_cost_tables(file);
+    const wp::search_result lib = wp::pase_search(g);
+    const run_result r = run(tool, "--tables '" + file + "'", dir);
+    check(r.status == 0, file + ": exit status " + std::to_string(r.status) + "; stderr: " + r.err);
+    check(last_line(r.out) == g17("optimal cost: ", lib.cost), file + ": last line '" + last_line(r.out) + "'");
+    if (assignments(g) <= 2e6) {
+      const double b = brute_force(g);
+      check(std::abs(b - lib.cost) <= 1e-12 * b, file + ": brute force " + g17("", b) + " vs " + g17("", lib.cost));
+    }
+    std::printf("%s: %s\n", file.c_str(), last_line(r.out).c_str());
+  }
+
+  if (failures) {
+    std::fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  std::printf("all checks passed\n");
+  return 0;
+}
