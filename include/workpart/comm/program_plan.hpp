@@ -325,16 +325,12 @@ class program_plan {
   /// Boxes each rank holds of array a after map m ran (for the maps after it).
   std::vector<detail::box> held_after(int m, std::size_t a, bool gather_side) const {
     const auto& ap = slot(m, a);
-    std::vector<detail::box> held(static_cast<std::size_t>(size_));
-    const int active = int(grids_[std::size_t(m)].product());
     const int mode = arrays_[a].partial[std::size_t(m)];
     if (mode == reduce_scatter) return arrays_[a].owned[std::size_t(m)];
-    for (int r = 0; r < active; ++r) {
-      if (ap.wbox[std::size_t(r)].empty()) continue;
-      const bool leader = detail::group_key(grids_[std::size_t(m)], r, ap.wgroup).second == 0;
-      // after a Reduce only the leaders hold whole values; after an Allreduce every member
-      if (leader || (mode == all_reduce && !gather_side)) held[std::size_t(r)] = ap.wbox[std::size_t(r)];
-    }
+    // after a Reduce only the leaders hold whole values; after an Allreduce every member
+    if (mode != all_reduce || gather_side) return detail::leaders_write_boxes(ap, grids_[std::size_t(m)], size_);
+    std::vector<detail::box> held(static_cast<std::size_t>(size_));
+    for (int r = 0; r < int(grids_[std::size_t(m)].product()); ++r) held[std::size_t(r)] = ap.wbox[std::size_t(r)];
     return held;
   }
   std::vector<detail::layer> layers(const std::vector<int>& maps, std::size_t a, bool gather_side) const {
@@ -403,18 +399,7 @@ class program_plan {
   /// Which rank needs what of array a before map m runs: its read boxes, or (old_values) the
   /// old values under the write boxes of the ranks that combine into them.
   std::vector<detail::box> need_of(int m, std::size_t a, bool old_values) const {
-    const auto& ap = slot(m, a);
-    std::vector<detail::box> need(static_cast<std::size_t>(size_));
-    if (!old_values) {
-      if (ap.use.read && !ap.reads_own_writes) need = ap.rbox;
-      return need;
-    }
-    if (!(ap.use.written && ap.w_init_old)) return need;
-    const int active = int(grids_[std::size_t(m)].product());
-    for (int r = 0; r < active; ++r)
-      if (detail::group_key(grids_[std::size_t(m)], r, ap.wgroup).second == 0)
-        need[std::size_t(r)] = ap.wbox[std::size_t(r)];
-    return need;
+    return detail::need_before(slot(m, a), grids_[std::size_t(m)], size_, old_values);
   }
 
   /// Two arrays of the program that are views of overlapping root memory, one of them written
@@ -592,11 +577,12 @@ class program_plan {
       std::vector<detail::box> owned(static_cast<std::size_t>(size_));
       for (const auto& members : groups) {
         const detail::box& W = ap.wbox[std::size_t(members.front())];
-        const index_t len = W.hi[axis] - W.lo[axis], G = index_t(members.size());
-        for (index_t x = 0; x < G; ++x) {
+        const index_t G = index_t(members.size());
+        for (index_t x = 0; x < G; ++x) {  // the balanced blocks a grid dimension makes
+          const detail::block_range k = detail::balanced_block(W.lo[axis], W.hi[axis], G, x);
           detail::box o = W;
-          o.lo[axis] = W.lo[axis] + len / G * x + std::min(x, len % G);
-          o.hi[axis] = W.lo[axis] + len / G * (x + 1) + std::min(x + 1, len % G);
+          o.lo[axis] = k.start;
+          o.hi[axis] = k.end;
           owned[std::size_t(members[std::size_t(x)])] = o.empty() ? detail::box{} : o;
         }
       }

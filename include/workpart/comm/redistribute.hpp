@@ -120,6 +120,30 @@ inline transfer plan_transfer(const std::vector<box>& need, const std::vector<la
   return t;
 }
 
+/// What each rank needs of an array before a map on grid g runs: its read boxes, or
+/// (old_values) the old values under the write boxes of the ranks that combine into them (its
+/// group leaders). The program plans and the optimizer's cost model both ask this.
+inline std::vector<box> need_before(const array_solution& ap, const grid_shape& g, int nranks, bool old_values) {
+  std::vector<box> need(static_cast<std::size_t>(nranks));
+  if (!old_values) {
+    if (ap.use.read && !ap.reads_own_writes) need = ap.rbox;
+    return need;
+  }
+  if (!(ap.use.written && ap.w_init_old)) return need;
+  for (int r = 0; r < int(g.product()) && r < nranks; ++r)
+    if (group_key(g, r, ap.wgroup).second == 0) need[std::size_t(r)] = ap.wbox[std::size_t(r)];
+  return need;
+}
+/// Where a map's writes hold whole values when its partial results are reduced onto the group
+/// leaders (or it has none): the leaders' write boxes.
+inline std::vector<box> leaders_write_boxes(const array_solution& ap, const grid_shape& g, int nranks) {
+  std::vector<box> held(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < int(g.product()) && r < nranks; ++r)
+    if (!ap.wbox[std::size_t(r)].empty() && group_key(g, r, ap.wgroup).second == 0)
+      held[std::size_t(r)] = ap.wbox[std::size_t(r)];
+  return held;
+}
+
 /// The name of a redistribution, from its pieces: nothing moves between ranks (`none`); every
 /// receiving rank needs all it holds itself and a margin around it from other ranks (a halo
 /// exchange: only neighbours send); otherwise one Alltoallw.

@@ -162,42 +162,18 @@ struct map_config {
   index_t max_points = 0;              // the largest block
 };
 
-/// Boxes each rank holds of array u after the map ran (partials Reduced onto the leaders).
-inline std::vector<box> held_after_write(const map_config& c, std::size_t u, int nranks) {
-  const auto& ap = c.arrays[u];
-  std::vector<box> held(static_cast<std::size_t>(nranks));
-  for (int r = 0; r < int(c.grid.product()) && r < nranks; ++r)
-    if (!ap.wbox[std::size_t(r)].empty() && group_key(c.grid, r, ap.wgroup).second == 0)
-      held[std::size_t(r)] = ap.wbox[std::size_t(r)];
-  return held;
-}
-/// What rank r needs of array u before the map runs: its reads, and the old values its
-/// leaders combine into.
-inline std::vector<box> need_before(const map_config& c, std::size_t u, int nranks, bool old_values) {
-  const auto& ap = c.arrays[u];
-  std::vector<box> need(static_cast<std::size_t>(nranks));
-  if (!old_values) {
-    if (ap.use.read && !ap.reads_own_writes) need = ap.rbox;
-    return need;
-  }
-  if (!(ap.use.written && ap.w_init_old)) return need;
-  for (int r = 0; r < int(c.grid.product()) && r < nranks; ++r)
-    if (group_key(c.grid, r, ap.wgroup).second == 0) need[std::size_t(r)] = ap.wbox[std::size_t(r)];
-  return need;
-}
-
 /// The redistribution of array `ua` (index in writer's arrays) from a writer on one grid to
 /// array `ub` of a reader on another: reads and old values.
 inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd, std::size_t ub,
                                    int nranks) {
   const std::size_t es = w.arrays[ua].use.elem_size;
-  std::vector<layer> lay{{0, held_after_write(w, ua, nranks)}};
+  std::vector<layer> lay{{0, leaders_write_boxes(w.arrays[ua], w.grid, nranks)}};
   transfer_cost c;
   c.sent.assign(std::size_t(nranks), 0);
   c.received.assign(std::size_t(nranks), 0);
   c.messages.assign(std::size_t(nranks), 0);
   for (bool old_values : {false, true}) {
-    const auto need = need_before(rd, ub, nranks, old_values);
+    const auto need = need_before(rd.arrays[ub], rd.grid, nranks, old_values);
     bool any = false;
     for (const auto& b : need) any = any || !b.empty();
     if (!any) continue;
