@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   auto fc2 = wp::map("fc2", wp::space(N, D, H), y(i, n) += a(i, k) * W2(k, n));
   auto prog = wp::program(fc1, relu, fc2);
 
-  // a cluster of 16 ranks, priced on this one process (pricing grows with ranks^2 times the
-  // grid pairs of neighbouring maps: 64 ranks take about a minute here)
+  // a cluster of 16 ranks, priced on this one process (pricing grows with the ranks times the
+  // grid pairs of neighbouring maps: 64 ranks take a few seconds here)
   const wp::machine_model cluster{.flops = 2e10, .alpha = 2e-6, .beta = 1e-10};
   const wp::optimized far = wp::optimize(prog, 16, cluster);
   if (ctx.is_root()) std::printf("for 16 ranks: %s\n", far.str().c_str());

@@ -1,13 +1,17 @@
 // CTest tools.optimize: runs workpart-optimize and checks what it prints.
 //
-//   test_workpart_optimize <path of workpart-optimize> <scratch folder> [tables.json[.gz]...]
+//   test_workpart_optimize <path of workpart-optimize> <scratch folder> <program.json>
+//                          [tables.json[.gz]...]
 //
 // Generated tables (integer costs, so every summation order gives the same double): the last
 // line must be `optimal cost: <%.17g of the brute-force optimum>`. Given tables (the published
 // ones): the last line must equal the library's own `pase_search` result, and brute force
-// where the problem is small enough. Also: the time budget's lines, --program's "not yet",
-// a malformed file's message and exit codes.
+// where the problem is small enough. A program description (--program): the last line must
+// equal wp::optimize() on the same description and model, in this process. Also: the time
+// budget's lines, malformed files' messages, bad arguments and exit codes.
 
+#include <workpart/optimize/optimize.hpp>
+#include <workpart/optimize/program_reader.hpp>
 #include <workpart/optimize/search.hpp>
 #include <workpart/optimize/table_reader.hpp>
 
@@ -124,11 +128,43 @@ void write(const std::string& path, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: test_workpart_optimize TOOL DIR [TABLES...]\n");
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: test_workpart_optimize TOOL DIR PROGRAM.json [TABLES...]\n");
     return 2;
   }
-  const std::string tool = argv[1], dir = argv[2];
+  const std::string tool = argv[1], dir = argv[2], program = argv[3];
+
+  // A program description under the cost model: what wp::optimize finds here.
+  {
+    const wp::program_description d = wp::read_program_description(program);
+    struct model_case {
+      int nprocs;
+      wp::machine_model mm;
+      const char* flags;
+    };
+    const model_case cases[] = {{4, {}, ""},
+                                {16, {2e10, 2e-6, 1e-10}, " --flops 2e10 --alpha 2e-6 --beta 1e-10"},
+                                {6, {1e9, 1e-5, 1e-9}, " --flops 1e9 --alpha 1e-5 --beta 1e-9"}};
+    for (const auto& c : cases) {
+      const wp::optimized want = wp::optimize(d, c.nprocs, c.mm);
+      const run_result r =
+          run(tool, "--program '" + program + "' --nprocs " + std::to_string(c.nprocs) + c.flags, dir);
+      const std::string what = "--program at " + std::to_string(c.nprocs) + " ranks";
+      check(r.status == 0, what + ": exit status " + std::to_string(r.status) + "; stderr: " + r.err);
+      check(last_line(r.out) == g17("optimal cost: ", want.cost),
+            what + ": last line '" + last_line(r.out) + "', optimize() " + g17("", want.cost));
+      for (const auto& m : want.maps)  // each map's grid, in the table's config notation
+        check(r.out.find(m.map) != std::string::npos, what + ": map " + m.map + " missing");
+      check(r.out.find("runner-up") != std::string::npos, what + ": no runner-ups");
+      std::printf("%s: %s\n", what.c_str(), last_line(r.out).c_str());
+    }
+    // only grids that use every rank, powers of two: the same as the library with those options
+    wp::optimize_options o;
+    o.configs.use_all_ranks = o.configs.powers_of_two = true;
+    const wp::optimized want = wp::optimize(d, 8, {}, o);
+    const run_result r = run(tool, "--program '" + program + "' --nprocs 8 --use-all-ranks --powers-of-two", dir);
+    check(last_line(r.out) == g17("optimal cost: ", want.cost), "--use-all-ranks --powers-of-two: '" + last_line(r.out) + "'");
+  }
 
   // Generated tables against brute force.
   std::mt19937_64 rng(42);
@@ -164,9 +200,21 @@ int main(int argc, char** argv) {
 
   // Errors: --program is not there yet; malformed files; usage.
   {
-    const run_result p = run(tool, "--program x", dir);
-    check(p.status == 2 && p.err.find("not yet: --program needs the cost model") != std::string::npos,
-          "--program: status " + std::to_string(p.status) + ", stderr '" + p.err + "'");
+    const run_result p = run(tool, "--program '" + program + "'", dir);
+    check(p.status == 2 && p.err.find("--program needs --nprocs") != std::string::npos,
+          "--program without --nprocs: status " + std::to_string(p.status) + ", stderr '" + p.err + "'");
+    for (const char* args : {" --nprocs 0", " --nprocs many", " --nprocs 4 --flops -1", " --nprocs 4 --beta x"}) {
+      const run_result a = run(tool, "--program '" + program + "'" + args, dir);
+      check(a.status == 2 && a.err.find("usage:") != std::string::npos, std::string("bad argument") + args);
+    }
+    const run_result both = run(tool, "--tables x --nprocs 4", dir);
+    check(both.status == 2 && both.err.find("go with --program") != std::string::npos, "--tables with --nprocs");
+    const std::string badp = dir + "/bad_program.json";
+    write(badp, R"({"arrays": [{"name": "y", "shape": [4]}], "maps": [{"name": "m", "extents": [4], "accesses": [{"array": "y", "index": ["j"], "mode": "="}]}]})");
+    const run_result bp = run(tool, "--program '" + badp + "' --nprocs 2", dir);
+    check(bp.status == 1 && bp.err.find("'j' is not an index of the map") != std::string::npos &&
+              bp.err.find("bad_program.json: byte") != std::string::npos,
+          "bad program: status " + std::to_string(bp.status) + ", stderr '" + bp.err + "'");
     const std::string bad = dir + "/malformed.json";
     write(bad, "{\"vertices\": [{\"cost\": [1, 2}]}");
     const run_result m = run(tool, "--tables '" + bad + "'", dir);
@@ -180,7 +228,7 @@ int main(int argc, char** argv) {
   }
 
   // Given tables: the tool prints what the library finds (and brute force, when small).
-  for (int i = 3; i < argc; ++i) {
+  for (int i = 4; i < argc; ++i) {
     const std::string file = argv[i];
     const wp::cost_graph g = wp::read_cost_tables(file);
     const wp::search_result lib = wp::pase_search(g);

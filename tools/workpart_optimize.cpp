@@ -1,19 +1,26 @@
-// workpart-optimize: the exact strategy search (PaSE) on a cost-table file.
+// workpart-optimize: the exact strategy search (PaSE).
 //
 //   workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]
+//   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
+//                     [--use-all-ranks] [--powers-of-two] [--time-budget S] [--no-runner-ups]
 //
+// --tables solves an explicit cost-table problem; --program prices a program description
+// (include/workpart/optimize/program_reader.hpp) under workpart's cost model for P ranks.
 // Prints the chosen configuration of every vertex (name and tuple) with its cost and its
 // runner-up, then, as the last line, `optimal cost: <%.17g>`; a search stopped by the time
 // budget says so and ends with `best cost found (not proven optimal): <%.17g>`.
 // A progress line goes to stderr every few seconds of a long search.
 //
-// Needs no MPI: it includes the optimize headers only.
+// Needs no MPI: it includes the optimize headers only (no Boost.MPI, no MPI library).
 
+#include <workpart/optimize/optimize.hpp>
+#include <workpart/optimize/program_reader.hpp>
 #include <workpart/optimize/search.hpp>
 #include <workpart/optimize/table_reader.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,11 +33,21 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]\n"
+    "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
+    "                         [--use-all-ranks] [--powers-of-two] [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
+    "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
+    "                       flops_per_point and accesses; see program_reader.hpp), priced\n"
+    "                       under workpart's cost model for --nprocs ranks\n"
+    "  --nprocs P           ranks to plan for (with --program)\n"
+    "  --flops F            arithmetic operations per second per rank (default 1e10)\n"
+    "  --alpha A            seconds per message (default 2e-6)\n"
+    "  --beta B             seconds per byte (default 1e-9)\n"
+    "  --use-all-ranks      only grids whose product is P\n"
+    "  --powers-of-two      only grid entries that are powers of two\n"
     "  --time-budget S      stop after S seconds with the best strategy found so far\n"
     "                       (reported as not proven optimal)\n"
-    "  --no-runner-ups      skip the runner-up pass (about half the search time)\n"
-    "  --program ...        not yet: optimising a program needs the cost model\n";
+    "  --no-runner-ups      skip the runner-up pass (about half the search time)\n";
 
 int usage(const char* why) {
   std::fprintf(stderr, "workpart-optimize: %s\n%s", why, usage_text);
@@ -59,11 +76,89 @@ struct progress_line {
 
 }  // namespace
 
+double positive(const std::string& flag, const char* s) {
+  char* end = nullptr;
+  const double v = std::strtod(s, &end);
+  if (end == s || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+    usage((flag + ": '" + s + "' is not a number > 0").c_str());
+    std::exit(2);
+  }
+  return v;
+}
+
+/// The program's schedule under the cost model, in the same layout as --tables.
+int optimize_program(const std::string& path, long nprocs, const wp::machine_model& mm,
+                     const wp::optimize_options& opt) {
+  const double t0 = now();
+  const wp::program_description p = wp::read_program_description(path);
+  std::size_t accesses = 0;
+  for (const auto& m : p.maps) accesses += m.accesses.size();
+  std::printf("workpart-optimize: %s: %zu maps, %zu arrays, %zu accesses; %ld ranks; flops %.4g/s, alpha %.4g s, "
+              "beta %.4g s/B\n",
+              path.c_str(), p.maps.size(), p.arrays.size(), accesses, nprocs, mm.flops, mm.alpha, mm.beta);
+  const wp::program_cost_tables t = wp::program_costs(p, int(nprocs), mm, opt.configs);
+  const double t_price = now() - t0;
+  progress_line progress;
+  const wp::search_result r = wp::pase_search(t.graph, opt.search, progress);
+  std::printf("priced %zu candidate grids in %.3f s, search %.3f s\n", t.graph.total_configs() - 2, t_price,
+              r.seconds);
+  const wp::cost_graph& g = t.graph;
+  int wname = 6, wconf = 6;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) {
+    wname = std::max(wname, int(g.name(v).size()));
+    wconf = std::max(wconf, int(g.config_string(v, r.config[v]).size()));
+  }
+  std::printf("%-*s  %-*s  %-14s  %s\n", wname, "map", wconf, "grid", "own cost (s)",
+              r.has_runner_ups ? "runner-up (extra total cost, s)" : "");
+  for (std::size_t v = 1; v + 1 < g.num_vertices(); ++v) {
+    std::string ru;
+    if (r.has_runner_ups) {
+      const auto& x = r.runner_ups[v];
+      if (x.config == wp::runner_up::npos) {
+        ru = "none (one candidate grid)";
+      } else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " +%.6g", x.delta);
+        ru = g.config_string(v, x.config) + buf;
+      }
+    }
+    std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf, g.config_string(v, r.config[v]).c_str(),
+                r.vertex_cost[v], ru.c_str());
+  }
+  std::printf("arrays passed (modelled seconds):\n");
+  for (std::size_t e = 0; e < g.num_edges(); ++e) {
+    std::string arrays;
+    for (const auto& a : t.edge_arrays[e]) arrays += (arrays.empty() ? "" : ", ") + a;
+    std::printf("  %s -> %s (%s): %.6g\n", g.name(g.edge_source(e)).c_str(), g.name(g.edge_target(e)).c_str(),
+                arrays.c_str(), r.edge_cost[e]);
+  }
+  double vsum = 0, esum = 0;
+  for (double c : r.vertex_cost) vsum += c;
+  for (double c : r.edge_cost) esum += c;
+  std::printf("map costs %.10g + communication %.10g\n", vsum, esum);
+  if (!r.proven_optimal) {
+    std::printf("not proven optimal: %s\n", r.stop == wp::search_stop::time_budget ? "the time budget ran out"
+                                                                                   : "the tables exceed the memory limit");
+    std::printf("best cost found (not proven optimal): %.17g\n", r.cost);
+  } else {
+    std::printf("optimal cost: %.17g\n", r.cost);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  std::string tables;
+  std::string tables, program;
+  long nprocs = 0;
+  wp::machine_model mm;
+  wp::optimize_options popt;
   wp::search_options opt;
+  bool program_flags = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" || a == "--use-all-ranks" ||
+        a == "--powers-of-two")
+      program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
         usage((a + " needs " + what).c_str());
@@ -83,10 +178,23 @@ int main(int argc, char** argv) {
     } else if (a == "--no-runner-ups") {
       opt.runner_ups = false;
     } else if (a == "--program") {
-      std::fprintf(stderr,
-                   "workpart-optimize: not yet: --program needs the cost model (issue 9), which is not "
-                   "built; use --tables FILE.json with precomputed cost tables\n");
-      return 2;
+      program = value("a file name");
+    } else if (a == "--nprocs") {
+      const char* s = value("a number of ranks");
+      char* end = nullptr;
+      nprocs = std::strtol(s, &end, 10);
+      if (end == s || *end != '\0' || nprocs < 1 || nprocs > (1L << 20))
+        return usage(("--nprocs: '" + std::string(s) + "' is not a number of ranks from 1 to 2^20").c_str());
+    } else if (a == "--flops") {
+      mm.flops = positive(a, value("operations per second"));
+    } else if (a == "--alpha") {
+      mm.alpha = positive(a, value("seconds per message"));
+    } else if (a == "--beta") {
+      mm.beta = positive(a, value("seconds per byte"));
+    } else if (a == "--use-all-ranks") {
+      popt.configs.use_all_ranks = true;
+    } else if (a == "--powers-of-two") {
+      popt.configs.powers_of_two = true;
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage_text, stdout);
       return 0;
@@ -94,9 +202,16 @@ int main(int argc, char** argv) {
       return usage(("unknown argument '" + a + "'").c_str());
     }
   }
-  if (tables.empty()) return usage("--tables FILE is required");
+  if (tables.empty() == program.empty()) return usage("give one of --tables FILE and --program FILE");
+  if (!program.empty() && nprocs == 0) return usage("--program needs --nprocs P");
+  if (!tables.empty() && program_flags) return usage("--nprocs, --flops, --alpha, --beta, --use-all-ranks and "
+                                                     "--powers-of-two go with --program, not --tables");
 
   try {
+    if (!program.empty()) {
+      popt.search = opt;
+      return optimize_program(program, nprocs, mm, popt);
+    }
     const double t0 = now();
     const wp::cost_graph g = wp::read_cost_tables(tables);
     const double t_read = now() - t0;

@@ -141,3 +141,45 @@ TEST_CASE("optimize: distribute(prog, wp::automatic, ctx) runs programs to the l
     fill2(y, [](index_t, index_t) { return 0.0; });
   }
 }
+
+TEST_CASE("optimize: wp::automatic on softmax maps and on statements that read each other's writes",
+          "[mpi][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t R = 5, L = 13;
+  wp::array<double, 2> x("x", {R, L}), y("y", {R, L}), e("e", {R, L});
+  wp::array<double, 1> mx("mx", {R}), sm("sm", {R}), s("s", {R});
+  fill2(x, [](index_t p, index_t q) { return double((p * 5 + q * 3) % 11) - 5.0; });
+  auto xval = [](index_t p, index_t q) { return double((p * 5 + q * 3) % 11) - 5.0; };
+  // softmax along j as three maps, then a map whose second statement reads the first's
+  // writes mirrored along j: only grids that keep j whole may run it
+  auto m1 = wp::map("max", wp::space(R, L), wp::max_into(mx(i), x(i, j)));
+  auto m2 = wp::map("expsum", wp::space(R, L), sm(i) += wp::exp(x(i, j) - mx(i)));
+  auto m3 = wp::map("norm", wp::space(R, L), y(i, j) = wp::exp(x(i, j) - mx(i)) / sm(i));
+  auto m4 = wp::map("mirror", wp::space(R, L), e(i, j) = y(i, j) * 2.0, s(i) += e(i, L - 1 - j) * double(1));
+  auto prog = wp::program(m1, m2, m3, m4);
+  const wp::machine_model slow_cpu{.flops = 1e3, .alpha = 1e-9, .beta = 1e-12};
+  for (const wp::machine_model& mm : {wp::machine_model{}, slow_cpu}) {
+    fill1(mx, [](index_t) { return -1e300; });
+    fill1(sm, [](index_t) { return 0.0; });
+    fill1(s, [](index_t) { return 0.0; });
+    const auto r = wp::optimize(prog, ctx.size(), mm);
+    REQUIRE(r.schedule.find("mirror")->dims[1] == 1);
+    auto plan = wp::distribute(prog, wp::automatic_t{.model = mm}, ctx);
+    plan.run();
+    std::vector<double> yw(R * L), ew(R * L), sw(R, 0.0), mw(R, -1e300), smw(R, 0.0);
+    for (index_t p = 0; p < R; ++p) {
+      for (index_t q = 0; q < L; ++q) mw[std::size_t(p)] = std::max(mw[std::size_t(p)], xval(p, q));
+      for (index_t q = 0; q < L; ++q) smw[std::size_t(p)] += std::exp(xval(p, q) - mw[std::size_t(p)]);
+      for (index_t q = 0; q < L; ++q) {
+        yw[std::size_t(p * L + q)] = std::exp(xval(p, q) - mw[std::size_t(p)]) / smw[std::size_t(p)];
+        ew[std::size_t(p * L + q)] = yw[std::size_t(p * L + q)] * 2.0;
+      }
+      for (index_t q = 0; q < L; ++q) sw[std::size_t(p)] += ew[std::size_t(p * L + (L - 1 - q))];
+    }
+    REQUIRE(compare_on_root(ctx.comm(), y, yw, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), e, ew, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), s, sw, 1e-12) == "");
+    REQUIRE(explain_differs(ctx.comm(), plan) == "");
+  }
+}

@@ -135,3 +135,82 @@ TEST_CASE("redistribute: kinds and bytes of simple layouts", "[unit][redistribut
   REQUIRE(h.bytes_received(0, 4) == 6 * 4);
   REQUIRE(h.bytes_received(1, 4) == 6 * 4);
 }
+
+namespace {
+/// plan_transfer as it was first written: every rank tried, in order r, r+1, ... (the
+/// holder index must change which ranks are tried, never the pieces).
+wd::transfer plan_transfer_every_rank(const std::vector<wd::box>& need, const std::vector<wd::layer>& layers) {
+  const int P = int(need.size());
+  wd::transfer t;
+  t.remainder.assign(std::size_t(P), 0);
+  std::vector<wd::box> left, next;
+  for (int r = 0; r < P; ++r) {
+    if (need[std::size_t(r)].empty()) continue;
+    left.assign(1, need[std::size_t(r)]);
+    for (std::size_t l = 0; l < layers.size() && !left.empty(); ++l)
+      for (int k = 0; k < P && !left.empty(); ++k) {
+        const int s = (r + k) % P;
+        const wd::box& h = layers[l].boxes[std::size_t(s)];
+        if (h.empty()) continue;
+        next.clear();
+        for (const wd::box& x : left) {
+          const wd::box c = wd::box::intersect(x, h);
+          if (c.empty()) {
+            next.push_back(x);
+            continue;
+          }
+          t.pieces.push_back({s, r, int(l), c});
+          wd::subtract_into(x, c, next);
+        }
+        left.swap(next);
+      }
+    t.remainder[std::size_t(r)] = !left.empty();
+    for (const wd::box& x : left) t.rest.push_back({0, r, -1, x});
+  }
+  return t;
+}
+bool same_pieces(const std::vector<wd::piece>& a, const std::vector<wd::piece>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].from != b[i].from || a[i].to != b[i].to || a[i].layer != b[i].layer || !(a[i].b == b[i].b))
+      return false;
+  return true;
+}
+/// The blocks of a g0 x g1 grid over n0 x n1 (balanced), rank-major; `replicas` copies each.
+std::vector<wd::box> grid_boxes(index_t n0, index_t n1, int g0, int g1, int replicas, int P) {
+  std::vector<wd::box> out(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) {
+    out[std::size_t(r)].rank = 2;
+    const int b = r / replicas;
+    if (b >= g0 * g1) continue;
+    const auto x = wd::balanced_block(0, n0, g0, b / g1), y = wd::balanced_block(0, n1, g1, b % g1);
+    out[std::size_t(r)] = make_box({{x.start, x.end}, {y.start, y.end}});
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("redistribute: the holder index gives the pieces of trying every rank", "[unit][redistribute]") {
+  std::mt19937 g(7);
+  for (int rep = 0; rep < 300; ++rep) {
+    const int P = 1 + int(g() % 13);
+    std::vector<wd::box> need(static_cast<std::size_t>(P));
+    std::vector<wd::layer> layers(1 + g() % 3);
+    for (auto& b : need) b = g() % 5 ? random_box(g, 17) : wd::box{};
+    for (auto& l : layers) {
+      l.boxes.resize(std::size_t(P));
+      if (g() % 2) {  // grid blocks, replicated or not
+        const int g0 = 1 + int(g() % 4), g1 = 1 + int(g() % 4), rep_n = 1 + int(g() % 2);
+        l.boxes = grid_boxes(17, 13, g0, g1, rep_n, P);
+      } else {  // anything: overlapping, empty, nested
+        for (auto& b : l.boxes) b = g() % 4 ? random_box(g, 17) : wd::box{};
+      }
+    }
+    for (auto& b : need) b.rank = 2;
+    const auto a = wd::plan_transfer(need, layers), b = plan_transfer_every_rank(need, layers);
+    INFO("rep " << rep << ", " << P << " ranks");
+    REQUIRE(same_pieces(a.pieces, b.pieces));
+    REQUIRE(same_pieces(a.rest, b.rest));
+    REQUIRE(a.remainder == b.remainder);
+  }
+}

@@ -12,6 +12,7 @@
 /// element a reader needs moves once, from one holder, and only if the reader does not
 /// already hold it.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -86,21 +87,93 @@ struct transfer {
   }
 };
 
+/// The boxes of one layer, sorted along each axis, to find the holders a need can meet
+/// without testing every rank (plans and the cost model ask this for every pair of grids, so
+/// it must not be quadratic in the ranks). A query scans the axis whose overlapping run is
+/// shortest.
+class holder_index {
+ public:
+  explicit holder_index(const std::vector<box>& held) {
+    int rank = -1;
+    for (const box& b : held)
+      if (!b.empty()) rank = b.rank;
+    if (rank < 0) return;  // nothing held
+    axes_.resize(std::size_t(std::max(rank, 1)));
+    for (int a = 0; a < int(axes_.size()); ++a) {
+      auto& ax = axes_[std::size_t(a)];
+      for (int s = 0; s < int(held.size()); ++s) {
+        const box& b = held[std::size_t(s)];
+        if (!b.empty()) ax.entries.push_back({rank == 0 ? 0 : b.lo[a], rank == 0 ? 1 : b.hi[a], s});
+      }
+      std::sort(ax.entries.begin(), ax.entries.end(),
+                [](const entry& x, const entry& y) { return x.lo != y.lo ? x.lo < y.lo : x.rank < y.rank; });
+      for (std::size_t e = 1; e < ax.entries.size(); ++e)
+        ax.monotone = ax.monotone && ax.entries[e - 1].hi <= ax.entries[e].hi;
+    }
+    rank_zero_ = rank == 0;
+  }
+  /// The ranks whose box may meet `b` (a superset of those that meet it).
+  void candidates(const box& b, std::vector<int>& out) const {
+    out.clear();
+    if (axes_.empty()) return;
+    std::size_t best = 0;
+    range pick{};
+    for (std::size_t a = 0; a < axes_.size(); ++a) {
+      const range r = run(a, b);
+      if (a == 0 || r.last - r.first < pick.last - pick.first) pick = r, best = a;
+    }
+    const index_t lo = rank_zero_ ? 0 : b.lo[best];
+    for (auto e = pick.first; e != pick.last; ++e)
+      if (e->hi > lo) out.push_back(e->rank);
+  }
+
+ private:
+  struct entry {
+    index_t lo, hi;
+    int rank;
+  };
+  struct axis {
+    std::vector<entry> entries;  // by start
+    bool monotone = true;        // ends grow with starts (a tiling): bisect both ends
+  };
+  using iter = std::vector<entry>::const_iterator;
+  struct range {
+    iter first, last;
+  };
+  /// Entries of axis a that may overlap b along a: starts before b ends, and (monotone) ends
+  /// after b starts.
+  range run(std::size_t a, const box& b) const {
+    const auto& ax = axes_[a];
+    const index_t lo = rank_zero_ ? 0 : b.lo[a], hi = rank_zero_ ? 1 : b.hi[a];
+    const iter last = std::partition_point(ax.entries.begin(), ax.entries.end(), [&](const entry& e) { return e.lo < hi; });
+    iter first = ax.entries.begin();
+    if (ax.monotone) first = std::partition_point(ax.entries.begin(), last, [&](const entry& e) { return e.hi <= lo; });
+    return {first, last};
+  }
+  std::vector<axis> axes_;
+  bool rank_zero_ = false;
+};
+
 /// need[r]: the box rank r needs. layers: newest first.
 inline transfer plan_transfer(const std::vector<box>& need, const std::vector<layer>& layers) {
   const int P = int(need.size());
   transfer t;
   t.remainder.assign(std::size_t(P), 0);
+  std::vector<holder_index> index;
+  for (const auto& l : layers) index.emplace_back(l.boxes);
   std::vector<box> left, next;
+  std::vector<int> senders;
   for (int r = 0; r < P; ++r) {
     if (need[r].empty()) continue;
     left.assign(1, need[r]);
     for (std::size_t l = 0; l < layers.size() && !left.empty(); ++l) {
       const auto& held = layers[l].boxes;
       // the rank itself first (nothing moves), then the ranks after it: spreads the senders
-      for (int k = 0; k < P && !left.empty(); ++k) {
-        const int s = (r + k) % P;
-        if (held[std::size_t(s)].empty()) continue;
+      // (ranks whose box cannot meet the need are left out: they would add no piece)
+      index[l].candidates(need[r], senders);
+      std::sort(senders.begin(), senders.end(), [&](int a, int b) { return (a - r + P) % P < (b - r + P) % P; });
+      for (std::size_t k = 0; k < senders.size() && !left.empty(); ++k) {
+        const int s = senders[k];
         next.clear();
         for (const box& x : left) {
           const box c = box::intersect(x, held[std::size_t(s)]);

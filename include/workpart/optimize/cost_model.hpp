@@ -18,7 +18,9 @@
 /// execute() is priced (what an iterated program moves back to its first maps is left out).
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -155,36 +157,111 @@ inline transfer_cost price_transfer(const transfer& t, int nranks, std::size_t e
   return c;
 }
 
-/// A map on one grid, as the plans see it for `nranks` ranks.
-struct map_config {
-  grid_shape grid;
-  std::vector<array_solution> arrays;  // as the map's constraints list them
-  index_t max_points = 0;              // the largest block
+/// Whether a map needs values of an array from before it: it reads it before writing it, it
+/// combines into it (+=, max_into, min_into), or its '=' writes may leave holes in their box
+/// (the plans then fill the box with the old values). Else nothing flows into the map.
+inline bool needs_values(const array_use& u) {
+  return (u.read && !reads_own_writes(u)) || (u.written && (u.write_kind != combine::assign || !u.dense_writes));
+}
+
+/// Where a map's writes of one array hold whole values (its group leaders' write boxes),
+/// indexed for the transfers out of it, and whether two leaders ever hold a common element.
+struct holders {
+  std::vector<box> boxes;
+  holder_index index;
+  bool disjoint = true;
+  explicit holders(std::vector<box> b) : boxes(std::move(b)), index(boxes) {
+    std::vector<int> cand;
+    for (std::size_t s = 0; s < boxes.size() && disjoint; ++s) {
+      if (boxes[s].empty()) continue;
+      index.candidates(boxes[s], cand);
+      for (int o : cand)
+        if (std::size_t(o) != s && !box::intersect(boxes[s], boxes[std::size_t(o)]).empty()) disjoint = false;
+    }
+  }
 };
 
-/// The redistribution of array `ua` (index in writer's arrays) from a writer on one grid to
-/// array `ub` of a reader on another: reads and old values.
-inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd, std::size_t ub,
-                                   int nranks) {
-  const std::size_t es = w.arrays[ua].use.elem_size;
-  std::vector<layer> lay{{0, leaders_write_boxes(w.arrays[ua], w.grid, nranks)}};
-  transfer_cost c;
-  c.sent.assign(std::size_t(nranks), 0);
-  c.received.assign(std::size_t(nranks), 0);
-  c.messages.assign(std::size_t(nranks), 0);
-  for (bool old_values : {false, true}) {
-    const auto need = need_before(rd.arrays[ub], rd.grid, nranks, old_values);
-    bool any = false;
-    for (const auto& b : need) any = any || !b.empty();
-    if (!any) continue;
-    const transfer_cost t = price_transfer(plan_transfer(need, lay), nranks, es);
+/// The number of elements in a meet b.
+inline index_t meet_size(const box& a, const box& b) {
+  if (a.empty() || b.empty()) return 0;
+  index_t n = 1;
+  for (int x = 0; x < a.rank; ++x) {
+    const index_t lo = std::max(a.lo[x], b.lo[x]), hi = std::min(a.hi[x], b.hi[x]);
+    if (hi <= lo) return 0;
+    n *= hi - lo;
+  }
+  return n;
+}
+
+/// price_transfer(plan_transfer(need, {held}), ...) without planning the pieces, when no two
+/// ranks hold a common element: then each element a rank needs has one holder, so the pieces
+/// from rank s to rank r are exactly need[r] meet held[s], whatever order the plan tries the
+/// holders in. The cost model asks this for every pair of grids of neighbouring maps, so it
+/// allocates nothing per need. Plans the pieces when holders overlap.
+inline void price_one_layer(const std::vector<box>& need, const holders& held, int nranks, std::size_t es,
+                            transfer_cost& c) {
+  if (!held.disjoint) {
+    const transfer_cost t = price_transfer(plan_transfer(need, {{0, held.boxes}}), nranks, es);
     for (int r = 0; r < nranks; ++r) {
       c.sent[std::size_t(r)] += t.sent[std::size_t(r)];
       c.received[std::size_t(r)] += t.received[std::size_t(r)];
       c.messages[std::size_t(r)] += t.messages[std::size_t(r)];
     }
+    return;
   }
+  std::vector<int> cand;
+  for (int r = 0; r < nranks; ++r) {
+    if (need[std::size_t(r)].empty()) continue;
+    held.index.candidates(need[std::size_t(r)], cand);
+    for (int s : cand) {
+      if (s == r) continue;
+      const index_t n = meet_size(need[std::size_t(r)], held.boxes[std::size_t(s)]);
+      if (n == 0) continue;
+      c.sent[std::size_t(s)] += n * index_t(es);
+      c.received[std::size_t(r)] += n * index_t(es);
+      ++c.messages[std::size_t(s)];  // one message per pair (the Alltoallw's struct type)
+      ++c.messages[std::size_t(r)];
+    }
+  }
+}
+
+/// A map on one grid, as the plans see it for `nranks` ranks.
+struct map_config {
+  grid_shape grid;
+  std::vector<array_solution> arrays;  // as the map's constraints list them
+  std::vector<std::shared_ptr<const holders>> held;  // [array]: written arrays only
+  index_t max_points = 0;              // the largest block
+};
+
+/// What a reader on one grid needs of an array before it runs: its read boxes and the old
+/// values it combines into (need_before), each empty when no rank needs any.
+struct reader_need {
+  std::vector<box> reads, old;
+  bool any_reads = false, any_old = false;
+};
+inline reader_need needs_of(const map_config& rd, std::size_t ub, int nranks) {
+  reader_need n;
+  n.reads = need_before(rd.arrays[ub], rd.grid, nranks, false);
+  n.old = need_before(rd.arrays[ub], rd.grid, nranks, true);
+  for (const auto& b : n.reads) n.any_reads = n.any_reads || !b.empty();
+  for (const auto& b : n.old) n.any_old = n.any_old || !b.empty();
+  return n;
+}
+
+/// The redistribution of an array from where a writer's grid holds it to a reader's need.
+inline transfer_cost edge_transfer(const holders& held, std::size_t es, const reader_need& n, int nranks) {
+  transfer_cost c;
+  c.sent.assign(std::size_t(nranks), 0);
+  c.received.assign(std::size_t(nranks), 0);
+  c.messages.assign(std::size_t(nranks), 0);
+  if (n.any_reads) price_one_layer(n.reads, held, nranks, es, c);
+  if (n.any_old) price_one_layer(n.old, held, nranks, es, c);
   return c;
+}
+/// The same for array `ua` (index in the writer's arrays) to array `ub` of a reader.
+inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd, std::size_t ub,
+                                   int nranks) {
+  return edge_transfer(*w.held[ua], w.arrays[ua].use.elem_size, needs_of(rd, ub, nranks), nranks);
 }
 
 }  // namespace detail
@@ -202,9 +279,33 @@ struct program_cost_tables {
 
 namespace detail {
 
+/// A map as the pricer sees it: its name, the extents of its space, its operations per point
+/// and its constraints on any grid. Typed maps (map_t) and run-time descriptions
+/// (optimize/program_description.hpp) both become this, so both are priced by one code path.
+struct priced_map {
+  std::string name;
+  std::vector<index_t> extents;
+  double ops = 1;
+  std::function<map_constraints(const grid_shape&, int)> constraints;
+};
+template <int N, class... S>
+priced_map priced_view(const map_t<N, S...>& m) {
+  priced_map p;
+  p.name = m.name();
+  for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
+  p.ops = ops_per_point(m);
+  p.constraints = [&m](const grid_shape& g, int nranks) { return extract_constraints(m, g, nranks); };
+  return p;
+}
 template <class... Maps>
+std::vector<priced_map> priced_views(const program_t<Maps...>& p) {
+  std::vector<priced_map> v;
+  p.for_each_map([&](const auto& m) { v.push_back(priced_view(m)); });
+  return v;
+}
+
 struct program_pricer {
-  const program_t<Maps...>& prog;
+  const std::vector<priced_map>& maps;
   int nranks;
   machine_model mm;
   config_options copt;
@@ -215,27 +316,35 @@ struct program_pricer {
 
   const schedule* fixed = nullptr;  // price only this schedule's grids
 
-  template <int N, class... S>
-  void add_map(const map_t<N, S...>& m) {
-    names.push_back(m.name());
-    ops.push_back(ops_per_point(m));
-    std::vector<index_t> ext;
-    for (int d = 0; d < N; ++d) ext.push_back(m.iteration_space().extent(d));
+  void add_map(const priced_map& m) {
+    const int N = int(m.extents.size());
+    names.push_back(m.name);
+    ops.push_back(m.ops);
     std::vector<map_config> cs;
     std::vector<grid_shape> grids;
     if (fixed) {
-      const grid_shape* g = fixed->find(m.name());
+      const grid_shape* g = fixed->find(m.name);
       if (!g || g->rank() != N || g->product() > nranks)
-        throw grid_error("wp::optimize: map '" + m.name() + "' has no grid of rank " + std::to_string(N) +
+        throw grid_error("wp::optimize: map '" + m.name + "' has no grid of rank " + std::to_string(N) +
                          " for " + std::to_string(nranks) + " ranks in the schedule");
       grids.push_back(*g);
     } else {
-      grids = grid_configurations(ext, nranks, copt);
+      grids = grid_configurations(m.extents, nranks, copt);
     }
+    std::string first_refusal;  // why the first refused grid cannot be planned
     for (const auto& g : grids) {
       map_config c;
       c.grid = g;
-      const map_constraints cons = extract_constraints(m, g, nranks);
+      const map_constraints cons = m.constraints(g, nranks);
+      // a grid the plans would refuse (a statement reading what another rank wrote, '='
+      // writes that overlap, a box too big for an MPI count) is no candidate
+      try {
+        validate(m.name, cons, g, nranks);
+      } catch (const plan_error& e) {
+        if (fixed) throw;
+        if (first_refusal.empty()) first_refusal = e.what();
+        continue;
+      }
       for (const auto& b : cons.blocks) {
         index_t pts = b.empty(N) ? 0 : 1;
         for (int d = 0; d < N && pts; ++d) pts *= b.hi[d] - b.lo[d];
@@ -243,8 +352,14 @@ struct program_pricer {
       }
       for (std::size_t u = 0; u < cons.arrays.size(); ++u)
         c.arrays.push_back(solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, nranks, false));
+      for (const auto& ap : c.arrays)
+        c.held.push_back(ap.use.written ? std::make_shared<const holders>(leaders_write_boxes(ap, g, nranks)) : nullptr);
       cs.push_back(std::move(c));
     }
+    if (cs.empty())
+      throw plan_error("wp::optimize: map '" + m.name + "' can be planned on none of its " +
+                       std::to_string(grids.size()) + " candidate grids for " + std::to_string(nranks) +
+                       " ranks; the first refused: " + first_refusal);
     configs.push_back(std::move(cs));
   }
 
@@ -255,7 +370,7 @@ struct program_pricer {
   }
 
   program_cost_tables build() {
-    prog.for_each_map([&](const auto& m) { add_map(m); });
+    for (const auto& m : maps) add_map(m);
     const int M = int(names.size());
     program_cost_tables t;
     t.maps = names;
@@ -298,7 +413,7 @@ struct program_pricer {
           const int x = find(configs[std::size_t(u)].front(), use.id);
           if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) writer = u;
         }
-        for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
+        for (std::size_t kv = 0; kv < configs[std::size_t(v)].size() && needs_values(use); ++kv) {
           const auto& cv = configs[std::size_t(v)][kv];
           if (writer < 0) {  // from root: the map's own scatter of it
             const auto& ap = cv.arrays[ub];
@@ -308,8 +423,9 @@ struct program_pricer {
           }
           const auto& cws = configs[std::size_t(writer)];
           const std::size_t ua = std::size_t(find(cws.front(), use.id));
+          const reader_need need = needs_of(cv, ub, nranks);  // one per reader grid
           for (std::size_t ku = 0; ku < cws.size(); ++ku) {
-            const transfer_cost c = edge_transfer(cws[ku], ua, cv, ub, nranks);
+            const transfer_cost c = edge_transfer(*cws[ku].held[ua], use.elem_size, need, nranks);
             add(std::size_t(writer) + 1, std::size_t(v) + 1, ku, kv,
                 step_seconds(mm, c.sent, c.received, c.messages), use.name);
           }
@@ -348,12 +464,11 @@ struct modelled_transfer {
 
 /// The arrays passed between the maps of `p` under schedule `s` on `nranks` ranks, with the
 /// bytes the model prices (what the program plan of `s` predicts for its first execute()).
-template <class... Maps>
-std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, const schedule& s, int nranks,
-                                                  const machine_model& mm = {}) {
-  detail::program_pricer<Maps...> pr{p, nranks, mm, {}, {}, {}, {}};
+inline std::vector<modelled_transfer> modelled_transfers(const std::vector<detail::priced_map>& maps,
+                                                         const schedule& s, int nranks, const machine_model& mm = {}) {
+  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}};
   pr.fixed = &s;
-  p.for_each_map([&](const auto& m) { pr.add_map(m); });
+  for (const auto& m : maps) pr.add_map(m);
   std::vector<modelled_transfer> out;
   const int M = int(pr.names.size());
   for (int v = 0; v < M; ++v) {
@@ -373,13 +488,23 @@ std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, c
   return out;
 }
 
+template <class... Maps>
+std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, const schedule& s, int nranks,
+                                                  const machine_model& mm = {}) {
+  return modelled_transfers(detail::priced_views(p), s, nranks, mm);
+}
+
 /// The cost tables of a program on `nranks` ranks (no MPI; any rank count).
+inline program_cost_tables program_costs(const std::vector<detail::priced_map>& maps, int nranks,
+                                         const machine_model& mm = {}, const config_options& opt = {}) {
+  if (nranks < 1)
+    throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
+  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr}.build();
+}
 template <class... Maps>
 program_cost_tables program_costs(const program_t<Maps...>& p, int nranks, const machine_model& mm = {},
                                   const config_options& opt = {}) {
-  if (nranks < 1)
-    throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
-  return detail::program_pricer<Maps...>{p, nranks, mm, opt, {}, {}, {}, nullptr}.build();
+  return program_costs(detail::priced_views(p), nranks, mm, opt);
 }
 
 }  // namespace workpart

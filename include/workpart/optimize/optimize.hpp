@@ -10,6 +10,7 @@
 
 #include "../schedule/schedule.hpp"
 #include "cost_model.hpp"
+#include "program_description.hpp"
 #include "search.hpp"
 
 namespace workpart {
@@ -68,19 +69,16 @@ struct optimized {
   }
 };
 
-/// The schedule of least modelled cost for `nprocs` ranks. Every rank computes the same one.
-/// \code
-///   wp::machine_model model{.flops = 5e10, .alpha = 2e-6, .beta = 1e-10};
-///   wp::optimized r = wp::optimize(prog, 64, model);
-///   auto plan = wp::distribute(prog, r.schedule, ctx);   // on 64 ranks
-/// \endcode
-template <class... Maps>
-optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_model& model = {},
-                   const optimize_options& opt = {}) {
+namespace detail {
+inline void check_nprocs(index_t nprocs) {
   if (nprocs < 1 || nprocs > index_t(1) << 20)
     throw grid_error("wp::optimize: " + std::to_string(nprocs) + " ranks; give 1 to 2^20");
-  const program_cost_tables t = program_costs(p, int(nprocs), model, opt.configs);
-  const search_result r = pase_search(t.graph, opt.search);
+}
+}  // namespace detail
+
+/// The search over priced tables, read back as map choices and edge costs.
+inline optimized optimize_tables(const program_cost_tables& t, index_t nprocs, const search_options& so = {}) {
+  const search_result r = pase_search(t.graph, so);
   optimized o;
   o.cost = r.cost;
   o.proven_optimal = r.proven_optimal;
@@ -110,6 +108,25 @@ optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_mo
     o.edges.push_back(std::move(c));
   }
   return o;
+}
+
+/// The schedule of least modelled cost for `nprocs` ranks. Every rank computes the same one.
+/// \code
+///   wp::machine_model model{.flops = 5e10, .alpha = 2e-6, .beta = 1e-10};
+///   wp::optimized r = wp::optimize(prog, 64, model);
+///   auto plan = wp::distribute(prog, r.schedule, ctx);   // on 64 ranks
+/// \endcode
+template <class... Maps>
+optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_model& model = {},
+                   const optimize_options& opt = {}) {
+  detail::check_nprocs(nprocs);
+  return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
+}
+/// A program given as data (program_description.hpp; workpart-optimize --program).
+inline optimized optimize(const program_description& p, index_t nprocs, const machine_model& model = {},
+                          const optimize_options& opt = {}) {
+  detail::check_nprocs(nprocs);
+  return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }
 /// A single map is a program of one map.
 template <int N, class... S>
