@@ -76,6 +76,17 @@ struct progress_line {
 
 }  // namespace
 
+/// "(2,1) +0.5": vertex v's runner-up configuration and how much more the best strategy
+/// with it costs; `single` where v has one configuration; empty without runner-ups.
+std::string runner_up_text(const wp::cost_graph& g, const wp::search_result& r, std::size_t v, const char* single) {
+  if (!r.has_runner_ups) return "";
+  const auto& x = r.runner_ups[v];
+  if (x.config == wp::runner_up::npos) return single;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " +%.6g", x.delta);
+  return g.config_string(v, x.config) + buf;
+}
+
 double positive(const std::string& flag, const char* s) {
   char* end = nullptr;
   const double v = std::strtod(s, &end);
@@ -111,17 +122,7 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   std::printf("%-*s  %-*s  %-14s  %s\n", wname, "map", wconf, "grid", "own cost (s)",
               r.has_runner_ups ? "runner-up (extra total cost, s)" : "");
   for (std::size_t v = 1; v + 1 < g.num_vertices(); ++v) {
-    std::string ru;
-    if (r.has_runner_ups) {
-      const auto& x = r.runner_ups[v];
-      if (x.config == wp::runner_up::npos) {
-        ru = "none (one candidate grid)";
-      } else {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, " +%.6g", x.delta);
-        ru = g.config_string(v, x.config) + buf;
-      }
-    }
+    const std::string ru = runner_up_text(g, r, v, "none (one candidate grid)");
     std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf, g.config_string(v, r.config[v]).c_str(),
                 r.vertex_cost[v], ru.c_str());
   }
@@ -136,6 +137,8 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   for (double c : r.vertex_cost) vsum += c;
   for (double c : r.edge_cost) esum += c;
   std::printf("map costs %.10g + communication %.10g\n", vsum, esum);
+  if (r.proven_optimal && !r.has_runner_ups && opt.search.runner_ups)
+    std::printf("runner-ups not computed: the time budget ran out during their pass\n");
   if (!r.proven_optimal) {
     std::printf("not proven optimal: %s\n", r.stop == wp::search_stop::time_budget ? "the time budget ran out"
                                                                                    : "the tables exceed the memory limit");
@@ -235,17 +238,7 @@ int main(int argc, char** argv) {
     std::printf("%5s  %-*s  %-*s  %-14s  %s\n", "#", wname, "vertex", wconf, "config", "vertex cost",
                 r.has_runner_ups ? "runner-up (extra total cost)" : "");
     for (std::size_t v = 0; v < g.num_vertices(); ++v) {
-      std::string ru;
-      if (r.has_runner_ups) {
-        const auto& x = r.runner_ups[v];
-        if (x.config == wp::runner_up::npos) {
-          ru = "none (one configuration)";
-        } else {
-          char buf[64];
-          std::snprintf(buf, sizeof buf, " +%.6g", x.delta);
-          ru = g.config_string(v, x.config) + buf;
-        }
-      }
+      const std::string ru = runner_up_text(g, r, v, "none (one configuration)");
       std::printf("%5zu  %-*s  %-*s  %-14.8g  %s\n", v, wname, g.name(v).c_str(), wconf,
                   g.config_string(v, r.config[v]).c_str(), r.vertex_cost[v], ru.c_str());
     }

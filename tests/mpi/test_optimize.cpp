@@ -183,3 +183,25 @@ TEST_CASE("optimize: wp::automatic on softmax maps and on statements that read e
     REQUIRE(explain_differs(ctx.comm(), plan) == "");
   }
 }
+
+TEST_CASE("optimize: wp::automatic on lesson 2's matmul and a single map", "[mpi][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t M = 37, N = 41, K = 29;  // examples/02_distribute's extents
+  wp::array<double, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  fill2(A, [](index_t r, index_t t) { return std::sin(double(r + 2 * t)); });
+  fill2(B, [](index_t t, index_t s) { return std::cos(double(3 * t - s)); });
+  auto mm = wp::map("matmul", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
+  const wp::machine_model slow_cpu{.flops = 1e3, .alpha = 1e-9, .beta = 1e-12};
+  for (const wp::machine_model& model : {wp::machine_model{}, slow_cpu}) {
+    fill2(C, [](index_t, index_t) { return 0.0; });
+    auto plan = wp::distribute(mm, wp::automatic_t{.model = model}, ctx);
+    plan.run();
+    std::vector<double> want(M * N, 0.0);
+    for (index_t r = 0; r < M; ++r)
+      for (index_t s = 0; s < N; ++s)
+        for (index_t t = 0; t < K; ++t) want[std::size_t(r * N + s)] += std::sin(double(r + 2 * t)) * std::cos(double(3 * t - s));
+    REQUIRE(compare_on_root(ctx.comm(), C, want, 1e-12) == "");
+    REQUIRE(explain_differs(ctx.comm(), plan) == "");
+  }
+}

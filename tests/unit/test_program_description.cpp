@@ -276,6 +276,18 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
       {good + R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})",
        R"(, "edges": [{"from": "use", "to": "sum", "arrays": []}])", "no array written by \"use\""},
       {"", "", "it has no maps"},
+      {R"({"name": "m", "indices": ["i", "i"], "extents": [6, 4], "accesses": [{"array": "y", "index": ["i"], "mode": "="}]})",
+       "", "names two indices 'i'"},
+      {R"({"name": "m", "indices": ["all"], "extents": [6], "accesses": [{"array": "y", "index": ["0"], "mode": "="}]})",
+       "", "index name 'all'"},
+      {R"({"name": "m", "indices": ["2i"], "extents": [6], "accesses": [{"array": "y", "index": ["0"], "mode": "="}]})",
+       "", "index name '2i'"},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mdoe": "="}]})", "",
+       "unknown key \"mdoe\""},
+      {R"({"name": "m", "extents": [4000000000, 4000000000, 4000000000], "accesses": [{"array": "y", "index": ["i0"], "mode": "="}]})",
+       "", "more than 2^62 points"},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0 + 1000000000000000 + 1000000000000000"], "mode": "="}]})",
+       "", "too large"},
       {good, R"(, "edges": [{"from": "sum"}])", "needs \"from\" and \"to\""},
   };
   for (const auto& c : cases) {
@@ -305,6 +317,12 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
   REQUIRE_THROWS_WITH(wp::program_costs(d, 4, {}, {.use_all_ranks = true}),
                       Catch::Contains("map 'shift' can be planned on none of its") &&
                           Catch::Contains("write them as separate maps"));
+  {  // an array too large to address
+    wp::program_description big;
+    big.arrays = {{"z", {index_t(1) << 40, index_t(1) << 30}, 8}};
+    big.maps.push_back({"m", {"i"}, {4}, 1, {{"z", {idx({1}), idx({0})}, M::assign, "z(i, 0)"}}});
+    REQUIRE_THROWS_WITH(wp::program_costs(big, 2), Catch::Contains("array 'z' has more than 2^62 bytes"));
+  }
   // the file reader names a missing file
   REQUIRE_THROWS_AS(wp::read_program_description("/nonexistent/program.json"), wp::error);
 }

@@ -475,6 +475,7 @@ inline std::vector<modelled_transfer> modelled_transfers(const std::vector<detai
     const auto& cv = pr.configs[std::size_t(v)].front();
     for (std::size_t ub = 0; ub < cv.arrays.size(); ++ub) {
       const auto& use = cv.arrays[ub].use;
+      if (!detail::needs_values(use)) continue;  // nothing flows into the map
       for (int u = v - 1; u >= 0; --u) {
         const int x = pr.find(pr.configs[std::size_t(u)].front(), use.id);
         if (x < 0 || !pr.configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) continue;

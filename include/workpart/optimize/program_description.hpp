@@ -11,6 +11,7 @@
 /// What a description cannot say: inner ranges (`wp::sum(range(...))`) — give the axis they
 /// sweep as a whole axis (`*`), which is what the plans hold for a data-dependent range.
 
+#include <cctype>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -79,9 +80,14 @@ struct program_description {
       if (arr.shape.empty() || int(arr.shape.size()) > detail::max_rank)
         fail("array '" + arr.name + "' has " + std::to_string(arr.shape.size()) + " axes; give 1 to " +
              std::to_string(detail::max_rank));
-      for (index_t e : arr.shape)
-        if (e < 0) fail("array '" + arr.name + "' has a negative extent " + std::to_string(e));
       if (arr.elem_size == 0) fail("array '" + arr.name + "' has elements of 0 bytes");
+      index_t bytes = index_t(arr.elem_size);
+      for (index_t e : arr.shape) {
+        if (e < 0) fail("array '" + arr.name + "' has a negative extent " + std::to_string(e));
+        if (e > 0 && bytes > (index_t(1) << 62) / e)
+          fail("array '" + arr.name + "' has more than 2^62 bytes; the extents are too large");
+        bytes *= e;
+      }
     }
     for (std::size_t m = 0; m < maps.size(); ++m) {
       const auto& mp = maps[m];
@@ -95,8 +101,20 @@ struct program_description {
       if (mp.indices.size() != mp.extents.size())
         fail(who + " names " + std::to_string(mp.indices.size()) + " indices for " +
              std::to_string(mp.extents.size()) + " extents");
-      for (index_t e : mp.extents)
+      index_t points = 1;
+      for (index_t e : mp.extents) {
         if (e < 0) fail(who + " has a negative extent " + std::to_string(e));
+        if (e > 0 && points > (index_t(1) << 62) / e) fail(who + " has more than 2^62 points; the extents are too large");
+        points *= e;
+      }
+      for (std::size_t d = 0; d < mp.indices.size(); ++d) {  // names a subscript can refer to
+        const std::string& n = mp.indices[d];
+        bool ident = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') && n != "all";
+        for (char ch : n) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+        if (!ident) fail(who + ": index name '" + n + "'; give a name of letters, digits and '_' (not 'all')");
+        for (std::size_t e = 0; e < d; ++e)
+          if (mp.indices[e] == n) fail(who + " names two indices '" + n + "'");
+      }
       if (!(mp.ops_per_point >= 0)) fail(who + ": operations per point must be >= 0");
       bool writes = false;
       for (const auto& ac : mp.accesses) {

@@ -112,8 +112,9 @@ inline subscript parse_subscript(scanner& s, const char* at, const std::string& 
     } else {
       bad("expected a number or an index");
     }
-    if (d < 0) f.offset += sign * c;
-    else f.coef[std::size_t(d)] += sign * c;
+    index_t& term = d < 0 ? f.offset : f.coef[std::size_t(d)];
+    term += sign * c;  // each number is below 2^50: the sum stays far from overflow
+    if (term > (index_t(1) << 50) || term < -(index_t(1) << 50)) bad("a coefficient or offset is too large");
     skip();
   }
   return f;
@@ -245,8 +246,8 @@ inline program_description parse_program_description(std::string_view text, std:
                     if (s.peek() == '"') r.index.emplace_back(at, s.string("as a subscript"));
                     else r.index.emplace_back(at, std::to_string(s.integer("as a subscript")));
                   });
-                } else {
-                  s.skip_value();
+                } else {  // a misspelt "mode" would silently make a write a read
+                  s.fail(r.at, aw + ": unknown key \"" + ak + "\" (an access has \"array\", \"index\" and \"mode\")");
                 }
               });
               if (r.array.empty()) s.fail(r.at, aw + " has no \"array\"");
@@ -306,7 +307,7 @@ inline program_description parse_program_description(std::string_view text, std:
   if (!has_maps) s.fail(top, "no \"maps\" key in the top-level object");
   try {
     p.check();
-  } catch (const shape_error& e) {
+  } catch (const shape_error& e) {  // the message names the map, access or array at fault
     throw shape_error(std::string(source) + ": " + e.what());
   }
   // Given edges against the ones the accesses imply: map -> map, the arrays each carries.
