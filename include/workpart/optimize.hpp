@@ -8,6 +8,7 @@
 #include "optimize/calibrate.hpp"
 #include "optimize/cost_model.hpp"
 #include "optimize/optimize.hpp"
+#include "optimize/paper_plan.hpp"
 #include "optimize/program_reader.hpp"
 #include "optimize/search.hpp"
 #include "optimize/table_reader.hpp"

@@ -205,3 +205,39 @@ TEST_CASE("optimize: wp::automatic on lesson 2's matmul and a single map", "[mpi
     REQUIRE(explain_differs(ctx.comm(), plan) == "");
   }
 }
+
+TEST_CASE("plan_on_paper: every rank's predicted bytes are the plan's, for every grid", "[mpi][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), me = ctx.rank();
+  auto [i, k, j] = wp::indices<3>();
+  constexpr index_t M = 7, K = 5, N = 9;  // uneven
+  wp::array<double, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  fill2(A, [](index_t r, index_t t) { return double(r - t); });
+  B.init([](std::array<index_t, 2> g) { return double(g[0] + 2 * g[1]); });  // generated in place
+  auto mm = wp::map("matmul", wp::space(M, K, N), C(i, j) += A(i, k) * B(k, j));
+  wp::array<double, 2> x("x", {M, N}), e("e", {M, N});
+  wp::array<double, 1> s("s", {M});
+  fill2(x, [](index_t r, index_t t) { return double((r * 3 + t) % 5); });
+  auto [p, q] = wp::indices<2>();
+  auto rows = wp::map("rows", wp::space(M, N), e(p, q) = x(p, q) * 2.0, s(p) += e(p, q));
+  auto check = [&](const auto& m, const wp::grid_shape& g) {
+    INFO("map " << m.name() << " grid " << g.str() << " on " << P << " ranks");
+    const wp::paper_plan paper = wp::plan_on_paper(m, g, P);
+    auto plan = wp::distribute(m, g, ctx);
+    const auto st = plan.stats();
+    REQUIRE(paper.bytes(me, true, true) == st.predicted_scatter_sent);
+    REQUIRE(paper.bytes(me, true, false) == st.predicted_scatter_received);
+    REQUIRE(paper.bytes(me, false, true) == st.predicted_gather_sent);
+    REQUIRE(paper.bytes(me, false, false) == st.predicted_gather_received);
+    plan.run();  // and the plan moves what it predicted
+    REQUIRE(plan.stats().scatter.bytes_received == st.predicted_scatter_received);
+    REQUIRE(plan.stats().gather.bytes_sent == st.predicted_gather_sent);
+    REQUIRE(paper.seconds({}) >= 0);
+  };
+  for (const auto& g : wp::detail::grid_configurations({M, K, N}, P, {})) check(mm, g);
+  for (const auto& g : wp::detail::grid_configurations({M, N}, P, {})) check(rows, g);
+  // what distribute() refuses, plan_on_paper refuses alike
+  REQUIRE_THROWS_AS(wp::plan_on_paper(mm, wp::grid_shape{P + 1, 1, 1}, P), wp::grid_error);
+  REQUIRE_THROWS_AS(wp::plan_on_paper(mm, wp::grid_shape{1, 1}, P), wp::grid_error);
+  REQUIRE_THROWS_AS(wp::plan_on_paper(mm, wp::grid_shape{1, 1, 1}, 0), wp::grid_error);
+}
