@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
                   s.g.str().c_str(), plan_s, (long long)busiest, (long long)root, (long long)total, secs, bound,
                   double(busiest) / bound);
       if (out)
-        std::fprintf(out, "%lld,%s,\"%s\",%.6f,%lld,%lld,%lld,%.6g,%.6g,%.4f\n", (long long)P, s.name,
+        std::fprintf(out, "%lld,\"%s\",\"%s\",%.6f,%lld,%lld,%lld,%.6g,%.6g,%.4f\n", (long long)P, s.name,
                      s.g.str().c_str(), plan_s, (long long)busiest, (long long)root, (long long)total, secs, bound,
                      double(busiest) / bound);
     }
