@@ -3,8 +3,10 @@
 # 02_distribute (the same matmul split over 4 ranks on grid (2,2,1), with its explain()), and
 # 03_program (a 2-layer MLP as a program of three maps on 4 ranks), 05_matmul_schemes (a matmul
 # under every scheme: replicated, data-, reduction-parallel, hybrid) and 06_softmax (one map
-# and three maps) and 07_attention (Megatron self-attention, head-parallel: one Allreduce), at
-# demo sizes (the examples' defaults are the evaluation's sizes).
+# and three maps), 07_attention (Megatron self-attention, head-parallel: one Allreduce),
+# 08_mlp_layernorm (the MLP's partial sums reduce-scattered into the layer norm's rows) and
+# 09_jacobi (a stencil iterated: halos only), at demo sizes (the examples' defaults are the
+# evaluation's sizes).
 # Extra arguments go to 02_distribute (M N K).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,10 +18,13 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DWORKPART_BUILD_EXAMPLES=ON -DWORKPART_BUILD_TESTS=OFF -DWORKPART_BUILD_BENCHMARKS=OFF
-cmake --build build --target 01_matmul 02_distribute 03_program 05_matmul_schemes 06_softmax 07_attention
+cmake --build build --target 01_matmul 02_distribute 03_program 05_matmul_schemes 06_softmax 07_attention \
+  08_mlp_layernorm 09_jacobi
 mpirun --allow-run-as-root --oversubscribe -np 2 build/examples/01_matmul
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/02_distribute "$@"
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/03_program
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/05_matmul_schemes 512 512 512
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/06_softmax 2 4 128 128
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/07_attention 2 64 4 16
+mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/08_mlp_layernorm 64 64 256
+mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/09_jacobi 256 256 20
