@@ -203,6 +203,17 @@ TEST_CASE("optimize: wp::automatic on lesson 2's matmul and a single map", "[mpi
         for (index_t t = 0; t < K; ++t) want[std::size_t(r * N + s)] += std::sin(double(r + 2 * t)) * std::cos(double(3 * t - s));
     REQUIRE(compare_on_root(ctx.comm(), C, want, 1e-12) == "");
     REQUIRE(explain_differs(ctx.comm(), plan) == "");
+    // the same without naming the context (the world's), and the chosen grid as a schedule
+    fill2(C, [](index_t, index_t) { return 0.0; });
+    auto world = wp::distribute(mm, wp::automatic_t{.model = model});
+    world.run();
+    REQUIRE(compare_on_root(ctx.comm(), C, want, 1e-12) == "");
+    const wp::optimized r = wp::optimize(mm, ctx.size(), model);
+    fill2(C, [](index_t, index_t) { return 0.0; });
+    auto scheduled = wp::distribute(mm, r.schedule, ctx);
+    scheduled.run();
+    REQUIRE(compare_on_root(ctx.comm(), C, want, 1e-12) == "");
+    REQUIRE(scheduled.explain() == plan.explain());
   }
 }
 

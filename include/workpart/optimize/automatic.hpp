@@ -24,5 +24,9 @@ template <int N, class... S>
 auto distribute(const map_t<N, S...>& m, const automatic_t& a, const context& ctx, options opt = {}) {
   return distribute(program(m), a, ctx, opt);
 }
+template <int N, class... S>
+auto distribute(const map_t<N, S...>& m, const automatic_t& a, options opt = {}) {
+  return distribute(program(m), a, opt);
+}
 
 }  // namespace workpart

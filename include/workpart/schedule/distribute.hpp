@@ -86,5 +86,15 @@ auto distribute(const program_t<M...>& p, const schedule& s, options opt = {}) {
     return program_plan<M...>(p, s, comm, opt);
   }
 }
+/// A single map with a schedule that gives its grid: a program of one map.
+template <int N, class... S>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const schedule& s, const context& ctx,
+                                    options opt = {}) {
+  return distribute(program(m), s, ctx, opt);
+}
+template <int N, class... S>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const schedule& s, options opt = {}) {
+  return distribute(program(m), s, opt);
+}
 
 }  // namespace workpart
