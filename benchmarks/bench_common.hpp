@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace workpart_bench {
@@ -56,6 +60,89 @@ inline std::vector<std::int64_t> parse_sizes(const std::string& list) {
     pos = end + 1;
   }
   return sizes;
+}
+
+/// The rows a benchmark prints, also written as CSV (`--csv FILE`): a header line of column
+/// names, then one line per row. Cells are written as given; a cell holding a comma, a quote or
+/// a line break is quoted (RFC 4180). Closed (and flushed) by the destructor; a writer made
+/// with an empty path writes nothing, so callers need not test whether --csv was given.
+class csv_writer {
+ public:
+  csv_writer() = default;
+  csv_writer(const std::string& path, std::initializer_list<const char*> columns)
+      : columns_(columns.size()) {
+    if (path.empty()) return;
+    file_ = std::fopen(path.c_str(), "w");
+    if (!file_) throw std::runtime_error("cannot write the CSV file '" + path + "'");
+    std::vector<std::string> head(columns.begin(), columns.end());
+    write_line(head);
+  }
+  csv_writer(const csv_writer&) = delete;
+  csv_writer& operator=(const csv_writer&) = delete;
+  csv_writer(csv_writer&& o) noexcept : file_(o.file_), columns_(o.columns_) { o.file_ = nullptr; }
+  csv_writer& operator=(csv_writer&& o) noexcept {
+    std::swap(file_, o.file_);
+    columns_ = o.columns_;
+    return *this;
+  }
+  ~csv_writer() {
+    if (file_) std::fclose(file_);
+  }
+
+  bool active() const { return file_ != nullptr; }
+
+  /// One row; it must have one cell per column.
+  void row(const std::vector<std::string>& cells) {
+    if (!file_) return;
+    if (cells.size() != columns_) throw std::logic_error("csv_writer: a row of the wrong width");
+    write_line(cells);
+  }
+
+  /// A number as a cell: integers exactly, others with 6 significant digits.
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  static std::string cell(T v) {
+    if constexpr (std::is_integral_v<T>) {
+      return std::to_string(v);
+    } else {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g", double(v));
+      return buf;
+    }
+  }
+  static std::string cell(std::string v) { return v; }
+  static std::string cell(const char* v) { return v; }
+
+ private:
+  void write_line(const std::vector<std::string>& cells) {
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string& v = cells[c];
+      if (v.find_first_of(",\"\n\r") == std::string::npos) {
+        std::fputs(v.c_str(), file_);
+      } else {
+        std::fputc('"', file_);
+        for (char ch : v) {
+          if (ch == '"') std::fputc('"', file_);
+          std::fputc(ch, file_);
+        }
+        std::fputc('"', file_);
+      }
+      std::fputc(c + 1 < cells.size() ? ',' : '\n', file_);
+    }
+    std::fflush(file_);
+  }
+
+  std::FILE* file_ = nullptr;
+  std::size_t columns_ = 0;
+};
+
+/// The value of a "--csv FILE" or "--csv=FILE" option at argv[a] (advancing a past FILE);
+/// null when argv[a] is not that option.
+inline const char* csv_option(int argc, char** argv, int& a) {
+  const std::string s = argv[a];
+  if (s == "--csv" && a + 1 < argc) return argv[++a];
+  if (s.compare(0, 6, "--csv=") == 0) return argv[a] + 6;
+  return nullptr;
 }
 
 }  // namespace workpart_bench
