@@ -2,23 +2,39 @@
 """Turns the benchmarks' CSV files (--csv FILE) into PNG plots.
 
     apt-get install -y python3-matplotlib      # once; the tests do not need it
-    /usr/bin/python3 benchmarks/plot.py --out docs/plots scaling.csv [more.csv ...]
+    /usr/bin/python3 benchmarks/plot.py --out docs/plots a.csv [more.csv ...]
 
-Each CSV is recognised by its columns:
-  bench_scaling_on_paper  (P, scheme, busiest_rank_bytes, lower_bound_bytes, model_seconds):
-      scaling_on_paper.png — bytes of the busiest rank other than root per scheme against P,
-      with the memory-independent lower bound, and the alpha-beta model's seconds.
-A CSV of another shape is reported and skipped.
+Rows are recognised by their `benchmark` column (or, for bench_scaling_on_paper, by its
+columns); rows of one benchmark from several files (one per `mpirun -np P`) are plotted
+together:
+  bench_scaling_on_paper -> scaling_on_paper.png: bytes of the busiest rank other than root per
+      scheme against P, with the memory-independent lower bound, and the model's seconds.
+  bench_distributed_matmul ->
+      matmul_phases.png: seconds per phase (scatter, execute, gather) of plan.run() per grid and
+          of ScaLAPACK's p?gemr2d / p?gemm / p?gemr2d, stacked, one panel per (type, n, P);
+      workpart_vs_scalapack.png: per P, the best workpart grid against ScaLAPACK, compute only
+          and end to end from root, one panel per (type, n);
+      bytes_predicted_vs_measured.png: bytes received per phase as measured against the plan's
+          prediction, one point per grid and phase (on the diagonal when they agree).
+  bench_attention_softmax -> attention_softmax.png: speed-up over the one-process hand-written
+      Eigen baseline per variant and P.
+Rows of other benchmarks are reported and skipped.
 """
 import argparse
 import csv
 import os
 import sys
+from collections import OrderedDict
 
 
 def read_rows(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def num(r, key):
+    v = r.get(key, "")
+    return float(v) if v not in ("", None) else None
 
 
 def plot_scaling(rows, out_dir, plt):
@@ -51,7 +67,150 @@ def plot_scaling(rows, out_dir, plt):
     path = os.path.join(out_dir, "scaling_on_paper.png")
     fig.savefig(path, dpi=90)
     plt.close(fig)
-    return path
+    return [path]
+
+
+def grid_panels(n_panels, plt, width=5.5, height=4.0):
+    cols = min(n_panels, 3)
+    rows = (n_panels + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n_panels:]:
+        ax.axis("off")
+    return fig, flat
+
+
+def plot_matmul(rows, out_dir, plt):
+    paths = []
+    # ---- phases, stacked, per (type, n, P) ----
+    keys = list(OrderedDict.fromkeys((r["type"], int(r["n"]), int(r["P"])) for r in rows))
+    keys.sort(key=lambda k: (k[0], k[1], k[2]))
+    fig, axes = grid_panels(len(keys), plt)
+    colours = {"scatter": "#4c72b0", "execute": "#55a868", "gather": "#c44e52"}
+    for ax, (t, n, p) in zip(axes, keys):
+        sel = [r for r in rows if (r["type"], int(r["n"]), int(r["P"])) == (t, n, p)]
+        names = [r["variant"] for r in sel]
+        bottom = [0.0] * len(sel)
+        for phase in ("scatter", "execute", "gather"):
+            vals = [num(r, phase + "_s") or 0.0 for r in sel]
+            ax.bar(range(len(sel)), vals, bottom=bottom, color=colours[phase], label=phase)
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.scatter(range(len(sel)), [num(r, "total_s") for r in sel], color="k", marker="_", s=200,
+                   zorder=3, label="total (wall)")
+        ax.set_xticks(range(len(sel)))
+        ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+        ax.set_ylabel("seconds (slowest rank, median)")
+        ax.set_title(f"{t} n={n} P={p}")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("matmul C += A*B: plan.run() per grid and ScaLAPACK, time per phase")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "matmul_phases.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    paths.append(path)
+
+    # ---- workpart (best grid) vs ScaLAPACK per P ----
+    tn = sorted(OrderedDict.fromkeys((r["type"], int(r["n"])) for r in rows))
+    have_sl = any(r["library"] == "scalapack" for r in rows)
+    if have_sl:
+        fig, axes = grid_panels(len(tn), plt)
+        for ax, (t, n) in zip(axes, tn):
+            sel = [r for r in rows if (r["type"], int(r["n"])) == (t, n)]
+            ps = sorted({int(r["P"]) for r in sel})
+            series = {"workpart end to end": [], "ScaLAPACK end to end": [],
+                      "workpart compute": [], "ScaLAPACK compute": []}
+            for p in ps:
+                wp_rows = [r for r in sel if int(r["P"]) == p and r["library"] == "workpart"]
+                sl_rows = [r for r in sel if int(r["P"]) == p and r["library"] == "scalapack"]
+                whole = [r for r in wp_rows if r["compute_partial"] == "0"] or wp_rows
+                series["workpart end to end"].append(min(num(r, "total_s") for r in wp_rows))
+                series["workpart compute"].append(min(num(r, "compute_s") for r in whole))
+                series["ScaLAPACK end to end"].append(num(sl_rows[0], "total_s") if sl_rows else None)
+                series["ScaLAPACK compute"].append(num(sl_rows[0], "compute_s") if sl_rows else None)
+            width = 0.2
+            for s, (name, vals) in enumerate(series.items()):
+                xs = [x + (s - 1.5) * width for x in range(len(ps))]
+                ax.bar(xs, [v or 0 for v in vals], width, label=name,
+                       hatch="//" if "ScaLAPACK" in name else None,
+                       color="#4c72b0" if "end" in name else "#55a868",
+                       alpha=1.0 if "workpart" in name else 0.55)
+            ax.set_xticks(range(len(ps)))
+            ax.set_xticklabels([f"P={p}" for p in ps])
+            ax.set_ylabel("seconds (median)")
+            ax.set_title(f"{t} n={n}")
+            ax.grid(True, axis="y", alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.suptitle("workpart (best grid) vs ScaLAPACK p?gemm on the same processes")
+        fig.tight_layout()
+        path = os.path.join(out_dir, "workpart_vs_scalapack.png")
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        paths.append(path)
+
+    # ---- bytes: predicted against measured ----
+    fig, ax = plt.subplots(figsize=(6, 5))
+    lo, hi = None, None
+    for phase, marker in (("scatter", "o"), ("gather", "s")):
+        pts = [(num(r, "predicted_" + phase + "_bytes"), num(r, phase + "_bytes"))
+               for r in rows if r["library"] == "workpart"]
+        pts = [(p, m) for p, m in pts if p and m]
+        if not pts:
+            continue
+        ax.scatter([p for p, _ in pts], [m for _, m in pts], marker=marker, label=phase, alpha=0.7)
+        lo = min([lo] + [min(p, m) for p, m in pts] if lo else [min(p, m) for p, m in pts])
+        hi = max([hi] + [max(p, m) for p, m in pts] if hi else [max(p, m) for p, m in pts])
+    if lo and hi:
+        ax.plot([lo, hi], [lo, hi], "k--", linewidth=1, label="measured = predicted")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("predicted bytes (plan, before running)")
+    ax.set_ylabel("measured bytes received (sum over ranks)")
+    ax.set_title("matmul plans: bytes predicted vs measured")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "bytes_predicted_vs_measured.png")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    paths.append(path)
+    return paths
+
+
+def plot_attention_softmax(rows, out_dir, plt):
+    workloads = list(OrderedDict.fromkeys(r["workload"] for r in rows))
+    fig, axes = grid_panels(len(workloads), plt, width=6.5)
+    for ax, w in zip(axes, workloads):
+        sel = [r for r in rows if r["workload"] == w]
+        variants = list(OrderedDict.fromkeys(r["variant"] for r in sel))
+        ps = sorted({int(r["P"]) for r in sel})
+        width = 0.8 / max(1, len(ps))
+        for k, p in enumerate(ps):
+            vals = []
+            for v in variants:
+                m = [r for r in sel if r["variant"] == v and int(r["P"]) == p]
+                vals.append(num(m[0], "speedup") if m else 0)
+            xs = [x + (k - (len(ps) - 1) / 2) * width for x in range(len(variants))]
+            ax.bar(xs, [v or 0 for v in vals], width, label=f"P={p}")
+        ax.axhline(1.0, color="k", linewidth=1, linestyle="--")
+        ax.set_xticks(range(len(variants)))
+        ax.set_xticklabels(variants, rotation=25, ha="right", fontsize=8)
+        ax.set_ylabel("speed-up over one process, hand-written Eigen")
+        ax.set_title(w)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("plan.run() (scatter, execute, gather) against the hand-written baseline")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "attention_softmax.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return [path]
+
+
+PLOTTERS = {
+    "bench_distributed_matmul": plot_matmul,
+    "bench_attention_softmax": plot_attention_softmax,
+}
 
 
 def main():
@@ -66,13 +225,27 @@ def main():
     except ImportError:
         sys.exit("plot.py: needs matplotlib (apt-get install -y python3-matplotlib; run it with /usr/bin/python3)")
     os.makedirs(args.out, exist_ok=True)
+    by_bench = OrderedDict()
     for path in args.csv:
         rows = read_rows(path)
         cols = set(rows[0].keys()) if rows else set()
         if {"P", "scheme", "busiest_rank_bytes", "lower_bound_bytes", "model_seconds"} <= cols:
-            print(plot_scaling(rows, args.out, plt))
+            by_bench.setdefault("bench_scaling_on_paper", []).extend(rows)
+        elif "benchmark" in cols:
+            for r in rows:
+                by_bench.setdefault(r["benchmark"], []).append(r)
         else:
             print(f"plot.py: {path}: columns {sorted(cols)} are not a known benchmark's; skipped", file=sys.stderr)
+    for bench, rows in by_bench.items():
+        if bench == "bench_scaling_on_paper":
+            made = plot_scaling(rows, args.out, plt)
+        elif bench in PLOTTERS:
+            made = PLOTTERS[bench](rows, args.out, plt)
+        else:
+            print(f"plot.py: no plot for {bench} yet; its rows are skipped", file=sys.stderr)
+            continue
+        for p in made:
+            print(p)
 
 
 if __name__ == "__main__":
