@@ -22,6 +22,7 @@
 
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
+#include "../schedule/inspect.hpp"
 #include "agreement.hpp"
 #include "collectives/bcast.hpp"
 #include "collectives/gatherv.hpp"
@@ -56,7 +57,10 @@ class map_plan {
   friend class program_plan;  // drives the phases of the maps of a program
 
  public:
-  map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt)
+  /// inspect: root may evaluate data-dependent range bounds on its values (inspect.hpp); a
+  /// program's maps pass false (an earlier map may write what the bounds read).
+  map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt,
+           bool inspect = true)
       : map_(m), grid_(g), comm_(comm) {
     if (!comm_)
       throw plan_error("wp::distribute: this rank is not in the context's communicator; build "
@@ -85,6 +89,7 @@ class map_plan {
                     "differ between ranks; rank 0 has space " + map_.iteration_space().str() +
                     " and grid " + grid_.str() + "); build every map and plan alike on every rank");
       generated_ = agree_generated();
+      if (inspect) inspect_ranges();
       build_arrays();
       root_only_ = only_root_works();
       explain_ = make_explain();
@@ -258,6 +263,9 @@ class map_plan {
     failed_ = "scatter() failed";
     local_then_agree([&] {
       check_alive();
+      if (rank_ == 0 && !inspection_.empty())  // the values the plan was cut to still fit it
+        detail::check_inspection_current(
+            map_.name(), inspection_, detail::inspect_data_ranges(map_, cons_, size_));
       if (!allocated_) allocate();
       materialize_on_root(true);
       generate_local();
@@ -534,13 +542,42 @@ class map_plan {
         cons_.arrays[u], cons_.read[u], cons_.write[u], grid_, size_, generated_[u] != 0);
     return ap;
   }
+  /// Root evaluates the bounds of inner ranges that read data over every rank's block and
+  /// broadcasts what it found; the boxes are then cut to it (schedule/inspect.hpp).
+  void inspect_ranges() {
+    const int ranges = detail::count_data_ranges(map_);
+    if (ranges == 0) return;
+    std::vector<index_t> flat;
+    const detail::failure f = detail::capture([&] {
+      if (rank_ == 0) flat = detail::flatten(detail::inspect_data_ranges(map_, cons_, size_));
+    });
+    detail::agree(comm_, f, 0, detail::name_rank::always);
+    boost::mpi::broadcast(comm_, flat, 0);
+    detail::range_inspection found = detail::unflatten(flat, ranges, size_);
+    if (!detail::any_known(found)) return;
+    inspection_ = std::move(found);
+    cons_ = detail::extract_constraints(map_, grid_, size_, &inspection_);
+    block_ = cons_.blocks[rank_];
+  }
+
   std::string make_explain() const {
     std::string local;  // how each rank runs its block: the one-process executor
     map_.for_each_statement([&](const auto& st) {
       local += "    " + st.str() + " -> " + detail::local_strategy<N>(st) + "\n";
     });
-    return detail::explain_text(map_.name(), grid_, size_, map_.iteration_space().str(), N,
-                                cons_.blocks, local, solutions(), runs_in_place());
+    std::string text = detail::explain_text(map_.name(), grid_, size_, map_.iteration_space().str(),
+                                            N, cons_.blocks, local, solutions(), runs_in_place());
+    for (std::size_t k = 0; k < inspection_.size(); ++k) {
+      text += "  data-dependent range " + std::to_string(k) + ", inspected on root:";
+      for (std::size_t r = 0; r < inspection_[k].size(); ++r) {
+        const auto& ir = inspection_[k][r];
+        text += " r" + std::to_string(r) + " " +
+                (!ir.known ? std::string("whole") : ir.hi <= ir.lo ? std::string("[]")
+                 : "[" + std::to_string(ir.lo) + ", " + std::to_string(ir.hi) + ")");
+      }
+      text += "\n";
+    }
+    return text;
   }
 
   // ---------- first collectives: group communicators ----------
@@ -771,6 +808,7 @@ class map_plan {
   boost::mpi::communicator comm_;
   int rank_ = 0, size_ = 1;
   detail::map_constraints cons_;
+  detail::range_inspection inspection_;  // data-dependent ranges as root found them
   detail::rank_block block_;
   std::vector<detail::array_plan> arrays_;
   std::string explain_;

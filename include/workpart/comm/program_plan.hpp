@@ -264,7 +264,7 @@ class program_plan {
   program_plan(const program_t<Maps...>& p, const std::vector<grid_shape>& grids,
                const boost::mpi::communicator& comm, options opt, std::index_sequence<I...>)
       // braces: the plans (each a collective) are built in program order on every rank
-      : plans_{map_plan<Maps>(std::get<I>(p.maps()), grids[I], comm, opt)...}, comm_(comm) {
+      : plans_{map_plan<Maps>(std::get<I>(p.maps()), grids[I], comm, opt, false)...}, comm_(comm) {
     rank_ = comm_.rank();
     size_ = comm_.size();
     (names_.push_back(std::get<I>(p.maps()).name()), ...);

@@ -202,6 +202,8 @@ struct reduce_node : expr_base {
   void visit(Visitor& v) const {
     if constexpr (!is_affine_v<Lo>) lo.visit(v);
     if constexpr (!is_affine_v<Hi>) hi.visit(v);
+    // A visitor that evaluates bounds (the range inspector) sees the typed node.
+    if constexpr (dd_bounds && requires { v.inspect_bounds(*this); }) v.inspect_bounds(*this);
     v.enter_range(form());
     body.visit(v);
     v.leave_range();

@@ -2,8 +2,9 @@
 /// \file constraints.hpp
 /// Constraint extraction: for one map, one grid and every rank, the box of each array the
 /// rank's block reads and the box it writes (interval hull of the affine subscripts over the
-/// block, exact; inner ranges with affine bounds widen it exactly; data-dependent subscripts
-/// and wp::all take the whole axis; several accesses of one array take the hull).
+/// block, exact; inner ranges with affine bounds widen it exactly, and so do ranges whose
+/// bounds read data once root has inspected them (inspect.hpp); other data-dependent
+/// subscripts and wp::all take the whole axis; several accesses of one array take the hull).
 
 #include <functional>
 #include <memory>
@@ -73,6 +74,15 @@ struct box {
     return s + "]";
   }
 };
+
+/// An inner range whose bounds read data, as root found it over one rank's block
+/// (schedule/inspect.hpp): it runs inside [lo, hi) (nowhere when hi <= lo). An unknown one
+/// leaves the accesses under it whole axes.
+struct inspected_range {
+  bool known = false;
+  index_t lo = 0, hi = 0;
+};
+using range_inspection = std::vector<std::vector<inspected_range>>;  ///< [range][rank]
 
 /// What a map does with one array, with type-erased hooks back to the array.
 struct array_use {
@@ -222,8 +232,9 @@ std::vector<array_use> array_uses(const map_t<N, S...>& m) {
 /// The boxes each access touches over one rank's block, hulled per array.
 class box_collector {
  public:
-  box_collector(std::vector<array_use>& uses, const rank_block& blk)
-      : uses_(uses), read_(uses.size()), write_(uses.size()) {
+  box_collector(std::vector<array_use>& uses, const rank_block& blk,
+                const range_inspection* inspected = nullptr, int rank = 0)
+      : uses_(uses), read_(uses.size()), write_(uses.size()), inspected_(inspected), rank_(rank) {
     for (int d = 0; d < max_dims; ++d) {
       lo_[d] = blk.lo[d];
       hi_[d] = blk.hi[d];
@@ -252,7 +263,18 @@ class box_collector {
     }
     (writing_ ? write_ : read_)[u].hull_with(b);
   }
-  void enter_range(const range_form& r) {
+  void enter_range(range_form r) {
+    if (r.data_dependent) {  // inspected on root: a range with constant bounds on this rank
+      const std::size_t k = std::size_t(data_ranges_++);
+      if (inspected_ && k < inspected_->size() && (*inspected_)[k][std::size_t(rank_)].known) {
+        const inspected_range& ir = (*inspected_)[k][std::size_t(rank_)];
+        r.data_dependent = false;
+        r.lo = axis_form{};
+        r.lo.offset = ir.lo;
+        r.hi = axis_form{};
+        r.hi.offset = std::max(ir.lo, ir.hi);
+      }
+    }
     ranges_.push_back(r);
     if (skip_ > 0 || !range_may_run(ranges_, lo_, hi_)) ++skip_;
   }
@@ -271,6 +293,9 @@ class box_collector {
   std::vector<range_form> ranges_;
   int skip_ = 0;
   bool writing_ = false;
+  const range_inspection* inspected_;
+  int rank_;
+  int data_ranges_ = 0;  // data-dependent ranges seen so far (the inspection's order)
 };
 
 /// Boxes of every array for every rank of the communicator: [array][rank].
@@ -281,7 +306,8 @@ struct map_constraints {
 };
 
 template <int N, class... S>
-map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g, int nranks) {
+map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g, int nranks,
+                                    const range_inspection* inspected = nullptr) {
   map_constraints c;
   c.arrays = array_uses(m);
   c.read.assign(c.arrays.size(), std::vector<box>(nranks));
@@ -294,7 +320,7 @@ map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g
         c.read[u][r].rank = c.write[u][r].rank = c.arrays[u].rank;
       continue;
     }
-    box_collector bc(c.arrays, blk);
+    box_collector bc(c.arrays, blk, inspected, r);
     m.for_each_statement([&](const auto& st) {
       bc.set_writing(true);
       st.lhs.visit(bc);
