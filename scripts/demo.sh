@@ -5,7 +5,8 @@
 # under every scheme: replicated, data-, reduction-parallel, hybrid) and 06_softmax (one map
 # and three maps), 07_attention (Megatron self-attention, head-parallel: one Allreduce),
 # 08_mlp_layernorm (the MLP's partial sums reduce-scattered into the layer norm's rows) and
-# 09_jacobi (a stencil iterated: halos only), at demo sizes (the examples' defaults are the
+# 09_jacobi (a stencil iterated: halos only) and 10_spmv (CSR: each rank gets exactly its rows'
+# entries), at demo sizes (the examples' defaults are the
 # evaluation's sizes).
 # Extra arguments go to 02_distribute (M N K).
 set -euo pipefail
@@ -19,7 +20,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DWORKPART_BUILD_EXAMPLES=ON -DWORKPART_BUILD_TESTS=OFF -DWORKPART_BUILD_BENCHMARKS=OFF
 cmake --build build --target 01_matmul 02_distribute 03_program 05_matmul_schemes 06_softmax 07_attention \
-  08_mlp_layernorm 09_jacobi
+  08_mlp_layernorm 09_jacobi 10_spmv
 mpirun --allow-run-as-root --oversubscribe -np 2 build/examples/01_matmul
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/02_distribute "$@"
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/03_program
@@ -28,3 +29,4 @@ mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/06_softmax 2 4 1
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/07_attention 2 64 4 16
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/08_mlp_layernorm 64 64 256
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/09_jacobi 256 256 20
+mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/10_spmv 20000 20000 1
