@@ -6,6 +6,7 @@
 //   stencil    out(i) = x(i - 1) + x(i + 1)        over [1, 2^24 - 1)      ( 8 bytes / point)
 //
 //   bench_elementwise [--reps=N] [--log2n=24] [--n2=4096] [--only=axpy,broadcast,stencil]
+//                     [--csv FILE]
 //
 // Each kernel has three variants: the map, a hand loop (one thread) and the hand loop under
 // `#pragma omp parallel for` (the library runs large spaces on OpenMP threads, so this is the
@@ -15,6 +16,10 @@
 // order that changes from round to round (a balanced Latin square), after one untimed warm-up
 // round. Bandwidth counts the bytes each point must move (reads + writes, no write-allocate),
 // so GB/s compare like for like. The results must agree exactly with the one-thread loop.
+//
+// --csv FILE also writes the table's rows as CSV, one line per (kernel, variant): benchmark,
+// kernel, points (of the space), bytes (moved per run), P (1: one process), threads (OpenMP's),
+// variant, reps, median_s, min_s, max_s, gb_per_s, map_over_this, max_abs_diff.
 //
 // Build (one line):
 //   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DEIGEN_USE_BLAS -Wall -Wextra -Werror
@@ -63,15 +68,18 @@ struct options {
   int log2n = 24;
   std::int64_t n2 = 4096;
   bool axpy = true, broadcast = true, stencil = true;
+  std::string csv;
 };
 
 [[noreturn]] void usage(const char* prog, int rc) {
   std::printf(
       "usage: %s [--reps=N] [--log2n=24] [--n2=4096] [--only=axpy,broadcast,stencil]\n"
+      "           [--csv FILE]\n"
       "  --reps   timed runs per variant (median reported), default 11\n"
       "  --log2n  1-D kernels run over 2^log2n floats, default 24\n"
       "  --n2     the 2-D kernel runs over n2 x n2 floats, default 4096\n"
       "  --only   kernels to run (comma separated)\n"
+      "  --csv    also write the rows as CSV\n"
       "Threads: OMP_NUM_THREADS decides both the library's and the omp hand loop's.\n",
       prog);
   std::exit(rc);
@@ -82,7 +90,9 @@ options parse(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
     auto value = [&](const char* key) { return option_value(s, key); };
-    if (const char* r = value("--reps=")) {
+    if (const char* f = csv_option(argc, argv, a)) {
+      o.csv = f;
+    } else if (const char* r = value("--reps=")) {
       o.reps = std::atoi(r);
       if (o.reps <= 0) usage(argv[0], 2);
     } else if (const char* l = value("--log2n=")) {
@@ -151,9 +161,20 @@ struct summary_line {
   bool met;
 };
 
-/// Times the variants alternately; variant 0 is the map, the others hand loops.
-summary_line measure(const std::string& kernel, const std::string& explain, double bytes,
-                     std::vector<variant>& vs, const options& opt) {
+/// The threads a parallel region gets (1 without OpenMP).
+int max_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// Times the variants alternately; variant 0 is the map, the others hand loops. `kind` and
+/// `points` (the kernel's name and its space's size) are for the CSV rows.
+summary_line measure(const std::string& kernel, const char* kind, std::int64_t points,
+                     const std::string& explain, double bytes, std::vector<variant>& vs,
+                     const options& opt, csv_writer& csv) {
   for (auto& v : vs) {  // warm-up: page faults, OpenMP thread start
     v.run();
     clobber_memory();
@@ -193,8 +214,14 @@ summary_line measure(const std::string& kernel, const std::string& explain, doub
     const auto [lo, hi] = std::minmax_element(v.seconds.begin(), v.seconds.end());
     char range[64];
     std::snprintf(range, sizeof range, "%.3f..%.3f", *lo * 1e3, *hi * 1e3);
+    const double d = diff(*v.out);
     std::printf("  %-30s %10.3f %17s %8.2f %10.3fx %13.2e\n", v.name.c_str(), t * 1e3, range,
-                bytes / t * 1e-9, t_map / t, diff(*v.out));
+                bytes / t * 1e-9, t_map / t, d);
+    csv.row({"bench_elementwise", kind, csv_writer::cell(points),
+             csv_writer::cell(std::llround(bytes)), "1", csv_writer::cell(max_threads()), v.name,
+             csv_writer::cell(opt.reps), csv_writer::cell(t), csv_writer::cell(*lo),
+             csv_writer::cell(*hi), csv_writer::cell(bytes / t * 1e-9),
+             csv_writer::cell(t_map / t), csv_writer::cell(d)});
   }
   const double pct = (t_map / best_hand - 1.0) * 100.0;
   const bool met = pct <= 10.0;
@@ -240,6 +267,16 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
 
+  csv_writer csv;
+  try {
+    csv = csv_writer(opt.csv, {"benchmark", "kernel", "points", "bytes", "P", "threads", "variant",
+                               "reps", "median_s", "min_s", "max_s", "gb_per_s", "map_over_this",
+                               "max_abs_diff"});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_elementwise: %s\n", e.what());
+    return 1;
+  }
+
   auto [i, j] = wp::indices<2>();
   std::vector<summary_line> lines;
 
@@ -262,8 +299,8 @@ int main(int argc, char** argv) {
                                [&] { axpy_omp(n, a, x.data(), y.data(), o_omp.data()); },
                                &o_omp,
                                {}}};
-      lines.push_back(measure("axpy n=2^" + std::to_string(opt.log2n), wp::explain_local(m),
-                              12.0 * double(n), vs, opt));
+      lines.push_back(measure("axpy n=2^" + std::to_string(opt.log2n), "axpy", n,
+                              wp::explain_local(m), 12.0 * double(n), vs, opt, csv));
     }
     if (opt.stencil) {
       std::fill(o_map.begin(), o_map.end(), 0.0f);
@@ -277,8 +314,8 @@ int main(int argc, char** argv) {
            [&] { stencil_omp(n, x.data(), o_omp.data()); },
            &o_omp,
            {}}};
-      lines.push_back(measure("stencil n=2^" + std::to_string(opt.log2n), wp::explain_local(m),
-                              8.0 * double(n - 2), vs, opt));
+      lines.push_back(measure("stencil n=2^" + std::to_string(opt.log2n), "stencil", n - 2,
+                              wp::explain_local(m), 8.0 * double(n - 2), vs, opt, csv));
     }
   }
 
@@ -299,8 +336,9 @@ int main(int argc, char** argv) {
                              [&] { broadcast_omp(n, x.data(), y.data(), o_omp.data()); },
                              &o_omp,
                              {}}};
-    lines.push_back(measure("broadcast " + std::to_string(n) + "x" + std::to_string(n),
-                            wp::explain_local(m), (8.0 * double(n) + 4.0) * double(n), vs, opt));
+    lines.push_back(measure("broadcast " + std::to_string(n) + "x" + std::to_string(n), "broadcast",
+                            n * n, wp::explain_local(m), (8.0 * double(n) + 4.0) * double(n), vs,
+                            opt, csv));
   }
 
   std::printf("\nsummary (threads: %s)\n", env_threads ? env_threads : "default");

@@ -2,7 +2,7 @@
 // same product called directly: OpenBLAS (cblas_?gemm), Eigen (as configured: with
 // EIGEN_USE_BLAS it calls the BLAS too) and a plain i-k-j triple loop.
 //
-//   bench_matmul [--sizes=512,1024,2048] [--reps=N] [--types=f32,f64] [--no-naive]
+//   bench_matmul [--sizes=512,1024,2048] [--reps=N] [--types=f32,f64] [--no-naive] [--csv FILE]
 //
 // Each figure is the median of `reps` timed runs (default 5 for n <= 1024, 3 above). The
 // variants run alternately, in an order that changes from round to round (a balanced Latin
@@ -14,6 +14,10 @@
 // On a busy machine the medians of a 2-thread BLAS swing by tens of percent (a GEMM waits
 // for its slowest thread); the best times, printed beside them, and a run with
 // OPENBLAS_NUM_THREADS=1 are steadier. The load average at start is printed for that reason.
+//
+// --csv FILE also writes the table's rows as CSV, one line per (type, n, variant): benchmark,
+// type, n, P (1: one process), threads (OpenBLAS's), variant, reps, median_s, min_s, max_s,
+// gflops, vs_fastest (median / the fastest direct call's median), max_rel_diff.
 //
 // Build (one line):
 //   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DEIGEN_USE_BLAS -Wall -Wextra -Werror
@@ -63,15 +67,17 @@ struct options {
   int reps = 0;  // 0: 5 for n <= 1024, 3 above
   bool f32 = true, f64 = true;
   bool naive = true;
+  std::string csv;
 };
 
 [[noreturn]] void usage(const char* prog, int rc) {
   std::printf(
-      "usage: %s [--sizes=512,1024,2048] [--reps=N] [--types=f32,f64] [--no-naive]\n"
+      "usage: %s [--sizes=512,1024,2048] [--reps=N] [--types=f32,f64] [--no-naive] [--csv FILE]\n"
       "  --sizes  square sizes n (C = A * B, all n x n)\n"
       "  --reps   timed runs per variant (median reported); default 5 for n <= 1024, 3 above\n"
       "  --types  f32, f64 or both (comma separated)\n"
-      "  --no-naive  skip the plain triple loop (slow: about 10 s per run at n = 2048)\n",
+      "  --no-naive  skip the plain triple loop (slow: about 10 s per run at n = 2048)\n"
+      "  --csv    also write the rows as CSV\n",
       prog);
   std::exit(rc);
 }
@@ -81,7 +87,9 @@ options parse(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
     auto value = [&](const char* key) { return option_value(s, key); };
-    if (const char* v = value("--sizes=")) {
+    if (const char* f = csv_option(argc, argv, a)) {
+      o.csv = f;
+    } else if (const char* v = value("--sizes=")) {
       o.sizes = parse_sizes(v);
       if (o.sizes.empty()) usage(argv[0], 2);
     } else if (const char* r = value("--reps=")) {
@@ -155,7 +163,7 @@ struct summary_line {
 };
 
 template <class T>
-summary_line bench_one(std::int64_t n, const options& opt) {
+summary_line bench_one(std::int64_t n, const options& opt, csv_writer& csv) {
   const int reps = opt.reps > 0 ? opt.reps : (n <= 1024 ? 5 : 3);
   const std::size_t nn = static_cast<std::size_t>(n * n);
   std::vector<T> a(nn), b(nn);
@@ -242,8 +250,14 @@ summary_line bench_one(std::int64_t n, const options& opt) {
     const auto [lo, hi] = std::minmax_element(v.seconds.begin(), v.seconds.end());
     char range[64];
     std::snprintf(range, sizeof range, "%.2f..%.2f", *lo * 1e3, *hi * 1e3);
+    const double diff = rel_diff(*outs[x]);
     std::printf("  %-24s %10.2f %19s %9.1f %9.3fx %14.2e\n", v.name.c_str(), t * 1e3, range,
-                flop / t * 1e-9, t / fastest_direct, rel_diff(*outs[x]));
+                flop / t * 1e-9, t / fastest_direct, diff);
+    csv.row({"bench_matmul", type_name<T>(), csv_writer::cell(n), "1",
+             csv_writer::cell(openblas_get_num_threads()), v.name, csv_writer::cell(reps),
+             csv_writer::cell(t), csv_writer::cell(*lo), csv_writer::cell(*hi),
+             csv_writer::cell(flop / t * 1e-9), csv_writer::cell(t / fastest_direct),
+             csv_writer::cell(diff)});
   }
   if (!with_naive) std::printf("  (naive i-k-j loop skipped: --no-naive)\n");
   const double pct = (map_t / fastest_direct - 1.0) * 100.0;
@@ -272,6 +286,15 @@ summary_line bench_one(std::int64_t n, const options& opt) {
 
 int main(int argc, char** argv) {
   const options opt = parse(argc, argv);
+  csv_writer csv;
+  try {
+    csv = csv_writer(opt.csv, {"benchmark", "type", "n", "P", "threads", "variant", "reps",
+                               "median_s", "min_s", "max_s", "gflops", "vs_fastest",
+                               "max_rel_diff"});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_matmul: %s\n", e.what());
+    return 1;
+  }
   std::printf("bench_matmul: map C(i,j) += A(i,k)*B(k,j) via wp::run vs direct calls\n");
   std::printf("  OpenBLAS: %s; %d thread(s)\n", openblas_get_config(), openblas_get_num_threads());
 #if defined(EIGEN_USE_BLAS)
@@ -300,8 +323,8 @@ int main(int argc, char** argv) {
 
   std::vector<summary_line> lines;
   for (std::int64_t n : opt.sizes) {
-    if (opt.f32) lines.push_back(bench_one<float>(n, opt));
-    if (opt.f64) lines.push_back(bench_one<double>(n, opt));
+    if (opt.f32) lines.push_back(bench_one<float>(n, opt, csv));
+    if (opt.f64) lines.push_back(bench_one<double>(n, opt, csv));
   }
   std::printf("\nsummary\n");
   int missed = 0;

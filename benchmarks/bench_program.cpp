@@ -3,6 +3,7 @@
 // execute, gather to root), on the same grids, timed alternately in the same run.
 //
 //   mpirun -np P ./bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]
+//                                [--csv FILE]
 //
 // Workloads (float32): softmax over the last axis of x(B,H,S,L) as three maps (row max,
 // exp-sum, normalise), grid (P,1,1,1); a 3-layer MLP forward pass y = relu(relu(x W1) W2) W3
@@ -11,6 +12,10 @@
 // program reduce-scatters t: each rank receives only its block's partials). Prints per variant:
 // plan-build seconds, seconds per phase (medians), bytes received over all ranks (through
 // root and rank to rank), and the ratios program / through-root.
+//
+// --csv FILE (written by root) also writes the table's rows as CSV, one line per (workload,
+// variant): benchmark, workload, sizes (its sizes, "x"-separated), variant, P, reps, build_s,
+// scatter_s, execute_s, gather_s, total_s (medians), bytes_via_root, bytes_rank_to_rank.
 #include <workpart/workpart.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -23,6 +28,7 @@
 #include "bench_common.hpp"
 
 namespace wp = workpart;
+using workpart_bench::csv_writer;
 using workpart_bench::median;
 
 namespace {
@@ -38,11 +44,24 @@ long long sum_over_ranks(const boost::mpi::communicator& c, long long v) {
   return t;
 }
 
-void print_row(const wp::context& ctx, const char* work, const char* variant, const figures& f) {
+/// A workload's sizes as one CSV cell: "8x16x512x512".
+std::string sizes_text(const std::vector<std::int64_t>& sizes) {
+  std::string t;
+  for (const std::int64_t n : sizes) t += (t.empty() ? "" : "x") + std::to_string(n);
+  return t;
+}
+
+void print_row(const wp::context& ctx, const char* work, const std::string& sizes, const char* variant,
+               const figures& f, csv_writer& csv) {
   if (!ctx.is_root()) return;
   std::printf("%-8s %-13s %3d  %8.4f  %8.4f %8.4f %8.4f %8.4f  %12lld %12lld\n", work, variant,
               ctx.size(), median(f.build), median(f.scatter), median(f.execute), median(f.gather),
               median(f.total), f.bytes_root, f.bytes_ranks);
+  csv.row({"bench_program", work, sizes, variant, csv_writer::cell(ctx.size()),
+           csv_writer::cell(f.total.size()), csv_writer::cell(median(f.build)),
+           csv_writer::cell(median(f.scatter)), csv_writer::cell(median(f.execute)),
+           csv_writer::cell(median(f.gather)), csv_writer::cell(median(f.total)),
+           csv_writer::cell(f.bytes_root), csv_writer::cell(f.bytes_ranks)});
 }
 void print_ratio(const wp::context& ctx, const char* work, const figures& p, const figures& r) {
   if (!ctx.is_root()) return;
@@ -54,7 +73,8 @@ void print_ratio(const wp::context& ctx, const char* work, const figures& p, con
 
 /// Times `reps` rounds of the program plan and of the map-by-map plans, alternating.
 template <class MakeProgram, class MakeSteps>
-void compare(const wp::context& ctx, const char* work, int reps, MakeProgram make_program, MakeSteps make_steps) {
+void compare(const wp::context& ctx, const char* work, const std::string& sizes, int reps, csv_writer& csv,
+             MakeProgram make_program, MakeSteps make_steps) {
   figures prog, steps;
   for (int r = 0; r < reps + 1; ++r) {  // round 0 warms up
     for (int v : {r % 2, 1 - r % 2}) {
@@ -117,8 +137,8 @@ void compare(const wp::context& ctx, const char* work, int reps, MakeProgram mak
       }
     }
   }
-  print_row(ctx, work, "program", prog);
-  print_row(ctx, work, "through-root", steps);
+  print_row(ctx, work, sizes, "program", prog, csv);
+  print_row(ctx, work, sizes, "through-root", steps, csv);
   print_ratio(ctx, work, prog, steps);
 }
 
@@ -153,15 +173,18 @@ int main(int argc, char** argv) {
   wp::context ctx(argc, argv);
   int reps = 5;
   std::vector<std::int64_t> sm{8, 16, 512, 512}, mlp{2048, 512, 512}, sk{2097152, 16};
+  std::string csv_path;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
-    if (const char* v = workpart_bench::option_value(s, "--reps=")) reps = std::max(1, std::atoi(v));
+    if (const char* f = workpart_bench::csv_option(argc, argv, a)) csv_path = f;
+    else if (const char* v = workpart_bench::option_value(s, "--reps=")) reps = std::max(1, std::atoi(v));
     else if (const char* v2 = workpart_bench::option_value(s, "--softmax=")) sm = workpart_bench::parse_sizes(v2);
     else if (const char* v3 = workpart_bench::option_value(s, "--mlp=")) mlp = workpart_bench::parse_sizes(v3);
     else if (const char* v4 = workpart_bench::option_value(s, "--splitk=")) sk = workpart_bench::parse_sizes(v4);
     else {
       if (ctx.is_root())
-        std::fprintf(stderr, "usage: bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]\n");
+        std::fprintf(stderr, "usage: bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]\n"
+                             "                     [--csv FILE]\n");
       return 2;
     }
   }
@@ -170,7 +193,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::int64_t P = ctx.size();
+  csv_writer csv;
   if (ctx.is_root()) {
+    try {
+      csv = csv_writer(csv_path, {"benchmark", "workload", "sizes", "variant", "P", "reps", "build_s", "scatter_s",
+                                  "execute_s", "gather_s", "total_s", "bytes_via_root", "bytes_rank_to_rank"});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_program: %s\n", e.what());
+      MPI_Abort(ctx.comm(), 1);
+    }
     std::printf("bench_program: %d rank(s), %d timed rounds (medians), float32\n", ctx.size(), reps);
     std::printf("%-8s %-13s %3s  %8s  %8s %8s %8s %8s  %12s %12s\n", "work", "variant", "np", "build s",
                 "scatter", "execute", "gather", "total s", "B via root", "B rank-rank");
@@ -189,7 +220,7 @@ int main(int argc, char** argv) {
     auto m3 = wp::map("norm", wp::space(B, H, S, L), y(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)) / sum(b, h, s));
     const wp::grid_shape g{P, 1, 1, 1};
     compare(
-        ctx, "softmax", reps,
+        ctx, "softmax", sizes_text(sm), reps, csv,
         [&] {
           wp::schedule sc;
           sc.set(m1, g).set(m2, g).set(m3, g);
@@ -213,7 +244,7 @@ int main(int argc, char** argv) {
     auto f3 = wp::map("fc3", wp::space(N, D, H), y(i, n) += a2(i, k) * W3(k, n));
     const wp::grid_shape g3{P, 1, 1}, g2{P, 1};
     compare(
-        ctx, "mlp", reps,
+        ctx, "mlp", sizes_text(mlp), reps, csv,
         [&] {
           wp::schedule sc;
           sc.set(f1, g3).set(r1, g2).set(f2, g3).set(r2, g2).set(f3, g3);
@@ -239,7 +270,7 @@ int main(int argc, char** argv) {
     auto f = wp::map("tanh", wp::space(I), y(i) = wp::tanh(t(i)));
     const wp::grid_shape gk{1, P}, gi{P};
     compare(
-        ctx, "splitk", reps,
+        ctx, "splitk", sizes_text(sk), reps, csv,
         [&] {
           wp::schedule sc;
           sc.set(mv, gk).set(f, gi);

@@ -12,6 +12,10 @@
 //
 //   bench_scaling_on_paper [--n N] [--max-p P] [--csv FILE]
 //
+// --csv FILE also writes the table's rows as CSV (benchmarks/plot.py reads its column names,
+// kept as they are: no `benchmark` column): P, scheme, grid, plan_seconds, busiest_rank_bytes,
+// root_bytes, total_bytes, model_seconds, lower_bound_bytes, ratio.
+//
 // Space order (i, k, j), C(i, j) += A(i, k) * B(k, j): data-parallel is (P,1,1),
 // reduction-parallel (1,P,1), 2-D (a,1,b) with a*b = P as square as can be, 3-D (a,b,c) as
 // cubic as can be. Planning seconds are measured here (P = 4096 must plan in under 1 s).
@@ -26,8 +30,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
+
 namespace wp = workpart;
 using wp::index_t;
+using workpart_bench::csv_writer;
 
 namespace {
 
@@ -66,7 +73,7 @@ int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--n") && a + 1 < argc) n = std::atoll(argv[++a]);
     else if (!std::strcmp(argv[a], "--max-p") && a + 1 < argc) max_p = std::atoll(argv[++a]);
-    else if (!std::strcmp(argv[a], "--csv") && a + 1 < argc) csv = argv[++a];
+    else if (const char* f = workpart_bench::csv_option(argc, argv, a)) csv = f;
     else {
       std::fprintf(stderr, "usage: bench_scaling_on_paper [--n N] [--max-p P] [--csv FILE]\n");
       return 2;
@@ -77,14 +84,14 @@ int main(int argc, char** argv) {
   auto [i, k, j] = wp::indices<3>();
   auto mm = wp::map("matmul", wp::space(n, n, n), C(i, j) += A(i, k) * B(k, j));
 
-  std::FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
-  if (!csv.empty() && !out) {
-    std::fprintf(stderr, "bench_scaling_on_paper: cannot write %s\n", csv.c_str());
+  csv_writer out;
+  try {
+    out = csv_writer(csv, {"P", "scheme", "grid", "plan_seconds", "busiest_rank_bytes", "root_bytes",
+                           "total_bytes", "model_seconds", "lower_bound_bytes", "ratio"});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_scaling_on_paper: %s\n", e.what());
     return 1;
   }
-  if (out)
-    std::fprintf(out, "P,scheme,grid,plan_seconds,busiest_rank_bytes,root_bytes,total_bytes,model_seconds,"
-                      "lower_bound_bytes,ratio\n");
   std::printf("matmul %lld^3 float64, plans built on paper; model flops %.3g/s, alpha %.3g s, beta %.3g s/B\n",
               (long long)n, model.flops, model.alpha, model.beta);
   std::printf("lower bound W(P) = 3 (n^3/P)^(2/3) - 3 n^2/P words (Al Daas et al., SPAA 2022), x 8 B\n");
@@ -110,12 +117,10 @@ int main(int argc, char** argv) {
       std::printf("%6lld  %-14s %-14s %9.3f %14lld %14lld %16lld %11.4g %14.4g %7.2f\n", (long long)P, s.name,
                   s.g.str().c_str(), plan_s, (long long)busiest, (long long)root, (long long)total, secs, bound,
                   double(busiest) / bound);
-      if (out)
-        std::fprintf(out, "%lld,\"%s\",\"%s\",%.6f,%lld,%lld,%lld,%.6g,%.6g,%.4f\n", (long long)P, s.name,
-                     s.g.str().c_str(), plan_s, (long long)busiest, (long long)root, (long long)total, secs, bound,
-                     double(busiest) / bound);
+      out.row({csv_writer::cell(P), s.name, s.g.str(), csv_writer::cell(plan_s), csv_writer::cell(busiest),
+               csv_writer::cell(root), csv_writer::cell(total), csv_writer::cell(secs), csv_writer::cell(bound),
+               csv_writer::cell(double(busiest) / bound)});
     }
   }
-  if (out) std::fclose(out);
   return 0;
 }

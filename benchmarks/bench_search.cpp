@@ -5,7 +5,7 @@
 //   ./bench_search [--reps=5] [--p=8,16,32,64] [--sizes=10,50,250] [--naive-limit=3e7]
 //                  [--shape=transformer|inception|dag|chain2] [--write=FILE --p=64 --sizes=250]
 //                  [--scale=published.json[.gz] --p=16,32,64 [--max-dims=4]]
-//                  [tables.json[.gz] ...]
+//                  [--csv FILE] [tables.json[.gz] ...]
 //
 // Shapes (vertices ~ the size asked for):
 //   transformer  layers of 6 operations: a chain with an attention skip (b -> d) and a residual
@@ -29,6 +29,13 @@
 // `workpart-optimize --tables FILE`). --scale=FILE keeps a
 // published graph's topology and tuple lengths (at most --max-dims) and generates
 // configurations and costs for each --p: the published shapes at larger p.
+//
+// --csv FILE also writes the table's rows as CSV, one line per case: benchmark, case, shape
+// (transformer, inception, dag, chain2, the --scale file's name, or "file" for a table file),
+// p (the ranks the configurations are for; empty for a table file), vertices, edges, k_max,
+// max_dependent_set, max_table_rows, entries, search_s, runner_ups_s, naive_s, naive_ratio
+// (naive_s / search_s), peak_rss_bytes, agree (1 or 0); the naive cells are empty where the
+// naive DP was skipped.
 
 #include <workpart/optimize/cost_graph.hpp>
 #include <workpart/optimize/search.hpp>
@@ -53,6 +60,7 @@
 #include "bench_common.hpp"
 
 namespace wp = workpart;
+using workpart_bench::csv_writer;
 using workpart_bench::median;
 
 namespace {
@@ -289,12 +297,21 @@ double naive_dp(const wp::cost_graph& g, const wp::search_result& r, std::vector
 
 // ------------------------------------------------------------------------ timing
 
+/// A count held in a double (table rows, entries: they may pass 2^63) as a CSV cell, every digit.
+std::string whole(double x) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.0f", x);
+  return buf;
+}
+
 void header() {
   std::printf("%-24s %5s %5s %5s %3s %10s %10s %9s %9s %9s %7s %8s %s\n", "case", "V", "E", "Kmax", "|D|",
               "max rows", "entries", "search s", "+runner s", "naive s", "naive/x", "peak MB", "agree");
 }
 
-void bench(const std::string& name, const wp::cost_graph& g, int reps, double naive_limit) {
+/// Times one case and prints its row; `shape` and `p` (0: unknown) are for the CSV row.
+void bench(const std::string& name, const std::string& shape, std::int64_t p, const wp::cost_graph& g, int reps,
+           double naive_limit, csv_writer& csv) {
   const wp::search_result first = wp::pase_search(g, {.runner_ups = false});
   const bool do_naive = first.work <= naive_limit;
   std::vector<double> t_search, t_ru, t_naive;
@@ -326,6 +343,7 @@ void bench(const std::string& name, const wp::cost_graph& g, int reps, double na
   for (std::size_t v = 0; v < g.num_vertices(); ++v) kmax = std::max(kmax, g.num_configs(v));
   const double ts = median(t_search);
   char naive[64] = "-", ratio[32] = "-", agree[64] = "-";
+  bool ok = false;
   if (do_naive) {
     std::snprintf(naive, sizeof naive, "%9.4f", median(t_naive));
     std::snprintf(ratio, sizeof ratio, "%6.0fx", median(t_naive) / std::max(ts, 1e-9));
@@ -333,13 +351,20 @@ void bench(const std::string& name, const wp::cost_graph& g, int reps, double na
     for (std::size_t v = 0; v < g.num_vertices(); ++v) naive_assign += g.vertex_cost(v, naive_config[v]);
     for (std::size_t e = 0; e < g.num_edges(); ++e)
       naive_assign += g.edge_cost(e, naive_config[g.edge_source(e)], naive_config[g.edge_target(e)]);
-    const bool ok = std::abs(naive_cost - first.cost) <= 1e-9 * std::abs(first.cost) &&
-                    std::abs(naive_assign - first.cost) <= 1e-9 * std::abs(first.cost);
+    ok = std::abs(naive_cost - first.cost) <= 1e-9 * std::abs(first.cost) &&
+         std::abs(naive_assign - first.cost) <= 1e-9 * std::abs(first.cost);
     std::snprintf(agree, sizeof agree, "%s", ok ? "yes" : "NO");
   }
+  const double peak = peak_mb();
   std::printf("%-24s %5zu %5zu %5zu %3zu %10.0f %10.3g %9.4f %9.4f %9s %7s %8.0f %s\n", name.c_str(),
               g.num_vertices(), g.num_edges(), kmax, first.max_dependent_set, first.largest_table_rows, first.work,
-              ts, median(t_ru), naive, ratio, peak_mb(), agree);
+              ts, median(t_ru), naive, ratio, peak, agree);
+  csv.row({"bench_search", name, shape, p > 0 ? csv_writer::cell(p) : "", csv_writer::cell(g.num_vertices()),
+           csv_writer::cell(g.num_edges()), csv_writer::cell(kmax), csv_writer::cell(first.max_dependent_set),
+           whole(first.largest_table_rows), whole(first.work), csv_writer::cell(ts),
+           csv_writer::cell(median(t_ru)), do_naive ? csv_writer::cell(median(t_naive)) : "",
+           do_naive ? csv_writer::cell(median(t_naive) / std::max(ts, 1e-9)) : "",
+           csv_writer::cell(std::llround(peak * 1048576.0)), do_naive ? (ok ? "1" : "0") : ""});
   std::fflush(stdout);
 }
 
@@ -353,9 +378,12 @@ int main(int argc, char** argv) {
   std::string write_to, only, scale;
   std::size_t max_dims = 8;
   std::vector<std::string> files;
+  std::string csv_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (const char* v = workpart_bench::option_value(a, "--reps=")) {
+    if (const char* f = workpart_bench::csv_option(argc, argv, i)) {
+      csv_path = f;
+    } else if (const char* v = workpart_bench::option_value(a, "--reps=")) {
       reps = std::max(1, std::atoi(v));
     } else if (const char* v = workpart_bench::option_value(a, "--p=")) {
       ps = workpart_bench::parse_sizes(v);
@@ -376,7 +404,7 @@ int main(int argc, char** argv) {
                    "usage: bench_search [--reps=5] [--p=8,16,32,64] [--sizes=10,50,250] [--naive-limit=3e7]\n"
                    "                    [--shape=transformer|inception|dag|chain2] [--write=FILE]\n"
                    "                    [--scale=FILE [--max-dims=N]]\n"
-                   "                    [tables.json[.gz] ...]\n");
+                   "                    [--csv FILE] [tables.json[.gz] ...]\n");
       return 2;
     } else {
       files.push_back(a);
@@ -399,13 +427,23 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  csv_writer csv;
+  try {
+    csv = csv_writer(csv_path, {"benchmark", "case", "shape", "p", "vertices", "edges", "k_max", "max_dependent_set",
+                                "max_table_rows", "entries", "search_s", "runner_ups_s", "naive_s", "naive_ratio",
+                                "peak_rss_bytes", "agree"});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_search: %s\n", e.what());
+    return 1;
+  }
   header();
   if (!scale.empty()) {  // a published topology at other p
     const wp::cost_graph like = wp::read_cost_tables(scale);
     const std::string base = scale.substr(scale.find_last_of('/') == std::string::npos ? 0 : scale.find_last_of('/') + 1);
     for (std::int64_t p : ps) {
       const wp::cost_graph g = scaled(like, p, max_dims, std::uint64_t(p));
-      bench(base.substr(0, base.find('.')) + "@p=" + std::to_string(p), g, reps, naive_limit);
+      const std::string stem = base.substr(0, base.find('.'));
+      bench(stem + "@p=" + std::to_string(p), stem, p, g, reps, naive_limit, csv);
     }
     return 0;
   }
@@ -415,7 +453,7 @@ int main(int argc, char** argv) {
       const wp::cost_graph g = wp::read_cost_tables(f);
       const double tr = now() - t0;
       std::string name = f.substr(f.find_last_of('/') == std::string::npos ? 0 : f.find_last_of('/') + 1);
-      bench(name, g, reps, naive_limit);
+      bench(name, "file", 0, g, reps, naive_limit, csv);
       std::printf("%-24s read %.4f s, optimal cost %.17g\n", "", tr, wp::pase_search(g, {.runner_ups = false}).cost);
     }
     return 0;
@@ -429,12 +467,13 @@ int main(int argc, char** argv) {
       for (const auto& [name, make] : shapes) {
         if (!only.empty() && only != name) continue;
         const wp::cost_graph g = make(p, std::size_t(n), std::uint64_t(p * 1000 + n));
-        bench(std::string(name) + " p=" + std::to_string(p) + " n=" + std::to_string(n), g, reps, naive_limit);
+        bench(std::string(name) + " p=" + std::to_string(p) + " n=" + std::to_string(n), name, p, g, reps,
+              naive_limit, csv);
       }
   for (std::int64_t p : {std::int64_t(256), std::int64_t(1024)}) {
     if (!only.empty() && only != "chain2") continue;
     const wp::cost_graph g = chain2(p, 250, std::uint64_t(p));
-    bench("chain2 p=" + std::to_string(p) + " n=250", g, reps, naive_limit);
+    bench("chain2 p=" + std::to_string(p) + " n=250", "chain2", p, g, reps, naive_limit, csv);
   }
   return 0;
 }
