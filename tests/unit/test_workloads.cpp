@@ -586,6 +586,104 @@ TEMPLATE_TEST_CASE("matmul over a space that starts above zero runs one GEMM on 
   check_array(C, want, mag);
 }
 
+// ---------------------------------------------------------------- index groups per role
+
+TEMPLATE_TEST_CASE("contractions with several indices per role fuse them into one GEMM",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  // Attention's projection: Q(b, s, h, d) += X(b, s, e) * W(e, h, d): rows (b, s), columns
+  // (h, d), contracted e; both groups are contiguous in every operand: one GEMM.
+  constexpr index_t Bt = 3, S = 5, H = 4, D = 3, E = 7;
+  auto [b, s, h, d, e] = wp::indices<5>();
+  wp::array<T, 3> X("X", {Bt, S, E}), W("W", {E, H, D});
+  wp::array<T, 4> Q("Q", {Bt, S, H, D});
+  fill_random(X, 91);
+  fill_random(W, 92);
+  fill_random(Q, 93);
+  const auto x = as_doubles(X), w = as_doubles(W);
+  auto want = as_doubles(Q);
+  std::vector<double> mag(want.size());
+  for (index_t p = 0; p < Bt; ++p)
+    for (index_t q = 0; q < S; ++q)
+      for (index_t r = 0; r < H; ++r)
+        for (index_t t = 0; t < D; ++t) {
+          const std::size_t o = std::size_t(((p * S + q) * H + r) * D + t);
+          mag[o] = std::abs(want[o]);
+          for (index_t u = 0; u < E; ++u) {
+            const double v = x[std::size_t((p * S + q) * E + u)] * w[std::size_t((u * H + r) * D + t)];
+            want[o] += v;
+            mag[o] += std::abs(v);
+          }
+        }
+  auto proj = wp::map("proj", wp::space(Bt, S, H, D, E), Q(b, s, h, d) += X(b, s, e) * W(e, h, d));
+  const std::string text = wp::explain_local(proj);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("gemm: C[(i0,i1) x (i2,i3)] += A[(i0,i1) x i4] * B[i4 x (i2,i3)]"));
+  const long before = gemm_calls();
+  wp::run(proj);
+  CHECK(gemm_calls() - before == 1);
+  check_array(Q, want, mag);
+
+  // The output projection: Y(b, s, f) += O(b, s, h, d) * V(h, d, f): two contracted indices.
+  constexpr index_t Fo = 6;
+  auto [b2, s2, f2, h2, d2] = wp::indices<5>();
+  wp::array<T, 3> Y("Y", {Bt, S, Fo});
+  wp::array<T, 3> V("V", {H, D, Fo});
+  fill_random(V, 94);
+  fill_random(Y, 95);
+  const auto q = as_doubles(Q), v = as_doubles(V);
+  auto want_y = as_doubles(Y);
+  std::vector<double> mag_y(want_y.size());
+  for (index_t p = 0; p < Bt * S; ++p)
+    for (index_t f = 0; f < Fo; ++f) {
+      const std::size_t o = std::size_t(p * Fo + f);
+      mag_y[o] = std::abs(want_y[o]);
+      for (index_t u = 0; u < H * D; ++u) {
+        const double t = q[std::size_t(p * H * D + u)] * v[std::size_t(u * Fo + f)];
+        want_y[o] += t;
+        mag_y[o] += std::abs(t);
+      }
+    }
+  auto out = wp::map("out", wp::space(Bt, S, Fo, H, D), Y(b2, s2, f2) += Q(b2, s2, h2, d2) * V(h2, d2, f2));
+  const long before_y = gemm_calls();
+  wp::run(out);
+  CHECK(gemm_calls() - before_y == 1);
+  check_array(Y, want_y, mag_y);
+}
+
+TEMPLATE_TEST_CASE("index groups that are not contiguous in an operand batch the outer index",
+                   "[workloads][matmul][gemm]", float, double) {
+  using T = TestType;
+  // C(i, j, l) += A(j, i, k) * B(k, l): rows (i, j) in C's order, but A holds j outside i, so
+  // i cannot fuse with j: one GEMM over j per i.
+  constexpr index_t I = 4, J = 5, L = 6, K = 7;
+  auto [i, j, l, k] = wp::indices<4>();
+  wp::array<T, 3> A("A", {J, I, K}), C("C", {I, J, L});
+  wp::array<T, 2> B("B", {K, L});
+  fill_random(A, 96);
+  fill_random(B, 97);
+  fill_random(C, 98);
+  const auto a = as_doubles(A), bb = as_doubles(B);
+  auto want = as_doubles(C);
+  std::vector<double> mag(want.size());
+  for (index_t x = 0; x < I; ++x)
+    for (index_t y = 0; y < J; ++y)
+      for (index_t z = 0; z < L; ++z) {
+        const std::size_t o = std::size_t((x * J + y) * L + z);
+        mag[o] = std::abs(want[o]);
+        for (index_t u = 0; u < K; ++u) {
+          const double t = a[std::size_t((y * I + x) * K + u)] * bb[std::size_t(u * L + z)];
+          want[o] += t;
+          mag[o] += std::abs(t);
+        }
+      }
+  auto mm = wp::map("strided_rows", wp::space(I, J, L, K), C(i, j, l) += A(j, i, k) * B(k, l));
+  const long before = gemm_calls();
+  wp::run(mm);
+  CHECK(gemm_calls() - before == I);
+  check_array(C, want, mag);
+}
+
 // ---------------------------------------------------------------- forms that must not dispatch
 
 TEMPLATE_TEST_CASE("contraction-like statements that are not a GEMM run as loops and agree",

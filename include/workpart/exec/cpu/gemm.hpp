@@ -8,6 +8,7 @@
 /// with neither matrix axis contiguous (a batch axis innermost) goes through a packed copy.
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -93,14 +94,31 @@ constexpr plain_axes<Acc, N> plain_axes_of() {
   return r;
 }
 
-/// The dimension roles of a contraction in a space of rank N.
+/// The dimension roles of a contraction in a space of rank N. A role may hold several
+/// dimensions (attention's Q(b, s, h, d) += X(b, s, e) * W(e, h, d): m = {b, s}, n = {h, d}),
+/// listed outermost first as the axes of C (m, n) or A (k) order them; at run time the
+/// innermost of them that are contiguous in every operand fuse into one GEMM dimension and
+/// the others join the batch loop.
 template <int N>
 struct contraction_dims {
+  static constexpr int cap = N > 0 ? N : 1;
   bool ok = false;
-  int m = -1, n = -1, k = -1;
-  int batch[N > 0 ? N : 1] = {};
+  int m[cap] = {}, n[cap] = {}, k[cap] = {};
+  int nm = 0, nn = 0, nk = 0;
+  int batch[cap] = {};
   int nbatch = 0;
 };
+
+/// Sorts dims[0, count) by the axis each has in an access (outermost axis first).
+template <int N>
+constexpr void order_by_axis(int* dims, int count, const int* axis_of) {
+  for (int x = 1; x < count; ++x)
+    for (int y = x; y > 0 && axis_of[dims[y - 1]] > axis_of[dims[y]]; --y) {
+      const int t = dims[y];
+      dims[y] = dims[y - 1];
+      dims[y - 1] = t;
+    }
+}
 
 template <int N, class Stmt>
 constexpr contraction_dims<N> contraction_of() {
@@ -124,16 +142,18 @@ constexpr contraction_dims<N> contraction_of() {
       constexpr auto pa = plain_axes_of<A, N>();
       constexpr auto pb = plain_axes_of<B, N>();
       if (!pc.ok || !pa.ok || !pb.ok) return r;
-      int nm = 0, nn = 0, nk = 0;
       for (int d = 0; d < N; ++d) {
         const bool c = pc.axis_of[d] >= 0, a = pa.axis_of[d] >= 0, b = pb.axis_of[d] >= 0;
         if (c && a && b) r.batch[r.nbatch++] = d;
-        else if (c && a) { r.m = d; ++nm; }
-        else if (c && b) { r.n = d; ++nn; }
-        else if (a && b) { r.k = d; ++nk; }
+        else if (c && a) r.m[r.nm++] = d;
+        else if (c && b) r.n[r.nn++] = d;
+        else if (a && b) r.k[r.nk++] = d;
         else return r;  // an index in one operand alone (or nowhere) is not a GEMM
       }
-      r.ok = nm <= 1 && nn <= 1 && nk <= 1;
+      order_by_axis<N>(r.m, r.nm, pc.axis_of);
+      order_by_axis<N>(r.n, r.nn, pc.axis_of);
+      order_by_axis<N>(r.k, r.nk, pa.axis_of);
+      r.ok = true;
       return r;
     }
   }
@@ -205,6 +225,31 @@ void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t 
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
+/// One GEMM dimension of a role at run time: the innermost dims of the role that are
+/// contiguous in every operand holding them, fused (extent and the innermost's steps); the
+/// role's other dims are appended to `loops` (the batch loop).
+struct fused_dim {
+  index_t ext = 1;
+  int inner = -1;  // the innermost dim (its steps are the fused dimension's), -1: no dim
+};
+template <class X, class Y>
+fused_dim fuse_role(const int* dims, int count, const X& x, const Y& y, const index_t* lo,
+                    const index_t* hi, int* loops, int& nloops) {
+  fused_dim f;
+  if (count == 0) return f;
+  auto ext = [&](int d) { return hi[d] - lo[d]; };
+  int first = count - 1;  // fuse dims[first .. count) while each outer one steps over the inner
+  while (first > 0) {
+    const int o = dims[first - 1], i = dims[first];
+    if (x.step(o) != x.step(i) * ext(i) || y.step(o) != y.step(i) * ext(i)) break;
+    --first;
+  }
+  for (int j = 0; j < first; ++j) loops[nloops++] = dims[j];
+  f.inner = dims[count - 1];
+  for (int j = first; j < count; ++j) f.ext *= ext(dims[j]);
+  return f;
+}
+
 /// Runs a recognised contraction over the box [lo, hi) of the space on bound buffers.
 template <int N, class Stmt, class WEnv, class REnv>
 void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const index_t* lo,
@@ -217,22 +262,27 @@ void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const i
   const auto bc = st.lhs.bind(wenv, 0);
   const auto ba = A.bind(renv, 0);
   const auto bb = B.bind(renv, 0);
-  auto ext = [&](int d) { return d < 0 ? index_t(1) : std::max<index_t>(0, hi[d] - lo[d]); };
-  const index_t m = ext(cd.m), n = ext(cd.n), k = ext(cd.k);
+  for (int d = 0; d < N; ++d)
+    if (hi[d] <= lo[d]) return;
+  int loops[max_dims] = {};
+  int nloops = 0;
+  for (int b = 0; b < cd.nbatch; ++b) loops[nloops++] = cd.batch[b];
+  const fused_dim fm = fuse_role(cd.m, cd.nm, bc, ba, lo, hi, loops, nloops);
+  const fused_dim fn = fuse_role(cd.n, cd.nn, bc, bb, lo, hi, loops, nloops);
+  const fused_dim fk = fuse_role(cd.k, cd.nk, ba, bb, lo, hi, loops, nloops);
+  // Batch points in the space's order (outer dims first); one GEMM each.
+  std::sort(loops, loops + nloops);
   auto st_of = [](const auto& bound, int d) { return d < 0 ? index_t(0) : bound.step(d); };
   index_t pt[max_dims] = {};
   for (int d = 0; d < N; ++d) pt[d] = lo[d];
-  for (int d = 0; d < N; ++d)
-    if (hi[d] <= lo[d]) return;
   const T alpha = static_cast<T>(F::scale(st.rhs));
-  // Batch points in row-major order; one GEMM each.
   for (;;) {
-    gemm_strided<T>(m, n, k, alpha, ba.ptr(pt), st_of(ba, cd.m), st_of(ba, cd.k), bb.ptr(pt),
-                    st_of(bb, cd.k), st_of(bb, cd.n), bc.ptr(pt), st_of(bc, cd.m),
-                    st_of(bc, cd.n));
-    int b = cd.nbatch - 1;
+    gemm_strided<T>(fm.ext, fn.ext, fk.ext, alpha, ba.ptr(pt), st_of(ba, fm.inner),
+                    st_of(ba, fk.inner), bb.ptr(pt), st_of(bb, fk.inner), st_of(bb, fn.inner),
+                    bc.ptr(pt), st_of(bc, fm.inner), st_of(bc, fn.inner));
+    int b = nloops - 1;
     for (; b >= 0; --b) {
-      const int d = cd.batch[b];
+      const int d = loops[b];
       if (++pt[d] < hi[d]) break;
       pt[d] = lo[d];
     }
@@ -241,13 +291,24 @@ void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const i
 }
 
 inline std::string dim_name(int d) { return d < 0 ? std::string("1") : "i" + std::to_string(d); }
+/// A role's dims: "i3", "(i0,i1)" (fused where contiguous), or "1" (none).
+inline std::string role_name(const int* dims, int count) {
+  if (count == 0) return "1";
+  if (count == 1) return dim_name(dims[0]);
+  std::string s = "(";
+  for (int j = 0; j < count; ++j) s += (j ? "," : "") + dim_name(dims[j]);
+  return s + ")";
+}
 
 template <int N, class Stmt>
 std::string contraction_text() {
   constexpr contraction_dims<N> cd = contraction_of<N, Stmt>();
-  std::string s = "gemm: C[" + dim_name(cd.m) + " x " + dim_name(cd.n) + "] += A[" +
-                  dim_name(cd.m) + " x " + dim_name(cd.k) + "] * B[" + dim_name(cd.k) + " x " +
-                  dim_name(cd.n) + "]";
+  const std::string m = role_name(cd.m, cd.nm), n = role_name(cd.n, cd.nn),
+                    k = role_name(cd.k, cd.nk);
+  std::string s = "gemm: C[" + m + " x " + n + "] += A[" + m + " x " + k + "] * B[" + k +
+                  " x " + n + "]";
+  if (cd.nm > 1 || cd.nn > 1 || cd.nk > 1)
+    s += " (grouped indices fused where contiguous, else batched)";
   if (cd.nbatch == 0) return s + ", no batch";
   s += ", batched over";
   for (int b = 0; b < cd.nbatch; ++b) s += " " + dim_name(cd.batch[b]);
