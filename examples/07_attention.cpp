@@ -15,7 +15,8 @@
 // and the next block reads all of Y on every rank: one Allreduce of the B*S*E elements of Y
 // (each rank gives its partial sums and gets the total) — the only rank-to-rank traffic,
 // which the example asserts from plan.stats(). (Give at least as many heads as ranks: a
-// rank with no head would hold no partial Y, and that split is refused.)
+// rank with no head holds zero partials of Y, and the combine the program then picks by
+// bytes is not the one Allreduce asserted here; the results are still checked and right.)
 // Root checks Y and Z against plain loops (all rows at small sizes; at large sizes rows of
 // batch 0 only, which need all of K and V of that batch).
 #include <workpart/workpart.hpp>

@@ -333,6 +333,55 @@ TEST_CASE("programs: a split reduction read by the next map", "[mpi][programs]")
   }
 }
 
+TEST_CASE("programs: a split reduction over more ranks than its extent, read by the next map",
+          "[mpi][programs]") {
+  // K = 2 split over P ranks: at P = 3 and 4 some ranks hold no k at all. They join their
+  // group with identity partials, so the partial sums combine rank to rank as usual.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, k] = wp::indices<2>();
+  constexpr index_t I = 7, K = 2;
+  auto xf = [](index_t a, index_t b) { return double((a * 5 + b * 3) % 7) - 3.0; };
+  auto wf = [](index_t b) { return double(b) + 0.5; };
+  std::vector<double> t_want(I), y_want(I);
+  for (index_t a = 0; a < I; ++a) {
+    double t = 0.25;
+    for (index_t b = 0; b < K; ++b) t += xf(a, b) * wf(b);
+    t_want[std::size_t(a)] = t;
+    y_want[std::size_t(a)] = 2.0 * t - 1.0;
+  }
+  for (const bool max_kind : {false, true}) {
+    INFO((max_kind ? "max_into" : "+=") << " on " << P << " ranks");
+    wp::array<double, 2> x("x", {I, K});
+    wp::array<double, 1> w("w", {K}), t("t", {I}), y("y", {I});
+    fill2(x, xf);
+    fill1(w, wf);
+    fill1(t, [](index_t) { return 0.25; });
+    std::vector<double> tw = t_want, yw = y_want;
+    if (max_kind)
+      for (index_t a = 0; a < I; ++a) {
+        double m = 0.25;
+        for (index_t b = 0; b < K; ++b) m = std::max(m, xf(a, b) * wf(b));
+        tw[std::size_t(a)] = m;
+        yw[std::size_t(a)] = 2.0 * m - 1.0;
+      }
+    auto run = [&](auto m1) {
+      auto m2 = wp::map("f", wp::space(I), y(i) = t(i) * 2.0 - 1.0);
+      wp::schedule s;
+      s.set(m1, wp::grid_shape{1, index_t(P)});
+      s.set(m2, wp::grid_shape{index_t(P)});
+      auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
+      plan.run();
+      REQUIRE(compare_on_root(ctx.comm(), y, yw, 1e-12) == "");
+      REQUIRE(compare_on_root(ctx.comm(), t, tw, 1e-12) == "");
+      REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+      REQUIRE(plan.explain().find("combined on root") == std::string::npos);
+    };
+    if (max_kind) run(wp::map("rowmax", wp::space(I, K), wp::max_into(t(i), x(i, k) * w(k))));
+    else run(wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)));
+  }
+}
+
 TEST_CASE("programs: a one-map program is the one-map plan", "[mpi][programs]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();

@@ -54,7 +54,10 @@ struct comm_step {
 };
 
 /// Grid dimensions along which every rank's box equals the box at coordinate 0 there.
-inline std::vector<int> group_dims(const grid_shape& g, const std::vector<box>& boxes, int active) {
+/// `empty_joins`: a rank whose box is empty counts as holding its group's box (for partial
+/// results: a rank whose block along a split reduction is empty holds identity partials).
+inline std::vector<int> group_dims(const grid_shape& g, const std::vector<box>& boxes, int active,
+                                   bool empty_joins = false) {
   std::vector<int> dims;
   for (int d = 0; d < g.rank(); ++d) {
     if (g.dims[d] <= 1) continue;
@@ -62,7 +65,7 @@ inline std::vector<int> group_dims(const grid_shape& g, const std::vector<box>& 
     for (int r = 0; r < active && same; ++r) {
       auto c = grid_coords(g, r);
       c[d] = 0;
-      same = boxes[r] == boxes[grid_rank(g, c)];
+      same = boxes[r] == boxes[grid_rank(g, c)] || (empty_joins && boxes[r].empty());
     }
     if (same) dims.push_back(d);
   }
@@ -348,7 +351,19 @@ inline array_solution solve_array(const array_use& use_in, const std::vector<box
     // ---- writes ----
     if (use.written) {
       const bool conflicted = use.write_kind != combine::assign;
-      if (conflicted) ap.wgroup = group_dims(g, ap.wbox, active);
+      if (conflicted) {
+        // More ranks along a split reduction than its extent leaves some with an empty block:
+        // they join their group with identity partials of its box (filled at scatter, never
+        // written), so that the group combines like any other instead of overlapping.
+        ap.wgroup = group_dims(g, ap.wbox, active, true);
+        if (!ap.wgroup.empty())
+          for (int r = 0; r < active; ++r) {
+            if (!ap.wbox[r].empty()) continue;
+            auto c = grid_coords(g, r);
+            for (int d : ap.wgroup) c[d] = 0;
+            ap.wbox[r] = ap.wbox[grid_rank(g, c)];
+          }
+      }
       std::vector<int> leaders;
       for (int r = 0; r < active; ++r) {
         if (ap.wbox[r].empty()) continue;
