@@ -45,6 +45,7 @@
 
 #include "bench_common.hpp"
 #pragma GCC diagnostic pop
+#include "bench_mpi.hpp"
 
 #include <mpi.h>
 
@@ -59,16 +60,8 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
-// OpenBLAS's thread count, where OpenBLAS is the BLAS linked in (weak: absent elsewhere).
-extern "C" int openblas_get_num_threads(void) __attribute__((weak));
 
 #if defined(WORKPART_HAVE_SCALAPACK)
 // BLACS and ScaLAPACK (Debian libscalapack-openmpi-dev ships no C header). The PBLAS and
@@ -174,27 +167,6 @@ options parse(int argc, char** argv, bool root) {
   o.scalapack = false;
 #endif
   return o;
-}
-
-/// A barrier whose waiting ranks sleep instead of spinning: while root runs the one-process
-/// GEMM alone, the other ranks must not take CPU time from it (MPI_Barrier busy-polls).
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  MPI_Ibarrier(comm, &req);
-  int done = 0;
-  for (;;) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    const timespec pause{0, 200000};  // 0.2 ms
-    nanosleep(&pause, nullptr);
-  }
-}
-
-/// The slowest rank's value of x (on root).
-double slowest(double x, MPI_Comm comm) {
-  double worst = 0;
-  MPI_Reduce(&x, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  return worst;
 }
 
 template <class T>
@@ -606,42 +578,7 @@ int main(int argc, char** argv) {
 #if !defined(WORKPART_HAVE_SCALAPACK)
     std::printf("  ScaLAPACK: not built in (apt-get install libscalapack-openmpi-dev, reconfigure)\n");
 #endif
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-    int len = 0;
-    MPI_Get_library_version(lib, &len);
-    std::string first = lib;
-    first = first.substr(0, first.find_first_of(",\n"));
-    std::printf("  MPI: %s; P = %d processes\n", first.c_str(), P);
-    auto env = [](const char* v) {
-      const char* s = std::getenv(v);
-      return s ? s : "(unset)";
-    };
-    std::printf("  OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s", env("OMP_NUM_THREADS"),
-                env("OPENBLAS_NUM_THREADS"));
-    if (openblas_get_num_threads) std::printf("; OpenBLAS threads: %d", openblas_get_num_threads());
-#if defined(_OPENMP)
-    std::printf("; OpenMP max threads: %d", omp_get_max_threads());
-#endif
-    std::printf("\n");
-#if defined(EIGEN_USE_BLAS)
-    std::printf("  Eigen %d.%d.%d with EIGEN_USE_BLAS (GEMMs, the plan's local ones included, call "
-                "the BLAS; ScaLAPACK calls the same BLAS)\n",
-                EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
-#else
-    std::printf("  Eigen %d.%d.%d with its own kernels (no EIGEN_USE_BLAS)\n", EIGEN_WORLD_VERSION,
-                EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
-#endif
-    const unsigned cpus = std::thread::hardware_concurrency();
-    std::printf("  machine: %u vCPU(s) seen by this process", cpus);
-    if (cpus > 0 && unsigned(P) > cpus)
-      std::printf("; P = %d is oversubscribed: efficiency above %u/P = %.2f cannot be expected", P,
-                  cpus, double(cpus) / P);
-    std::printf("\n");
-    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // the machine may be shared
-      char buf[128] = {};
-      if (std::fgets(buf, sizeof buf, f)) std::printf("  load average at start: %s", buf);
-      std::fclose(f);
-    }
+    print_run_environment(P);
     std::printf("  phase seconds are the slowest rank's; MB = 1e6 B received, summed over ranks "
                 "(= : as predicted); vs SL: ScaLAPACK seconds / workpart seconds\n");
     std::fflush(stdout);
