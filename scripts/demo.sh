@@ -6,8 +6,9 @@
 # and three maps), 07_attention (Megatron self-attention, head-parallel: one Allreduce),
 # 08_mlp_layernorm (the MLP's partial sums reduce-scattered into the layer norm's rows) and
 # 09_jacobi (a stencil iterated: halos only) and 10_spmv (CSR: each rank gets exactly its rows'
-# entries), at demo sizes (the examples' defaults are the
-# evaluation's sizes).
+# entries), and 11_device (the device backend: on the CPU through Thrust's OpenMP system,
+# when the CUDA toolkit's Thrust headers are there), at demo sizes (the examples' defaults are
+# the evaluation's sizes).
 # Extra arguments go to 02_distribute (M N K).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +31,8 @@ mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/07_attention 2 6
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/08_mlp_layernorm 64 64 256
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/09_jacobi 256 256 20
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/10_spmv 20000 20000 1
+# The device backend needs Thrust (the CUDA toolkit's headers): built only where CMake found it.
+if ninja -C build -t targets all 2>/dev/null | grep -q '^11_device:'; then
+  cmake --build build --target 11_device
+  mpirun --allow-run-as-root --oversubscribe -np 2 build/examples/11_device 256 2048 512
+fi

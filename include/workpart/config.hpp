@@ -4,10 +4,26 @@
 
 #include <cstdint>
 
+// Every evaluation path of an expression node runs on the host and in device code.
 #if defined(__CUDACC__)
-#define WORKPART_HOST_DEVICE __host__ __device__
+#define WORKPART_HD __host__ __device__
 #else
-#define WORKPART_HOST_DEVICE
+#define WORKPART_HD
+#endif
+#define WORKPART_HOST_DEVICE WORKPART_HD
+
+// The device system the device path (wp::backend::cuda) is built for: CUDA under nvcc, else
+// Thrust's OpenMP system when the program links workpart::device_omp (WORKPART_DEVICE_OMP),
+// else none (asking for the backend is then a wp::backend_error).
+#define WORKPART_DEVICE_NONE 0
+#define WORKPART_DEVICE_CUDA 1
+#define WORKPART_DEVICE_OMP_SYSTEM 2
+#if defined(__CUDACC__)
+#define WORKPART_DEVICE_SYSTEM WORKPART_DEVICE_CUDA
+#elif defined(WORKPART_DEVICE_OMP)
+#define WORKPART_DEVICE_SYSTEM WORKPART_DEVICE_OMP_SYSTEM
+#else
+#define WORKPART_DEVICE_SYSTEM WORKPART_DEVICE_NONE
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -238,12 +238,17 @@ TEST_CASE("errors: statements a plan cannot distribute", "[mpi][distribute][erro
     REQUIRE_THAT(msg, Contains("'twice'") && Contains("'out'") && Contains("before and after"));
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
   }
-  SECTION("the CUDA backend in a CPU build") {
-#if !defined(WORKPART_ENABLE_CUDA)
+  SECTION("the device backend in a build without a device system") {
+    // This test is built with g++ and without workpart::device_omp: no device system.
+    static_assert(!wp::detail::has_device_system);
     auto m = wp::map("gpu", wp::space(n), out(i) = x(i));
     REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda}),
-                      wp::plan_error);
-#endif
+                      wp::backend_error);
+    const std::string msg = what_of([&] {
+      wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda});
+    });
+    REQUIRE_THAT(msg, Contains("'gpu'") && Contains("workpart::device_omp") && Contains("backend::cpu"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
   }
   SECTION("naming an array the plan does not use") {
     auto plan = wp::distribute(wp::map("named", wp::space(n), out(i) = x(i)), wp::grid_shape{p}, ctx);

@@ -15,11 +15,13 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <cstdio>
 #include <thread>
 #include <string>
 #include <vector>
 
+#include "../exec/device/executor.hpp"
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
 #include "../schedule/inspect.hpp"
@@ -70,9 +72,10 @@ class map_plan {
     std::uint64_t print = 0;
     const detail::failure f = detail::capture([&] {
       map_.require_valid();  // an out-of-bounds access or a race found when the map was built
+      // The device backend: refused here (every rank alike, through agree()) when this build
+      // has no device system or this rank no device.
       if (opt.backend == backend::cuda)
-        throw plan_error("wp::distribute: map '" + m.name() +
-                         "': the CUDA backend is not available in this build; use backend::cpu");
+        device_ = std::make_shared<detail::device_context>(m.name(), MPI_Comm(comm_));
       detail::check_grid(map_.name(), grid_, N, size_);
       cons_ = detail::extract_constraints(map_, grid_, size_);
       block_ = cons_.blocks[rank_];
@@ -91,7 +94,7 @@ class map_plan {
       generated_ = agree_generated();
       if (inspect) inspect_ranges();
       build_arrays();
-      root_only_ = only_root_works();
+      root_only_ = !device_ && only_root_works();  // the device backend always runs on the device
       explain_ = make_explain();
       make_groups();
     });
@@ -258,6 +261,7 @@ class map_plan {
   }
   void scatter_agreed() {
     const double t0 = MPI_Wtime();
+    device_current_ = false;
     // Until this scatter completes the ranks' buffers hold nothing to gather.
     scattered_ = false;
     failed_ = "scatter() failed";
@@ -330,31 +334,51 @@ class map_plan {
   void run_block() {
     check_alive();
     if (block_.empty(N)) return;
-    detail::buffer_env renv, wenv;
+    if constexpr (detail::has_device_system) {
+      if (device_) {
+        detail::device_executor ex(*device_, !device_current_);
+        device_current_ = false;  // until every statement ran: a failure leaves them partial
+        run_block_with(ex);
+        device_current_ = true;
+        return;
+      }
+    }
+    detail::host_executor ex;
+    run_block_with(ex);
+  }
+  /// The backend's executor (exec/local.hpp, exec/device/executor.hpp) on this rank's blocks.
+  template <class Executor>
+  void run_block_with(Executor& ex) {
     for (auto& ap : arrays_) {
+      const std::size_t es = ap.use.elem_size;
+      const auto& rb = ap.rbox[rank_];
+      const auto& wb = ap.wbox[rank_];
       if (ap.use.read && !ap.reads_own_writes)
-        renv.add(ap.use.id, detail::view_of(ap.use, ap.rbox[rank_], detail::read_data(ap)));
+        ex.add_read(ap.use.id, detail::view_of(ap.use, rb, detail::read_data(ap)), rb.size() * es);
       if (ap.use.written)
-        wenv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
+        ex.add_write(ap.use.id, detail::view_of(ap.use, wb, detail::buf_data(ap.wbuf)), wb.size() * es);
       // a left side's array read nowhere (the right side never binds it), or read from what
       // this rank wrote before: reads see the write buffer
       if (!ap.use.read || ap.reads_own_writes)
-        renv.add(ap.use.id, detail::view_of(ap.use, ap.wbox[rank_], detail::buf_data(ap.wbuf)));
+        ex.add_read(ap.use.id, detail::view_of(ap.use, wb, detail::buf_data(ap.wbuf)), wb.size() * es);
     }
+    ex.begin();
     map_.for_each_statement([&](const auto& st) {
       // A statement that reads its own left side through the write buffer needs the
       // one-process snapshot semantics; the others read separate buffers.
       bool separate = true;
       for (const auto& ap : arrays_)
         if (ap.reads_own_writes && ap.use.id == static_cast<const void*>(st.lhs.arr)) separate = false;
-      detail::run_statement<N>(map_.name(), st, wenv, renv, block_.lo, block_.hi, separate);
+      ex.template run<N>(map_.name(), st, block_.lo, block_.hi, separate);
     });
+    ex.end();
   }
 
  public:
   /// Leaves the final values of every written array on root.
   void gather() {
     require_live("gather");
+    device_current_ = false;  // a gather may restart partial sums on the host
     if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
@@ -372,6 +396,7 @@ class map_plan {
   void gather(const A&... arrs) {
     require_live("gather");
     (find(arrs, "gather"), ...);  // an error for an array the map does not use
+    device_current_ = false;
     if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
@@ -404,6 +429,7 @@ class map_plan {
     require_live("local");
     check_alive();
     auto& ap = find(a, "local");
+    device_current_ = false;  // the caller may write through the block
     const bool w = ap.use.written;
     const detail::box& b = w ? ap.wbox[rank_] : ap.rbox[rank_];
     local_block<T, R> lb;
@@ -561,10 +587,16 @@ class map_plan {
   }
 
   std::string make_explain() const {
-    std::string local;  // how each rank runs its block: the one-process executor
+    std::string local;  // how each rank runs its block: the backend's executor
     map_.for_each_statement([&](const auto& st) {
-      local += "    " + st.str() + " -> " + detail::local_strategy<N>(st) + "\n";
+      local += "    " + st.str() + " -> " +
+               (device_ ? detail::device_strategy<N>(st) : detail::local_strategy<N>(st)) + "\n";
     });
+    if (device_)
+      local += "    (device backend: " + detail::device_system_text() + "; MPI " +
+               (detail::mpi_cuda_aware() ? "reports CUDA support, but " : "is not CUDA-aware: ") +
+               "blocks are staged through host buffers around every collective, copied up before "
+               "execute() when they changed and back after it)\n";
     std::string text = detail::explain_text(map_.name(), grid_, size_, map_.iteration_space().str(),
                                             N, cons_.blocks, local, solutions(), runs_in_place());
     for (std::size_t k = 0; k < inspection_.size(); ++k) {
@@ -668,6 +700,7 @@ class map_plan {
   /// values. Where each rank's own writes cover its reads and hold whole values, a local copy
   /// does it; otherwise the array goes to root and back (counted in the phases' bytes).
   void refresh_own_inputs() {
+    device_current_ = false;
     local_then_agree([&] { materialize_on_root(false); });  // arrays that go through root
     stale_reads_ = false;
     for (auto& ap : arrays_) {
@@ -821,6 +854,8 @@ class map_plan {
   detail::live_flag live_;       // false in a moved-from plan
   bool allocated_ = false;
   bool scattered_ = false;  // execute() before any scatter() scatters first
+  std::shared_ptr<detail::device_context> device_;  // backend::cuda only
+  bool device_current_ = false;  // the device mirrors hold the host blocks' current values
 };
 
 template <class Map>

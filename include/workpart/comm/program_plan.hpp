@@ -175,6 +175,7 @@ class program_plan {
         refill_identity(m, mp);
       });
       const double t = MPI_Wtime();
+      mp.device_current_ = false;  // redistributions and refills wrote the host blocks
       const detail::failure f = detail::capture([&] { mp.run_block(); });
       mp.stats_.execute.seconds += MPI_Wtime() - t;
       ++mp.stats_.runs;

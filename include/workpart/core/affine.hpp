@@ -78,22 +78,42 @@ constexpr affine_sig summed(affine_sig a, affine_sig b) {
 
 }  // namespace detail
 
-/// An affine subscript with structure S. Built from index variables with + - and integer
-/// scaling; users rarely name this type.
-template <detail::affine_sig S>
-struct affine {
+namespace detail {
+/// The structure of an affine subscript as plain integers: the type's name then holds no
+/// class-type template argument, which nvcc's host stubs for device kernels cannot spell.
+template <dim_mask P, dim_mask D, bool O, index_t... C>
+constexpr affine_sig sig_of() {
+  affine_sig s;
+  s.present = P;
+  s.dynamic = D;
+  s.has_offset = O;
+  const index_t c[] = {C...};
+  for (int d = 0; d < max_dims; ++d) s.coef[d] = c[d];
+  return s;
+}
+}  // namespace detail
+
+/// An affine subscript with structure S (named through the alias `affine<S>` below). Built
+/// from index variables with + - and integer scaling; users rarely name this type.
+template <detail::dim_mask P, detail::dim_mask D, bool O, index_t... C>
+struct affine_form {
+  static_assert(sizeof...(C) == detail::max_dims);
+  static constexpr detail::affine_sig S = detail::sig_of<P, D, O, C...>();
   static constexpr detail::affine_sig sig = S;
   static constexpr int nterms = S.terms();
   index_t offset = 0;
   std::array<index_t, nterms> coef{};  ///< coefficients of the present dims, in dim order
 
   /// Coefficient of dimension d (0 where absent).
-  constexpr index_t coef_of(int d) const { return S.uses(d) ? coef[S.slot(d)] : 0; }
+  // (Device code uses the integer template arguments, not the static member S.)
+  WORKPART_HD constexpr index_t coef_of(int d) const {
+    return (P & detail::dim_bit(d)) ? coef[std::popcount(P & detail::dims_below(d))] : 0;
+  }
   /// Value at a point (pt[d] = coordinate of dimension d).
-  WORKPART_ALWAYS_INLINE constexpr index_t operator()(const index_t* pt) const {
+  WORKPART_HD WORKPART_ALWAYS_INLINE constexpr index_t operator()(const index_t* pt) const {
     index_t v = offset;
     for (int t = 0, d = 0; d < detail::max_dims; ++d)
-      if (S.uses(d)) v += coef[t++] * pt[d];
+      if (P & detail::dim_bit(d)) v += coef[t++] * pt[d];
     return v;
   }
   /// Text such as `i0 + 2*i1 - 1` (dimensions are named i<d>).
@@ -126,10 +146,23 @@ struct affine {
 };
 
 namespace detail {
+template <affine_sig S>
+struct affine_of {
+  using type = affine_form<S.present, S.dynamic, S.has_offset, S.coef[0], S.coef[1], S.coef[2],
+                           S.coef[3], S.coef[4], S.coef[5], S.coef[6], S.coef[7], S.coef[8],
+                           S.coef[9], S.coef[10], S.coef[11], S.coef[12], S.coef[13],
+                           S.coef[14], S.coef[15]>;
+};
+}  // namespace detail
+template <detail::affine_sig S>
+using affine = typename detail::affine_of<S>::type;
+
+namespace detail {
+static_assert(max_dims == 16, "affine<S> spells out max_dims coefficients");
 template <class T>
 inline constexpr bool is_affine_v = false;
-template <affine_sig S>
-inline constexpr bool is_affine_v<affine<S>> = true;
+template <dim_mask P, dim_mask D, bool O, index_t... C>
+inline constexpr bool is_affine_v<affine_form<P, D, O, C...>> = true;
 
 template <class T>
 concept affine_like = is_index_v<T> || is_affine_v<T>;
@@ -154,34 +187,37 @@ constexpr index_t aff_add(index_t a, index_t b) {
 }
 
 template <int D>
-constexpr affine<plain_sig(D)> to_affine(index<D>) {
+constexpr auto to_affine(index<D>) {
   affine<plain_sig(D)> a;
   a.coef[0] = 1;
   return a;
 }
-template <affine_sig S>
-constexpr affine<S> to_affine(affine<S> a) { return a; }
+template <class A>
+  requires is_affine_v<A>
+constexpr A to_affine(A a) { return a; }
 template <integer_like I>
-constexpr affine<constant_sig()> to_affine(I v) {
+constexpr auto to_affine(I v) {
   affine<constant_sig()> a;
   a.offset = static_cast<index_t>(v);
   return a;
 }
 
-template <affine_sig A, affine_sig B>
-constexpr affine<summed(A, B)> add_affine(const affine<A>& a, const affine<B>& b, index_t sign) {
-  constexpr affine_sig R = summed(A, B);
+template <class X, class Y>
+  requires is_affine_v<X> && is_affine_v<Y>
+constexpr auto add_affine(const X& a, const Y& b, index_t sign) {
+  constexpr affine_sig R = summed(X::sig, Y::sig);
   affine<R> r;
   r.offset = aff_add(a.offset, aff_mul(sign, b.offset));
   for (int d = 0; d < max_dims; ++d)
     if (R.uses(d)) r.coef[R.slot(d)] = aff_add(a.coef_of(d), aff_mul(sign, b.coef_of(d)));
   return r;
 }
-template <affine_sig A>
-constexpr affine<negated(A)> neg_affine(const affine<A>& a) {
-  affine<negated(A)> r;
+template <class X>
+  requires is_affine_v<X>
+constexpr auto neg_affine(const X& a) {
+  affine<negated(X::sig)> r;
   r.offset = aff_mul(-1, a.offset);
-  for (int t = 0; t < affine<A>::nterms; ++t) r.coef[t] = aff_mul(-1, a.coef[t]);
+  for (int t = 0; t < X::nterms; ++t) r.coef[t] = aff_mul(-1, a.coef[t]);
   return r;
 }
 }  // namespace detail

@@ -14,6 +14,10 @@ struct exec_counters {
   std::atomic<long> threaded_outer{0};  ///< loops split over threads along an outer dimension
   std::atomic<long> threaded_rows{0};   ///< loops whose rows themselves were split over threads
   std::atomic<long> snapshot_elements{0};  ///< elements copied for statements reading their output
+  // The device backend (exec/device/):
+  std::atomic<long> device_kernels{0};       ///< statements run as the generic Thrust kernel
+  std::atomic<long> device_contractions{0};  ///< statements recognised as contractions there
+  std::atomic<long> device_gemm_calls{0};    ///< cuBLAS calls (CUDA only)
 };
 inline exec_counters& counters() {
   static exec_counters c;

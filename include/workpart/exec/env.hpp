@@ -35,6 +35,7 @@ class buffer_env {
   template <class T, int N>
   const raw_view& view(const array<T, N>& a) const { return view_by_id(&a, a.name()); }
   error_sink& sink() const { return sink_; }
+  oob_record* oob() const { return sink_.record(); }
 
  private:
   std::vector<std::pair<const void*, raw_view>> views_;

@@ -28,6 +28,7 @@ struct overlay_env {
     return static_cast<const void*>(&a) == id ? v : base.view(a);
   }
   error_sink& sink() const { return base.sink(); }
+  oob_record* oob() const { return base.oob(); }
 };
 
 /// Whether the right side reads the left side's array other than at the very element being
@@ -82,8 +83,14 @@ struct own_read_box {
   void leave_range() { ranges.pop_back(); }
   template <class A>
   void on_access(const A& a) {
-    if (static_cast<const void*>(a.arr) != id) return;
-    const auto forms = a.axis_forms();
+    if constexpr (A::array_type::rank != R) {
+      return;  // another array: the left side's has rank R
+    } else {
+      if (static_cast<const void*>(a.arr) != id) return;
+      on_own_access(a.axis_forms());
+    }
+  }
+  void on_own_access(const std::array<axis_form, R>& forms) {
     for (int x = 0; x < R; ++x) {
       index_t l = v.origin[x], h = v.origin[x] + v.extent[x];  // whole axis unless bounded
       if (forms[x].kind == axis_kind::affine)
@@ -168,11 +175,29 @@ void run_statement(const std::string& map_name, const Stmt& st, const WEnv& wenv
   } else {
     run_with(renv);
   }
-  for (error_sink* s : {&wenv.sink(), &renv.sink()})
+  for (const error_sink* s : {&wenv.sink(), &renv.sink()})
     if (s->failed())
       throw shape_error("map '" + map_name + "': " + s->message() +
                         " (a data-dependent subscript or range left the array)");
 }
+
+/// The CPU backend's executor, driven by a plan like the device one (device/executor.hpp):
+/// the rank's blocks are its buffers, nothing to copy before or after.
+class host_executor {
+ public:
+  void add_read(const void* id, const raw_view& v, std::size_t) { renv_.add(id, v); }
+  void add_write(const void* id, const raw_view& v, std::size_t) { wenv_.add(id, v); }
+  void begin() {}
+  void end() {}
+  template <int N, class Stmt>
+  void run(const std::string& map_name, const Stmt& st, const index_t* lo, const index_t* hi,
+           bool reads_are_separate) {
+    run_statement<N>(map_name, st, wenv_, renv_, lo, hi, reads_are_separate);
+  }
+
+ private:
+  buffer_env renv_, wenv_;
+};
 
 /// Runs every statement of `m`, in order, over the box [lo, hi) of its space.
 template <int N, class... S, class Env>

@@ -24,11 +24,12 @@ struct indirect_sub {
 
 template <class S>
 struct sub_traits;
-template <affine_sig S>
-struct sub_traits<affine<S>> {
+template <class S>
+  requires is_affine_v<S>
+struct sub_traits<S> {
   static constexpr bool is_affine = true;
   static constexpr bool is_indirect = false;
-  static constexpr node_info info{S.present, false, true, false};
+  static constexpr node_info info{S::sig.present, false, true, false};
 };
 template <>
 struct sub_traits<all_sub> {
@@ -86,13 +87,13 @@ struct min_tag { static constexpr combine kind = combine::min; };
 template <class T>
 struct unit_row {
   const T* WORKPART_RESTRICT p;
-  WORKPART_ALWAYS_INLINE T operator()(index_t t) const { return p[t]; }
+  WORKPART_HD WORKPART_ALWAYS_INLINE T operator()(index_t t) const { return p[t]; }
 };
 template <class T>
 struct strided_row {
   const T* p;
   index_t step;
-  WORKPART_ALWAYS_INLINE T operator()(index_t t) const { return p[t * step]; }
+  WORKPART_HD WORKPART_ALWAYS_INLINE T operator()(index_t t) const { return p[t * step]; }
 };
 
 enum class step_kind { zero, unit, strided, generic };
@@ -204,17 +205,18 @@ struct access_node : expr_base {
     index_t lo[N > 0 ? N : 1];
     index_t hi[N > 0 ? N : 1];
     bound_subs_t<Env> subs;
-    const access_node* src;
-    error_sink* sink;
-    bool checked;  // subscripts not proven in bounds when the map was built
+    const access_node* src;  // for the message (a host address, never read in device code)
+    oob_record* oob;         // where an out-of-bounds access is recorded (host or device memory)
+    std::string (*describe)(const oob_record&);  // set on the host: device code only copies it
+    bool checked;            // subscripts not proven in bounds when the map was built
 
     template <std::size_t A>
-    WORKPART_ALWAYS_INLINE index_t sub_value(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE index_t sub_value(const index_t* pt) const {
       const auto& s = std::get<A>(subs);
       if constexpr (is_affine_v<std::remove_cvref_t<decltype(s)>>) return s(pt);
       else return static_cast<index_t>(s.eval(pt));
     }
-    WORKPART_ALWAYS_INLINE bool offset_at(const index_t* pt, index_t& off) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE bool offset_at(const index_t* pt, index_t& off) const {
       off = base;
       bool ok = true;
       [&]<std::size_t... A>(std::index_sequence<A...>) {
@@ -230,23 +232,21 @@ struct access_node : expr_base {
       }(std::make_index_sequence<N>{});
       return ok;
     }
-    void out_of_bounds(int axis, index_t v) const {
-      sink->report("access " + src->str() + " reads axis " + std::to_string(axis) + " of '" +
-                   src->arr->name() + "' at " + std::to_string(v) + ", outside [" +
-                   std::to_string(lo[axis]) + ", " + std::to_string(hi[axis]) + ")");
+    WORKPART_HD void out_of_bounds(int axis, index_t v) const {
+      record_oob(oob, axis, v, lo[axis], hi[axis], src, describe);
     }
-    WORKPART_ALWAYS_INLINE T eval(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE T eval(const index_t* pt) const {
       index_t off;
       if (!offset_at(pt, off)) return T{};
       return data[off];
     }
     /// Writable element (left-hand sides are affine and were checked when the map was built).
-    WORKPART_ALWAYS_INLINE T* ptr(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE T* ptr(const index_t* pt) const {
       index_t off;
       offset_at(pt, off);
       return data + off;
     }
-    index_t step(int m) const {
+    WORKPART_HD index_t step(int m) const {
       index_t s = 0;
       [&]<std::size_t... A>(std::index_sequence<A...>) {
         ((s += std::get<A>(subs).coef_of(m) * stride[A]), ...);
@@ -254,7 +254,7 @@ struct access_node : expr_base {
       return s;
     }
     template <int M>
-    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
       constexpr step_kind k = step_along<M>();
       if constexpr (k == step_kind::generic) {
         return make_generic_row<M>(*this, pt);
@@ -269,16 +269,16 @@ struct access_node : expr_base {
     /// Every element of the row [pt, pt + len) along M lies in the buffer (affine
     /// subscripts are monotone along a row, so the two ends decide).
     template <int M>
-    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
+    WORKPART_HD bool check_row(const index_t* pt, index_t len) const {
       if (!checked || len <= 0) return true;
       if constexpr (!all_affine) {
-        (void)s;
         return true;  // indirect subscripts are checked element by element in eval()
       } else {
         index_t q[max_dims];
         for (int d = 0; d < max_dims; ++d) q[d] = pt[d];
         bool ok = true;
-        for (index_t end : {index_t(0), len - 1}) {
+        const index_t ends[2] = {0, len - 1};
+        for (index_t end : ends) {
           q[M] = pt[M] + end;
           [&]<std::size_t... A>(std::index_sequence<A...>) {
             (([&] {
@@ -296,13 +296,22 @@ struct access_node : expr_base {
     }
   };
 
-  /// Resolves the array through env (`env.view(array)` gives a raw_view) for execution.
+  /// The message of an out-of-bounds access recorded by a bound access of this type.
+  static std::string oob_text(const oob_record& r) {
+    const auto* a = static_cast<const access_node*>(r.node);
+    return "access " + a->str() + " reads axis " + std::to_string(r.axis) + " of '" +
+           a->arr->name() + "' at " + std::to_string(r.value) + ", outside [" +
+           std::to_string(r.lo) + ", " + std::to_string(r.hi) + ")";
+  }
+
+  /// Resolves the array through env (`env.view(array)` gives a raw_view, `env.oob()` where
+  /// out-of-bounds accesses are recorded) for execution.
   /// dd: dimensions whose ranges depend on data; accesses that use them are checked.
   template <class Env>
   bound<Env> bind(const Env& env, dim_mask dd) const {
     const raw_view& v = env.view(*arr);
     bound<Env> b{static_cast<T*>(v.data), 0, {}, {}, {}, bind_subs(env, dd), this,
-                 &env.sink(), (info.free & dd) != 0 || !all_affine};
+                 env.oob(), &access_node::oob_text, (info.free & dd) != 0 || !all_affine};
     for (int a = 0; a < N; ++a) {
       b.stride[a] = v.stride[a];
       b.lo[a] = v.origin[a];

@@ -8,12 +8,13 @@
 ///   - `eval(pt)`: the value at a point (pt[d] = global coordinate of dimension d);
 ///   - `row<M>(pt)`: an evaluator `r(t)` of the value at pt + t along dimension M, which for
 ///     contiguous accesses is a plain `p[t]` the compiler vectorises;
-///   - `check_row<M>(pt, len, sink)`: whether every access stays in its buffer along that row
-///     (used where bounds were not proven when the map was built).
+///   - `check_row<M>(pt, len)`: whether every access stays in its buffer along that row (used
+///     where bounds were not proven when the map was built; a failure is written to the
+///     env's oob_record).
+/// Evaluation paths are `WORKPART_HD`: the device backend runs them in its kernels.
 
-#include <atomic>
-#include <mutex>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "../config.hpp"
@@ -37,6 +38,20 @@ struct node_info {
   dim_mask bound = 0;     ///< inner dimensions bound by ranges inside the node
 };
 
+/// The one traversal protocol of expression nodes: what a pass needs to know of a node type
+/// without guessing from member names. A leaf (scalars, `val`, accesses: passes that look
+/// into accesses treat them first) has no children; an interior node lists its children's
+/// types, says whether they are evaluated at the node's own point (`elementwise`: arithmetic,
+/// functions, select) or over an inner range (reductions), and rebuilds itself from
+/// transformed children (`map`). A new node type is one specialisation, next to the node.
+template <class N>
+struct node_traits {
+  using children = std::tuple<>;
+  static constexpr bool elementwise = false;
+  template <class F>
+  static constexpr N map(const N& n, F&&) { return n; }
+};
+
 /// One array's buffer as the executor sees it: global coordinates in
 /// `[origin, origin + extent)` per axis, strides in elements, the last stride 1.
 struct raw_view {
@@ -46,31 +61,53 @@ struct raw_view {
   index_t stride[max_rank] = {};
 };
 
-/// Collects the first out-of-bounds access seen while running (possibly in threads), so that
-/// the executor can raise one `wp::shape_error` after the loop instead of throwing inside it.
+/// The first out-of-bounds access seen while running, as plain data: kernels on a device
+/// write it as well as host loops (possibly in threads); the executor builds the message on
+/// the host after the loop and raises one `wp::shape_error`.
+struct oob_record {
+  int hit = 0;
+  int axis = 0;
+  index_t value = 0, lo = 0, hi = 0;
+  const void* node = nullptr;  ///< the access (a host address, never read in device code)
+  std::string (*describe)(const oob_record&) = nullptr;  ///< its message, called on the host
+};
+
+/// Records an out-of-bounds access; the first one wins (atomically, threads or device).
+WORKPART_HD inline void record_oob(oob_record* r, int axis, index_t value, index_t lo, index_t hi,
+                                   const void* node, std::string (*describe)(const oob_record&)) {
+#if defined(__CUDA_ARCH__)
+  if (atomicCAS(&r->hit, 0, 1) != 0) return;
+#else
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&r->hit, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return;
+#endif
+  r->axis = axis;
+  r->value = value;
+  r->lo = lo;
+  r->hi = hi;
+  r->node = node;
+  r->describe = describe;
+}
+
+/// The host side of an oob_record: whether an access failed, and its message.
 class error_sink {
  public:
-  bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
-  void report(const std::string& what) {
-    std::lock_guard<std::mutex> lock(m_);
-    if (!failed_.load()) {
-      msg_ = what;
-      failed_.store(true);
-    }
-  }
-  const std::string& message() const noexcept { return msg_; }
+  bool failed() const noexcept { return __atomic_load_n(&rec_.hit, __ATOMIC_ACQUIRE) != 0; }
+  std::string message() const { return rec_.describe ? rec_.describe(rec_) : std::string(); }
+  oob_record* record() noexcept { return &rec_; }
+  /// Takes over a record copied back from a device.
+  void set(const oob_record& r) { rec_ = r; }
 
  private:
-  std::atomic<bool> failed_{false};
-  std::mutex m_;
-  std::string msg_;
+  oob_record rec_;
 };
 
 /// Row evaluators shared by several nodes.
 template <class V>
 struct const_row {
   V v;
-  WORKPART_ALWAYS_INLINE V operator()(index_t) const { return v; }
+  WORKPART_HD WORKPART_ALWAYS_INLINE V operator()(index_t) const { return v; }
 };
 
 /// Fallback row: evaluates the bound node at pt + t along M.
@@ -79,13 +116,13 @@ struct generic_row {
   const Bound* node;
   mutable index_t pt[max_dims];
   index_t start;
-  WORKPART_ALWAYS_INLINE auto operator()(index_t t) const {
+  WORKPART_HD WORKPART_ALWAYS_INLINE auto operator()(index_t t) const {
     pt[M] = start + t;
     return node->eval(pt);
   }
 };
 template <int M, class Bound>
-generic_row<M, Bound> make_generic_row(const Bound& b, const index_t* pt) {
+WORKPART_HD generic_row<M, Bound> make_generic_row(const Bound& b, const index_t* pt) {
   generic_row<M, Bound> r{&b, {}, pt[M]};
   for (int d = 0; d < max_dims; ++d) r.pt[d] = pt[d];
   return r;
@@ -106,11 +143,11 @@ struct scalar_node : expr_base {
   struct bound {
     using value_type = V;
     V v;
-    WORKPART_ALWAYS_INLINE V eval(const index_t*) const { return v; }
+    WORKPART_HD WORKPART_ALWAYS_INLINE V eval(const index_t*) const { return v; }
     template <int M>
-    WORKPART_ALWAYS_INLINE const_row<V> row(const index_t*) const { return {v}; }
+    WORKPART_HD WORKPART_ALWAYS_INLINE const_row<V> row(const index_t*) const { return {v}; }
     template <int M>
-    bool check_row(const index_t*, index_t, error_sink&) const { return true; }
+    WORKPART_HD bool check_row(const index_t*, index_t) const { return true; }
   };
   template <class Env>
   bound bind(const Env&, dim_mask) const { return {v}; }

@@ -23,7 +23,7 @@ constexpr node_info merge_info(node_info a, node_info b) {
     static constexpr const char* sym = SYM;                                  \
     static constexpr bool infix = true;                                      \
     template <class A, class B>                                              \
-    WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) { return EXPR; } \
+    WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) { return EXPR; } \
   };
 WORKPART_BINARY_OP(op_add, "+", a + b)
 WORKPART_BINARY_OP(op_sub, "-", a - b)
@@ -45,7 +45,7 @@ struct op_max {
   static constexpr const char* sym = "max";
   static constexpr bool infix = false;
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
     using C = std::common_type_t<A, B>;
     const C x = C(a), y = C(b);
     return (x > y || x != x) ? x : y;
@@ -55,7 +55,7 @@ struct op_min {
   static constexpr const char* sym = "min";
   static constexpr bool infix = false;
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) {
     using C = std::common_type_t<A, B>;
     const C x = C(a), y = C(b);
     return (x < y || x != x) ? x : y;
@@ -63,34 +63,40 @@ struct op_min {
 };
 
 template <class A>
-WORKPART_ALWAYS_INLINE auto as_real(A a) {
+WORKPART_HD WORKPART_ALWAYS_INLINE auto as_real(A a) {
   if constexpr (std::is_integral_v<A>) return static_cast<double>(a);
   else return a;
 }
+// The math functions in device code are CUDA's (global namespace), on the host <cmath>'s.
+#if defined(__CUDA_ARCH__)
+#define WORKPART_MATH(F) ::F
+#else
+#define WORKPART_MATH(F) std::F
+#endif
 #define WORKPART_UNARY_OP(NAME, SYM, EXPR)                           \
   struct NAME {                                                      \
     static constexpr const char* sym = SYM;                          \
     template <class A>                                               \
-    WORKPART_ALWAYS_INLINE static auto apply(A a) { return EXPR; }   \
+    WORKPART_HD WORKPART_ALWAYS_INLINE static auto apply(A a) { return EXPR; } \
   };
 WORKPART_UNARY_OP(op_neg, "-", -a)
-WORKPART_UNARY_OP(op_exp, "exp", std::exp(as_real(a)))
-WORKPART_UNARY_OP(op_log, "log", std::log(as_real(a)))
-WORKPART_UNARY_OP(op_sqrt, "sqrt", std::sqrt(as_real(a)))
-WORKPART_UNARY_OP(op_tanh, "tanh", std::tanh(as_real(a)))
+WORKPART_UNARY_OP(op_exp, "exp", WORKPART_MATH(exp)(as_real(a)))
+WORKPART_UNARY_OP(op_log, "log", WORKPART_MATH(log)(as_real(a)))
+WORKPART_UNARY_OP(op_sqrt, "sqrt", WORKPART_MATH(sqrt)(as_real(a)))
+WORKPART_UNARY_OP(op_tanh, "tanh", WORKPART_MATH(tanh)(as_real(a)))
 WORKPART_UNARY_OP(op_abs, "abs", a < A(0) ? A(-a) : a)
 #undef WORKPART_UNARY_OP
 
 template <class Op, class R>
 struct unary_row {
   R r;
-  WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(r(t)); }
+  WORKPART_HD WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(r(t)); }
 };
 template <class Op, class L, class R>
 struct binary_row {
   L l;
   R r;
-  WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(l(t), r(t)); }
+  WORKPART_HD WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(l(t), r(t)); }
 };
 
 template <class Op, class E>
@@ -105,15 +111,15 @@ struct unary_node : expr_base {
   struct bound {
     using value_type = typename unary_node::value_type;
     B e;
-    WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const { return Op::apply(e.eval(pt)); }
+    WORKPART_HD WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const { return Op::apply(e.eval(pt)); }
     template <int M>
-    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
       auto r = e.template row<M>(pt);
       return unary_row<Op, decltype(r)>{r};
     }
     template <int M>
-    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
-      return e.template check_row<M>(pt, len, s);
+    WORKPART_HD bool check_row(const index_t* pt, index_t len) const {
+      return e.template check_row<M>(pt, len);
     }
   };
   template <class Env>
@@ -141,19 +147,19 @@ struct binary_node : expr_base {
     using value_type = typename binary_node::value_type;
     BL l;
     BR r;
-    WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
       return Op::apply(l.eval(pt), r.eval(pt));
     }
     template <int M>
-    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
       auto a = l.template row<M>(pt);
       auto b = r.template row<M>(pt);
       return binary_row<Op, decltype(a), decltype(b)>{a, b};
     }
     template <int M>
-    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
-      const bool a = l.template check_row<M>(pt, len, s);
-      const bool b = r.template check_row<M>(pt, len, s);
+    WORKPART_HD bool check_row(const index_t* pt, index_t len) const {
+      const bool a = l.template check_row<M>(pt, len);
+      const bool b = r.template check_row<M>(pt, len);
       return a && b;
     }
   };
@@ -174,6 +180,28 @@ struct binary_node : expr_base {
   }
 };
 
+template <class Op, class E>
+struct node_traits<unary_node<Op, E>> {
+  using children = std::tuple<E>;
+  static constexpr bool elementwise = true;
+  template <class F>
+  static constexpr auto map(const unary_node<Op, E>& n, F&& f) {
+    auto e = f(n.e);
+    return unary_node<Op, decltype(e)>(e);
+  }
+};
+template <class Op, class L, class R>
+struct node_traits<binary_node<Op, L, R>> {
+  using children = std::tuple<L, R>;
+  static constexpr bool elementwise = true;
+  template <class F>
+  static constexpr auto map(const binary_node<Op, L, R>& n, F&& f) {
+    auto l = f(n.l);
+    auto r = f(n.r);
+    return binary_node<Op, decltype(l), decltype(r)>(l, r);
+  }
+};
+
 /// `wp::val(i)`: the global coordinate of dimension D as std::int64_t.
 template <int D>
 struct val_node : expr_base {
@@ -182,18 +210,18 @@ struct val_node : expr_base {
 
   struct val_row {
     index_t start;
-    WORKPART_ALWAYS_INLINE index_t operator()(index_t t) const { return start + t; }
+    WORKPART_HD WORKPART_ALWAYS_INLINE index_t operator()(index_t t) const { return start + t; }
   };
   struct bound {
     using value_type = index_t;
-    WORKPART_ALWAYS_INLINE index_t eval(const index_t* pt) const { return pt[D]; }
+    WORKPART_HD WORKPART_ALWAYS_INLINE index_t eval(const index_t* pt) const { return pt[D]; }
     template <int M>
-    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
       if constexpr (M == D) return val_row{pt[D]};
       else return const_row<index_t>{pt[D]};
     }
     template <int M>
-    bool check_row(const index_t*, index_t, error_sink&) const { return true; }
+    WORKPART_HD bool check_row(const index_t*, index_t) const { return true; }
   };
   template <class Env>
   bound bind(const Env&, dim_mask) const { return {}; }
@@ -208,7 +236,7 @@ struct select_row {
   A a;
   B b;
   using V = std::common_type_t<decltype(a(0)), decltype(b(0))>;
-  WORKPART_ALWAYS_INLINE V operator()(index_t t) const { return c(t) ? V(a(t)) : V(b(t)); }
+  WORKPART_HD WORKPART_ALWAYS_INLINE V operator()(index_t t) const { return c(t) ? V(a(t)) : V(b(t)); }
 };
 
 /// `wp::select(cond, a, b)`.
@@ -227,21 +255,21 @@ struct select_node : expr_base {
     BC c;
     BA a;
     BB b;
-    WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
       return c.eval(pt) ? value_type(a.eval(pt)) : value_type(b.eval(pt));
     }
     template <int M>
-    WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
+    WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
       auto x = c.template row<M>(pt);
       auto y = a.template row<M>(pt);
       auto z = b.template row<M>(pt);
       return select_row<decltype(x), decltype(y), decltype(z)>{x, y, z};
     }
     template <int M>
-    bool check_row(const index_t* pt, index_t len, error_sink& s) const {
-      const bool x = c.template check_row<M>(pt, len, s);
-      const bool y = a.template check_row<M>(pt, len, s);
-      const bool z = b.template check_row<M>(pt, len, s);
+    WORKPART_HD bool check_row(const index_t* pt, index_t len) const {
+      const bool x = c.template check_row<M>(pt, len);
+      const bool y = a.template check_row<M>(pt, len);
+      const bool z = b.template check_row<M>(pt, len);
       return x && y && z;
     }
   };
@@ -259,6 +287,19 @@ struct select_node : expr_base {
     b.visit(v);
   }
   std::string str() const { return "select(" + c.str() + ", " + a.str() + ", " + b.str() + ")"; }
+};
+
+template <class C, class A, class B>
+struct node_traits<select_node<C, A, B>> {
+  using children = std::tuple<C, A, B>;
+  static constexpr bool elementwise = true;
+  template <class F>
+  static constexpr auto map(const select_node<C, A, B>& n, F&& f) {
+    auto c = f(n.c);
+    auto a = f(n.a);
+    auto b = f(n.b);
+    return select_node<decltype(c), decltype(a), decltype(b)>(c, a, b);
+  }
 };
 
 template <class A, class B>

@@ -44,7 +44,7 @@ auto bind_bound(const B& b, const Env& env, dim_mask dd) {
   else return b.bind(env, dd);
 }
 template <class B>
-WORKPART_ALWAYS_INLINE index_t bound_value(const B& b, const index_t* pt) {
+WORKPART_HD WORKPART_ALWAYS_INLINE index_t bound_value(const B& b, const index_t* pt) {
   if constexpr (is_affine_v<B>) return b(pt);
   else return static_cast<index_t>(b.eval(pt));
 }
@@ -80,19 +80,19 @@ namespace workpart::detail {
 struct red_sum {
   static constexpr const char* name = "sum";
   template <class V>
-  static constexpr V identity() { return V(0); }
+  WORKPART_HD static constexpr V identity() { return V(0); }
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) { return a + b; }
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) { return a + b; }
 };
 struct red_max {
   static constexpr const char* name = "max_of";
   template <class V>
-  static constexpr V identity() {
+  WORKPART_HD static constexpr V identity() {
     if constexpr (std::numeric_limits<V>::has_infinity) return -std::numeric_limits<V>::infinity();
     else return std::numeric_limits<V>::lowest();
   }
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_max)
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_max)
     const A y = A(b);
     return (a > y || a != a) ? a : y;
   }
@@ -100,12 +100,12 @@ struct red_max {
 struct red_min {
   static constexpr const char* name = "min_of";
   template <class V>
-  static constexpr V identity() {
+  WORKPART_HD static constexpr V identity() {
     if constexpr (std::numeric_limits<V>::has_infinity) return std::numeric_limits<V>::infinity();
     else return std::numeric_limits<V>::max();
   }
   template <class A, class B>
-  WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_min)
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_min)
     const A y = A(b);
     return (a < y || a != a) ? a : y;
   }
@@ -148,9 +148,6 @@ struct reduce_node : expr_base {
   static_assert(!(Body::info.bound & dim_bit(D)),
                 "workpart: nested inner ranges must use different index variables");
 
-  template <class B>
-  using rebind = reduce_node<Red, D, Lo, Hi, B>;
-
   Lo lo;
   Hi hi;
   Body body;
@@ -162,25 +159,24 @@ struct reduce_node : expr_base {
     BLo lo;
     BHi hi;
     BBody body;
-    error_sink* sink;
     bool checked;  // bounds depend on data, or the body reads data-dependent subscripts
 
-    value_type eval(const index_t* pt) const {
+    WORKPART_HD value_type eval(const index_t* pt) const {
       index_t q[max_dims];
       for (int d = 0; d < max_dims; ++d) q[d] = pt[d];
       const index_t a = bound_value(lo, q), b = bound_value(hi, q);
       value_type acc = Red::template identity<value_type>();
       if (b <= a) return acc;
       q[D] = a;
-      if (checked && !body.template check_row<D>(q, b - a, *sink)) return acc;
+      if (checked && !body.template check_row<D>(q, b - a)) return acc;
       const auto r = body.template row<D>(q);
       for (index_t t = 0, n = b - a; t < n; ++t) acc = Red::apply(acc, r(t));
       return acc;
     }
     template <int M>
-    auto row(const index_t* pt) const { return make_generic_row<M>(*this, pt); }
+    WORKPART_HD auto row(const index_t* pt) const { return make_generic_row<M>(*this, pt); }
     template <int M>
-    bool check_row(const index_t*, index_t, error_sink&) const { return true; }
+    WORKPART_HD bool check_row(const index_t*, index_t) const { return true; }
   };
   template <class Env>
   auto bind(const Env& env, dim_mask dd) const {
@@ -189,7 +185,7 @@ struct reduce_node : expr_base {
     auto l = bind_bound(lo, env, dd);
     auto h = bind_bound(hi, env, dd);
     auto b = body.bind(env, inner_dd);
-    return bound<decltype(l), decltype(h), decltype(b)>{l, h, b, &env.sink(), inner_dd != 0};
+    return bound<decltype(l), decltype(h), decltype(b)>{l, h, b, inner_dd != 0};
   }
   range_form form() const {
     range_form f;
@@ -211,6 +207,17 @@ struct reduce_node : expr_base {
   std::string str() const {
     return std::string(Red::name) + "(range(i" + std::to_string(D) + ", " + bound_str(lo) + ", " +
            bound_str(hi) + "), " + body.str() + ")";
+  }
+};
+
+template <class Red, int D, class Lo, class Hi, class Body>
+struct node_traits<reduce_node<Red, D, Lo, Hi, Body>> {
+  using children = std::tuple<Body>;  // (data-dependent bounds are not rewritten by passes)
+  static constexpr bool elementwise = false;  // the body runs over the inner range
+  template <class F>
+  static constexpr auto map(const reduce_node<Red, D, Lo, Hi, Body>& n, F&& f) {
+    auto b = f(n.body);
+    return reduce_node<Red, D, Lo, Hi, decltype(b)>(n.lo, n.hi, b);
   }
 };
 
@@ -263,21 +270,8 @@ constexpr auto bind_all(const N& n, all_extent& ext) {
     return n;
   } else if constexpr (is_access_v<N>) {
     return bind_all_access<Dim>(n, ext);
-  } else if constexpr (requires { n.l; n.r; }) {
-    auto l = bind_all<Dim>(n.l, ext);
-    auto r = bind_all<Dim>(n.r, ext);
-    return binary_node<typename N::op, decltype(l), decltype(r)>(l, r);
-  } else if constexpr (requires { n.c; n.a; n.b; }) {
-    auto c = bind_all<Dim>(n.c, ext);
-    auto a = bind_all<Dim>(n.a, ext);
-    auto b = bind_all<Dim>(n.b, ext);
-    return select_node<decltype(c), decltype(a), decltype(b)>(c, a, b);
-  } else if constexpr (requires { n.body; }) {
-    auto b = bind_all<Dim>(n.body, ext);
-    return typename N::template rebind<decltype(b)>(n.lo, n.hi, b);
   } else {
-    auto e = bind_all<Dim>(n.e, ext);
-    return unary_node<typename N::op, decltype(e)>(e);
+    return node_traits<N>::map(n, [&](const auto& c) { return bind_all<Dim>(c, ext); });
   }
 }
 

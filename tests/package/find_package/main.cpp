@@ -16,7 +16,12 @@ int main(int argc, char** argv) {
   B.init([](std::array<std::int64_t, 2> g) { return double(g[0] * g[1] % 3); });
   auto [i, j, k] = wp::indices<3>();
   auto mm = wp::map("matmul", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
+#if defined(WORKPART_PACKAGE_DEVICE)
+  auto plan = wp::distribute(mm, wp::grid_shape{ctx.size(), 1, 1}, ctx,
+                             wp::options{.backend = wp::backend::cuda});
+#else
   auto plan = wp::distribute(mm, wp::grid_shape{ctx.size(), 1, 1}, ctx);
+#endif
   plan.run();
   if (!ctx.is_root()) return 0;
   for (std::int64_t a = 0; a < M; ++a)

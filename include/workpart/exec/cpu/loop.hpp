@@ -15,6 +15,7 @@
 
 #include "../../expr/map.hpp"
 #include "../../expr/reduce.hpp"
+#include "../combine.hpp"
 #include "../counters.hpp"
 
 namespace workpart::detail {
@@ -28,13 +29,10 @@ constexpr int row_score() {
   if constexpr (is_access_v<Nd>) {
     constexpr step_kind k = Nd::template step_along<M>();
     return k == step_kind::unit ? 2 : k == step_kind::zero ? 0 : -1;
-  } else if constexpr (requires { &Nd::l; &Nd::r; }) {
-    return row_score<M, decltype(Nd::l)>() + row_score<M, decltype(Nd::r)>();
-  } else if constexpr (requires { &Nd::c; &Nd::a; &Nd::b; }) {
-    return row_score<M, decltype(Nd::c)>() + row_score<M, decltype(Nd::a)>() +
-           row_score<M, decltype(Nd::b)>();
-  } else if constexpr (requires { &Nd::e; }) {
-    return row_score<M, decltype(Nd::e)>();
+  } else if constexpr (node_traits<Nd>::elementwise) {
+    return []<class... C>(std::tuple<C...>*) {
+      return (row_score<M, C>() + ... + 0);
+    }(static_cast<typename node_traits<Nd>::children*>(nullptr));
   } else {
     return 0;  // scalars, val, inner reductions (their rows run along their own index)
   }
@@ -78,21 +76,7 @@ constexpr int choose_thread_dim() {
 /// D then write different elements, so D can be split over threads.
 template <int D, class Lhs>
 constexpr bool lhs_owns_dim() {
-  bool owns = false;
-  [&]<std::size_t... A>(std::index_sequence<A...>) {
-    constexpr affine_sig sigs[] = {Lhs::template axis_sig<int(A)>()..., affine_sig{}};
-    for (int a = 0; a < int(sizeof...(A)); ++a)
-      if (sigs[a].present == dim_bit(D)) owns = true;
-  }(std::make_index_sequence<Lhs::array_type::rank>{});
-  return owns;
-}
-
-template <combine K, class T, class V>
-WORKPART_ALWAYS_INLINE T combine_value(T old, V v) {
-  if constexpr (K == combine::assign) return static_cast<T>(v);
-  else if constexpr (K == combine::add) return static_cast<T>(old + v);
-  else if constexpr (K == combine::max) return static_cast<T>(op_max::apply(old, v));
-  else return static_cast<T>(op_min::apply(old, v));
+  return (lhs_owned_dims<Lhs>() & dim_bit(D)) != 0;
 }
 
 /// One row: pt[M] = its start, len points.
