@@ -276,18 +276,103 @@ TEST_CASE("device backend: repeated execute() of one map accumulates on the devi
   fill1(acc, [](index_t t) { return t; });
   auto [i] = wp::indices<1>();
   auto plan = wp::distribute(wp::map("acc", wp::space(n), acc(i) += x(i) * 2), wp::grid_shape{p}, ctx, device);
+  // this rank's block: balanced, the first n % p blocks one larger
+  const index_t mine = (n / p + (ctx.rank() < n % p ? 1 : 0)) * index_t(sizeof(std::int64_t));
   plan.scatter();
-  for (int t = 0; t < 3; ++t) plan.execute();
+  std::string moved;
+  auto expect = [&](const char* when, index_t got, index_t want_bytes) {
+    if (got != want_bytes && moved.empty())
+      moved = std::string(when) + ": " + std::to_string(got) + " B, expected " + std::to_string(want_bytes);
+  };
+  for (int t = 0; t < 3; ++t) {
+    plan.execute();
+    // the first execute() copies the block of x and of acc up; later ones copy nothing
+    expect("to the device after execute", plan.stats().execute.bytes_to_device, 2 * mine);
+    expect("from the device after execute", plan.stats().execute.bytes_from_device, 0);
+  }
   plan.gather();
+  expect("from the device in gather", plan.stats().gather.bytes_from_device, mine);  // acc's block only
+  REQUIRE(all_problems(ctx.comm(), moved) == "");
   std::vector<double> want;
   for (index_t t = 0; t < n; ++t) want.push_back(double(t + 3 * 2 * (t * 3 - 7)));
   REQUIRE(compare_on_root(ctx.comm(), acc, want) == "");
   // and the block seen through local() is the device's result
   auto lb = plan.local(acc);
-  std::string bad;
-  for (index_t t = 0; t < lb.extent[0]; ++t) {
-    const index_t g = lb.offset[0] + t;
-    if (lb.data[t * lb.stride[0]] != g + 3 * 2 * (g * 3 - 7)) bad = "local block differs at " + std::to_string(g);
+  auto check_local = [&](int runs) {
+    std::string bad;
+    for (index_t t = 0; t < lb.extent[0]; ++t) {
+      const index_t g = lb.offset[0] + t;
+      if (lb.data[t * lb.stride[0]] != g + runs * 2 * (g * 3 - 7))
+        bad = "local block differs at " + std::to_string(g) + " after " + std::to_string(runs) + " runs";
+    }
+    return bad;
+  };
+  REQUIRE(all_problems(ctx.comm(), check_local(3)) == "");
+  // with a local() view out, every execute() brings the written block back, so the view held
+  // from before shows the new values; what the caller writes through it goes up
+  const auto before = plan.stats().execute;
+  plan.execute();
+  REQUIRE(all_problems(ctx.comm(), check_local(4)) == "");
+  expect("from the device with a view out", plan.stats().execute.bytes_from_device - before.bytes_from_device, mine);
+  REQUIRE(all_problems(ctx.comm(), moved) == "");
+  for (index_t t = 0; t < lb.extent[0]; ++t) lb.data[t * lb.stride[0]] -= 2 * (lb.offset[0] + t) * 3 - 14;
+  plan.execute();  // undoes one run through the view, then runs once more: four runs' worth
+  REQUIRE(all_problems(ctx.comm(), check_local(4)) == "");
+  // the CPU backend copies nothing to a device
+  auto cpu = wp::distribute(wp::map("acc_cpu", wp::space(n), acc(i) += x(i) * 2), wp::grid_shape{p}, ctx);
+  cpu.run();
+  REQUIRE(cpu.stats().execute.bytes_to_device + cpu.stats().execute.bytes_from_device == 0);
+}
+
+TEST_CASE("device backend: a program's blocks cross to the host only where the plan moves them", "[device]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  const index_t B = 3, S = 5, L = 7;
+  wp::array<double, 3> x("x", {B, S, L}), y("y", {B, S, L});
+  wp::array<double, 2> mx("mx", {B, S}), sm("sm", {B, S});
+  fill3(x, [](index_t a, index_t b, index_t c) { return double((a * 7 + b * 3 + c * 5) % 11) * 0.25; });
+  auto [b, s, l] = wp::indices<3>();
+  auto m1 = wp::map("max", wp::space(B, S, L), wp::max_into(mx(b, s), x(b, s, l)));
+  auto m2 = wp::map("expsum", wp::space(B, S, L), sm(b, s) += wp::exp(x(b, s, l) - mx(b, s)));
+  auto m3 = wp::map("norm", wp::space(B, S, L), y(b, s, l) = wp::exp(x(b, s, l) - mx(b, s)) / sm(b, s));
+  std::vector<double> want;
+  for (index_t a = 0; a < B; ++a)
+    for (index_t q = 0; q < S; ++q) {
+      double m = -1e300, z = 0;
+      auto v = [&](index_t c) { return double((a * 7 + q * 3 + c * 5) % 11) * 0.25; };
+      for (index_t c = 0; c < L; ++c) m = std::max(m, v(c));
+      for (index_t c = 0; c < L; ++c) z += std::exp(v(c) - m);
+      // three execute()s: sm accumulates three sums (+= combines with what sm holds)
+      for (index_t c = 0; c < L; ++c) want.push_back(std::exp(v(c) - m) / (3 * z));
+    }
+  const index_t rows_bytes = B * S * index_t(sizeof(double));
+  for (const bool split_last : {false, true}) {
+    const wp::grid_shape g = split_last ? wp::grid_shape{1, 1, p} : wp::grid_shape{p, 1, 1};
+    INFO("grid " << g.str());
+    fill2(mx, [](index_t, index_t) { return -1e300; });
+    fill2(sm, [](index_t, index_t) { return 0.0; });
+    wp::schedule sc;
+    sc.set(m1, g).set(m2, g).set(m3, g);
+    auto plan = wp::distribute(wp::program(m1, m2, m3), sc, ctx, device);
+    plan.scatter();
+    plan.execute();
+    std::string moved;
+    for (int t = 0; t < 2; ++t) {
+      const auto before = plan.stats().execute;
+      plan.execute();
+      const auto after = plan.stats().execute;
+      const index_t up = after.bytes_to_device - before.bytes_to_device;
+      const index_t down = after.bytes_from_device - before.bytes_from_device;
+      // rows split: every array stays in the same layout, so a later execute() copies nothing
+      // between host and device (mx and sm pass from map to map on the device). The last
+      // axis split: only the partial maxima and sums come down, to be combined across ranks.
+      const index_t want_down = split_last && p > 1 ? 2 * rows_bytes : 0;
+      if (down != want_down || (!split_last && up != 0))
+        moved = "execute " + std::to_string(t + 2) + ": " + std::to_string(up) + " B up, " +
+                std::to_string(down) + " B down (expected " + std::to_string(want_down) + " B down)";
+    }
+    REQUIRE(all_problems(ctx.comm(), moved) == "");
+    plan.gather();
+    REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
   }
-  REQUIRE(all_problems(ctx.comm(), bad) == "");
 }

@@ -261,12 +261,13 @@ class map_plan {
   }
   void scatter_agreed() {
     const double t0 = MPI_Wtime();
-    device_current_ = false;
     // Until this scatter completes the ranks' buffers hold nothing to gather.
     scattered_ = false;
     failed_ = "scatter() failed";
     local_then_agree([&] {
       check_alive();
+      blocks_to_host(stats_.scatter);  // a block the scatter leaves partly unwritten stays current
+      mirrors_stale();
       if (rank_ == 0 && !inspection_.empty())  // the values the plan was cut to still fit it
         detail::check_inspection_current(
             map_.name(), inspection_, detail::inspect_data_ranges(map_, cons_, size_));
@@ -336,10 +337,15 @@ class map_plan {
     if (block_.empty(N)) return;
     if constexpr (detail::has_device_system) {
       if (device_) {
-        detail::device_executor ex(*device_, !device_current_);
-        device_current_ = false;  // until every statement ran: a failure leaves them partial
-        run_block_with(ex);
-        device_current_ = true;
+        const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
+        detail::device_executor ex(*device_);
+        try {
+          run_block_with(ex);
+        } catch (...) {
+          count_device(stats_.execute, up, down);
+          throw;
+        }
+        count_device(stats_.execute, up, down);
         return;
       }
     }
@@ -378,11 +384,12 @@ class map_plan {
   /// Leaves the final values of every written array on root.
   void gather() {
     require_live("gather");
-    device_current_ = false;  // a gather may restart partial sums on the host
     if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
       check_alive();
+      blocks_to_host(stats_.gather);
+      mirrors_stale();  // combining partial sums onto leaders writes their host blocks
       materialize_on_root(false);
     });
     detail::with_comm_errors([&] {
@@ -396,11 +403,12 @@ class map_plan {
   void gather(const A&... arrs) {
     require_live("gather");
     (find(arrs, "gather"), ...);  // an error for an array the map does not use
-    device_current_ = false;
     if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
       check_alive();
+      blocks_to_host(stats_.gather);
+      mirrors_stale();  // combining partial sums onto leaders writes their host blocks
       materialize_on_root(false);
     });
     detail::with_comm_errors([&] { (gather_writes(find(arrs, "gather")), ...); });
@@ -429,7 +437,9 @@ class map_plan {
     require_live("local");
     check_alive();
     auto& ap = find(a, "local");
-    device_current_ = false;  // the caller may write through the block
+    // The device backend: the view shows the current values, and from now on the blocks
+    // follow every run both ways (the caller may read or write through it at any time).
+    if (device_) device_->make_eager();
     const bool w = ap.use.written;
     const detail::box& b = w ? ap.wbox[rank_] : ap.rbox[rank_];
     local_block<T, R> lb;
@@ -593,10 +603,8 @@ class map_plan {
                (device_ ? detail::device_strategy<N>(st) : detail::local_strategy<N>(st)) + "\n";
     });
     if (device_)
-      local += "    (device backend: " + detail::device_system_text() + "; MPI " +
-               (detail::mpi_cuda_aware() ? "reports CUDA support, but " : "is not CUDA-aware: ") +
-               "blocks are staged through host buffers around every collective, copied up before "
-               "execute() when they changed and back after it)\n";
+      local += "    (device backend: " + detail::device_system_text() + "; " +
+               detail::device_staging_text() + ")\n";
     std::string text = detail::explain_text(map_.name(), grid_, size_, map_.iteration_space().str(),
                                             N, cons_.blocks, local, solutions(), runs_in_place());
     for (std::size_t k = 0; k < inspection_.size(); ++k) {
@@ -648,11 +656,30 @@ class map_plan {
 
   void allocate() {
     allocated_ = true;
+    const detail::host_memory mem = device_ ? device_->host_allocator() : detail::host_memory{};
     for (auto& ap : arrays_) {
       if (ap.use.read && !ap.reads_own_writes && !ap.shares_reads)
-        detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size);
-      if (ap.use.written) detail::alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size);
+        detail::alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size, mem);
+      if (ap.use.written) detail::alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size, mem);
     }
+  }
+
+  // ---------- the device backend's blocks (exec/device/context.hpp) ----------
+  /// Before the host reads every block (a phase through root): the device's newer values
+  /// come down, counted in `ph`.
+  void blocks_to_host(phase_stats& ph) {
+    if (!device_) return;
+    const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
+    device_->all_to_host();
+    count_device(ph, up, down);
+  }
+  /// After a phase that wrote host blocks: their mirrors are stale.
+  void mirrors_stale() {
+    if (device_) device_->host_wrote_all();
+  }
+  void count_device(phase_stats& ph, std::size_t up, std::size_t down) const {
+    ph.bytes_to_device += index_t(device_->bytes_up() - up);
+    ph.bytes_from_device += index_t(device_->bytes_down() - down);
   }
 
   template <class A>
@@ -700,8 +727,11 @@ class map_plan {
   /// values. Where each rank's own writes cover its reads and hold whole values, a local copy
   /// does it; otherwise the array goes to root and back (counted in the phases' bytes).
   void refresh_own_inputs() {
-    device_current_ = false;
-    local_then_agree([&] { materialize_on_root(false); });  // arrays that go through root
+    local_then_agree([&] {
+      blocks_to_host(stats_.execute);
+      mirrors_stale();
+      materialize_on_root(false);  // arrays that go through root
+    });
     stale_reads_ = false;
     for (auto& ap : arrays_) {
       if (!(ap.use.read && ap.use.written) || ap.reads_own_writes) continue;
@@ -854,8 +884,7 @@ class map_plan {
   detail::live_flag live_;       // false in a moved-from plan
   bool allocated_ = false;
   bool scattered_ = false;  // execute() before any scatter() scatters first
-  std::shared_ptr<detail::device_context> device_;  // backend::cuda only
-  bool device_current_ = false;  // the device mirrors hold the host blocks' current values
+  std::shared_ptr<detail::device_context> device_;  // backend::cuda only (a program's maps share one)
 };
 
 template <class Map>

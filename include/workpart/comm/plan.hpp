@@ -23,6 +23,7 @@
 
 #include "../error.hpp"
 #include "../exec/env.hpp"
+#include "../exec/host_memory.hpp"
 #include "../exec/local.hpp"
 #include "../schedule/constraints.hpp"
 #include "../schedule/grid.hpp"
@@ -37,6 +38,10 @@ struct phase_stats {
   index_t bytes_sent = 0;
   index_t bytes_received = 0;
   double seconds = 0;
+  /// The device backend: bytes this rank copied host to device and device to host in the
+  /// phase (0 on the CPU backend). Blocks are copied only where the plan moves them.
+  index_t bytes_to_device = 0;
+  index_t bytes_from_device = 0;
 };
 
 /// Per-rank figures of a plan: measured (what the calls moved) beside predicted (the plan).
@@ -74,8 +79,9 @@ struct local_block {
 
 namespace detail {
 
+
 /// A rank's buffer of one box (aligned for any element type).
-using buffer = std::unique_ptr<std::max_align_t[]>;
+using buffer = std::unique_ptr<std::max_align_t[], detail::buffer_free>;
 
 /// Everything a plan knows and holds about one array: what the solver decided, and this
 /// rank's buffers and group communicators.
@@ -112,10 +118,17 @@ inline void* buf_data(buffer& b) { return b.get(); }
 inline void* read_data(array_plan& ap) { return ap.shares_reads ? ap.shared_rdata : ap.rbuf.get(); }
 /// Room for `elems` elements of `es` bytes, uninitialised: every element is written (scattered,
 /// generated, filled with the identity, or computed) before it is read, so nothing is zeroed.
-inline void alloc(buffer& b, index_t elems, std::size_t es) {
+inline void alloc(buffer& b, index_t elems, std::size_t es, const host_memory& mem = {}) {
   const std::size_t bytes = std::size_t(elems) * es;
   const std::size_t n = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
-  b = n == 0 ? buffer() : std::make_unique_for_overwrite<std::max_align_t[]>(n);
+  if (n == 0) {
+    b = buffer();
+  } else if (mem.allocate) {
+    b = buffer(static_cast<std::max_align_t*>(mem.allocate(n * sizeof(std::max_align_t))),
+               buffer_free{mem.release});
+  } else {
+    b = buffer(std::make_unique_for_overwrite<std::max_align_t[]>(n).release());
+  }
 }
 
 inline raw_view view_of(const array_use& u, const box& b, void* data) {
@@ -154,7 +167,9 @@ inline std::string json_escape(const std::string& s) {
 /// One phase's figures as a JSON object.
 inline std::string phase_json(const phase_stats& p) {
   return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) + ",\"bytes_received\":" +
-         std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) + "}";
+         std::to_string(p.bytes_received) + ",\"seconds\":" + std::to_string(p.seconds) +
+         ",\"bytes_to_device\":" + std::to_string(p.bytes_to_device) +
+         ",\"bytes_from_device\":" + std::to_string(p.bytes_from_device) + "}";
 }
 
 /// A plan as JSON: its collectives with bytes, this rank's stats, and explain().

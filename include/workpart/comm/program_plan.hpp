@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -132,6 +133,7 @@ class program_plan {
     scattered_ = false;
     failed_ = "scatter() failed";
     local_then_agree([&] {
+      blocks_to_host(stats_.scatter);
       for_each_plan([&](int, auto& mp) {
         mp.check_alive();
         if (!mp.allocated_) mp.allocate();
@@ -167,6 +169,7 @@ class program_plan {
     require_live("execute");
     if (!scattered_) scatter();
     const double t0 = MPI_Wtime();
+    const device_marks dm = device_now();
     failed_ = "execute() failed";
     scattered_ = false;  // a failure below leaves partial results: start again from root's
     for_each_plan([&](int m, auto& mp) {
@@ -175,7 +178,6 @@ class program_plan {
         refill_identity(m, mp);
       });
       const double t = MPI_Wtime();
-      mp.device_current_ = false;  // redistributions and refills wrote the host blocks
       const detail::failure f = detail::capture([&] { mp.run_block(); });
       mp.stats_.execute.seconds += MPI_Wtime() - t;
       ++mp.stats_.runs;
@@ -190,6 +192,7 @@ class program_plan {
     executed_ = true;
     ++stats_.runs;
     stats_.execute.seconds += MPI_Wtime() - t0;
+    count_device(stats_.execute, dm);
   }
 
   /// Leaves the final values of every array the program writes on root.
@@ -270,6 +273,10 @@ class program_plan {
     size_ = comm_.size();
     (names_.push_back(std::get<I>(p.maps()).name()), ...);
     grids_ = grids;
+    // The device backend: one context for all maps, so that a block one map leaves on the
+    // device is the block the next one reads there (shared buffers have one mirror).
+    device_ = std::get<0>(plans_).device_;
+    for_each_plan([&](int, auto& mp) { mp.device_ = device_; });
     const detail::failure f = detail::capture([&] {
       plan_program();
       mark_shared_reads();
@@ -998,16 +1005,22 @@ class program_plan {
     const auto& lay = first ? r.first_layers : r.steady_layers;
     if (t.pieces.empty()) return;
     const double t0 = MPI_Wtime();
+    auto source = [&](const detail::piece& p) {
+      auto& src = slot(lay[std::size_t(p.layer)], r.array);
+      if (first && r.first_reads)
+        return detail::held_buffer{detail::read_data(src), src.rbox[std::size_t(rank_)]};
+      return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
+    };
+    const device_marks dm = device_now();
+    const auto& use = slot(arrays_[r.array].first_user, r.array).use;
+    std::vector<detail::piece> rest;  // the device backend: the pieces the host moves
+    const std::vector<detail::piece>& pieces = device_ ? stage_pieces(t.pieces, use, source, target, rest) : t.pieces;
     const detail::moved mv = detail::exchange_pieces(
-        comm_, slot(arrays_[r.array].first_user, r.array).use, t.pieces,
-        first ? r.first_remote : r.steady_remote,
-        [&](const detail::piece& p) {
-          auto& src = slot(lay[std::size_t(p.layer)], r.array);
-          if (first && r.first_reads)
-            return detail::held_buffer{detail::read_data(src), src.rbox[std::size_t(rank_)]};
-          return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
-        },
+        comm_, use, pieces,
+        first ? r.first_remote : r.steady_remote, source,
         [&](const detail::piece&) { return target; });
+    count_device(r.stats.measured, dm);
+    count_device(phase, dm);
     r.stats.measured.bytes_sent += mv.sent;
     r.stats.measured.bytes_received += mv.received;
     r.stats.measured.seconds += MPI_Wtime() - t0;
@@ -1029,6 +1042,7 @@ class program_plan {
       detail::with_elem(ap.use.elem, [&](auto z) {
         detail::fill_identity<decltype(z)>(detail::buf_data(ap.wbuf), n, ap.use.write_kind);
       });
+      if (device_) device_->host_wrote(detail::buf_data(ap.wbuf));  // whole block refilled
     }
     (void)mp;
   }
@@ -1041,6 +1055,12 @@ class program_plan {
     if (!ap.wcomm || n == 0) return;
     const double t0 = MPI_Wtime();
     void* buf = detail::buf_data(ap.wbuf);
+    if (device_) {  // the partials are the device's; the combined values the host's
+      const device_marks dm = device_now();
+      device_->to_host(buf);
+      device_->host_wrote(buf);
+      count_device(st.measured, dm);
+    }
     if (pc.mode == reduce_scatter) {
       const detail::moved mv = detail::reduce_scatter_boxes(ap.wcomm, ap.use, ap.use.write_kind, buf,
                                                             ap.wbox[std::size_t(rank_)], pc.parts);
@@ -1076,6 +1096,7 @@ class program_plan {
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
       for_each_plan([&](int, auto& mp) { mp.check_alive(); });
+      blocks_to_host(stats_.gather);
       if (rank_ == 0)
         for (std::size_t a : which) {
           const int m = arrays_[a].writers.back();
@@ -1129,6 +1150,69 @@ class program_plan {
       }
     });
     if (changed) apply_program_steps();
+  }
+
+  // ---------- the device backend's blocks (exec/device/context.hpp) ----------
+  struct device_marks {
+    std::size_t up = 0, down = 0;
+  };
+  device_marks device_now() const {
+    return device_ ? device_marks{device_->bytes_up(), device_->bytes_down()} : device_marks{};
+  }
+  void count_device(phase_stats& ph, const device_marks& before) const {
+    if (!device_) return;
+    ph.bytes_to_device += index_t(device_->bytes_up() - before.up);
+    ph.bytes_from_device += index_t(device_->bytes_down() - before.down);
+  }
+  /// Before a phase through root (scatter, gather): every block the device holds newer comes
+  /// down, and the mirrors are stale from then on (the phase writes host blocks).
+  void blocks_to_host(phase_stats& ph) {
+    if (!device_) return;
+    const device_marks dm = device_now();
+    device_->all_to_host();
+    device_->host_wrote_all();
+    count_device(ph, dm);
+  }
+
+  /// The device backend's part of a redistribution on this rank: a piece that stays on the
+  /// rank, from a block on its device into a target on its device that receives nothing from
+  /// other ranks, is copied there; for the others, the blocks this rank sends from come down
+  /// first and the target comes down before the host writes into it (its mirror is then
+  /// stale). Returns the pieces left to the host (in `rest`).
+  template <class Source>
+  const std::vector<detail::piece>& stage_pieces(const std::vector<detail::piece>& all,
+                                                 const detail::array_use& u, Source& source,
+                                                 const detail::held_buffer& target,
+                                                 std::vector<detail::piece>& rest) {
+    bool from_others = false;
+    for (const auto& p : all) from_others = from_others || (p.to == rank_ && p.from != rank_);
+    void* const tdev = from_others ? nullptr : device_->device_data(target.data);
+    bool receives = false;
+    for (const auto& p : all) {
+      if constexpr (detail::has_device_system) {
+        if (tdev && p.from == rank_ && p.to == rank_) {
+          const detail::held_buffer s = source(p);
+          if (void* sdev = device_->device_data(s.data)) {
+            if (s.data != target.data) {
+              device_->to_device(s.data);
+              device_->to_device(target.data);  // the box may cover part of the target
+              device_->device_writes(target.data);
+              detail::device_copy_box(u.rank, u.elem_size, tdev, target.held.lo, target.held.hi, sdev,
+                                      s.held.lo, s.held.hi, p.b.lo, p.b.hi);
+            }
+            continue;
+          }
+        }
+      }
+      if (p.from == rank_) device_->to_host(source(p).data);
+      receives = receives || p.to == rank_;
+      rest.push_back(p);
+    }
+    if (receives) {  // a piece may cover only part of the target's block
+      device_->to_host(target.data);
+      device_->host_wrote(target.data);
+    }
+    return rest;
   }
 
   // ---------- helpers ----------
@@ -1195,6 +1279,7 @@ class program_plan {
   program_stats stats_;
   std::string failed_;
   bool scattered_ = false, first_ = true, executed_ = false;
+  std::shared_ptr<detail::device_context> device_;  // backend::cuda: the maps' one context
   detail::live_flag live_;
 };
 

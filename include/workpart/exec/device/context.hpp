@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "../../config.hpp"
 #include "../../error.hpp"
 #include "../../expr/node.hpp"
+#include "../host_memory.hpp"
 
 #if WORKPART_DEVICE_SYSTEM != WORKPART_DEVICE_NONE
 #include <thrust/copy.h>
@@ -65,6 +67,19 @@ inline std::string device_system_text() {
 #endif
 }
 
+/// How device blocks meet MPI, for explain().
+inline std::string device_staging_text() {
+  return std::string("MPI ") +
+         (mpi_cuda_aware() ? "reports CUDA support, but collectives are given host blocks: "
+                           : "is not CUDA-aware: collectives are given host blocks: ") +
+         "a block crosses to the device when the host copy is newer (a scatter, a "
+         "redistribution, a refill) and back only before a collective or a gather reads it"
+#if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
+         "; host blocks are page-locked"
+#endif
+      ;
+}
+
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
 /// A CUDA runtime failure as wp::backend_error naming the call and the status.
 inline void cuda_check(cudaError_t s, const char* call) {
@@ -91,6 +106,24 @@ auto device_call(const char* what, F&& f) -> decltype(f()) {
     throw backend_error(std::string(what) + " failed on the device: " + e.what());
   }
 }
+
+#if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
+/// Page-locked host memory for a plan's blocks (what MPI sends from and the device copies
+/// to and from). An allocation failure is std::bad_alloc, as for any host buffer.
+inline void* pinned_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  if (cudaMallocHost(&p, bytes) != cudaSuccess || p == nullptr) throw std::bad_alloc();
+  return p;
+}
+inline void pinned_release(void* p) { cudaFreeHost(p); }
+#endif
+
+/// Which copy of a block holds its current values.
+enum class newest : unsigned char {
+  host,    ///< the host block (the device mirror is stale or was never written)
+  device,  ///< the device mirror (a kernel wrote it since the host last had it)
+  both,    ///< they agree
+};
 
 class device_context {
  public:
@@ -129,14 +162,26 @@ class device_context {
 #endif
   }
 
-  /// The device mirror of a host buffer of `bytes` bytes (made once, grown if needed).
+  /// How the plans using this context allocate their host blocks: page-locked under CUDA.
+  host_memory host_allocator() const {
+#if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
+    return {&pinned_allocate, &pinned_release};
+#else
+    return {};
+#endif
+  }
+
+  /// The device mirror of a host block of `bytes` bytes (made once, grown if needed; a new
+  /// or grown mirror holds nothing yet: the host block is the newest).
   void* mirror(const void* host, std::size_t bytes) {
-    for (auto& m : mirrors_)
-      if (m->host == host) {
-        if (m->dev.size() < bytes) device_call("growing a device buffer", [&] { m->dev.resize(bytes); });
-        m->bytes = bytes;
-        return thrust::raw_pointer_cast(m->dev.data());
+    if (mirror_t* m = find(host)) {
+      if (m->dev.size() < bytes) {
+        device_call("growing a device buffer", [&] { m->dev.resize(bytes); });
+        m->state = newest::host;
       }
+      m->bytes = bytes;
+      return thrust::raw_pointer_cast(m->dev.data());
+    }
     auto m = std::make_unique<mirror_t>();
     m->host = host;
     m->bytes = bytes;
@@ -144,21 +189,61 @@ class device_context {
     mirrors_.push_back(std::move(m));
     return thrust::raw_pointer_cast(mirrors_.back()->dev.data());
   }
-  /// Host to device, device to host (the mirror of `host`, all its bytes).
-  void upload(const void* host) {
-    mirror_t& m = find(host);
+
+  /// The device address of the mirror of `host`, or null where it has none.
+  void* device_data(const void* host) {
+    mirror_t* m = find(host);
+    return m ? thrust::raw_pointer_cast(m->dev.data()) : nullptr;
+  }
+
+  // The blocks' coherence: every copy between a host block and its mirror goes through these,
+  // so a block crosses only when the side about to use it is behind.
+  /// Before a kernel reads or writes the mirror of `host`: copies it up if the host is newer.
+  void to_device(const void* host) {
+    mirror_t& m = require(host);
+    if (eager_) m.state = newest::host;  // local() views are out: the host may have changed
+    if (m.state != newest::host) return;
     const auto* p = static_cast<const unsigned char*>(host);
     device_call("copying to the device", [&] { thrust::copy(p, p + m.bytes, m.dev.begin()); });
     bytes_up_ += m.bytes;
+    m.state = newest::both;
   }
-  void download(void* host) {
-    mirror_t& m = find(host);
-    auto* p = static_cast<unsigned char*>(host);
+  /// Before a kernel writes the mirror of `host` (from then on the mirror is the newest,
+  /// even if the kernel fails part way: as on the CPU, what it wrote stays written).
+  void device_writes(const void* host) { require(host).state = newest::device; }
+  /// Before the host reads `host` (a collective sends from it, a gather, a local() view):
+  /// copies it down if the device is newer. A block with no mirror is the host's already.
+  void to_host(const void* host) {
+    mirror_t* m = find(host);
+    if (!m || m->state != newest::device) return;
+    auto* p = static_cast<unsigned char*>(const_cast<void*>(host));
     device_call("copying from the device", [&] {
-      thrust::copy(m.dev.begin(), m.dev.begin() + std::ptrdiff_t(m.bytes), p);
+      thrust::copy(m->dev.begin(), m->dev.begin() + std::ptrdiff_t(m->bytes), p);
     });
-    bytes_down_ += m.bytes;
+    bytes_down_ += m->bytes;
+    m->state = newest::both;
   }
+  /// After the host wrote `host` (a collective received into it, the identity refilled): the
+  /// mirror is stale. The caller made the host current first where it writes only part.
+  void host_wrote(const void* host) {
+    if (mirror_t* m = find(host)) m->state = newest::host;
+  }
+  /// Every block to the host / every mirror stale: around the phases that touch all blocks
+  /// (scatter, gather, a map reading what other ranks wrote through root).
+  void all_to_host() {
+    for (auto& m : mirrors_) to_host(m->host);
+  }
+  void host_wrote_all() {
+    for (auto& m : mirrors_) m->state = newest::host;
+  }
+  /// From the first local() view on: every block goes up before each run and the written
+  /// ones come back after it, since the caller may read or write through a view at any time.
+  void make_eager() {
+    all_to_host();
+    eager_ = true;
+  }
+  bool eager() const { return eager_; }
+
   /// A device copy of `bytes` bytes at device address `src` (snapshots of a statement's
   /// output); valid until the next call.
   void* scratch_copy(const void* src, std::size_t bytes) {
@@ -179,7 +264,7 @@ class device_context {
     return device_call("reading the out-of-bounds record", [&] { return oob_record(oob_[0]); });
   }
 
-  /// Bytes copied host to device and back since the plan was made (for stats and tests).
+  /// Bytes copied host to device and back since the context was made (phases take deltas).
   std::size_t bytes_up() const { return bytes_up_; }
   std::size_t bytes_down() const { return bytes_down_; }
 
@@ -195,16 +280,22 @@ class device_context {
     const void* host = nullptr;
     std::size_t bytes = 0;
     thrust::device_vector<unsigned char> dev;
+    newest state = newest::host;
   };
-  mirror_t& find(const void* host) {
+  mirror_t* find(const void* host) {
     for (auto& m : mirrors_)
-      if (m->host == host) return *m;
+      if (m->host == host) return m.get();
+    return nullptr;
+  }
+  mirror_t& require(const void* host) {
+    if (mirror_t* m = find(host)) return *m;
     throw backend_error("internal: a host buffer has no device mirror");
   }
   std::vector<std::unique_ptr<mirror_t>> mirrors_;
   thrust::device_vector<oob_record> oob_;
   thrust::device_vector<unsigned char> scratch_;
   std::size_t bytes_up_ = 0, bytes_down_ = 0;
+  bool eager_ = false;
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
   int device_ = 0;
   cublasHandle_t blas_ = nullptr;
@@ -222,6 +313,15 @@ class device_context {
                         "device path on the CPU through Thrust's OpenMP system); or use "
                         "backend::cpu");
   }
+  host_memory host_allocator() const { return {}; }
+  void* device_data(const void*) { return nullptr; }
+  void to_device(const void*) {}
+  void device_writes(const void*) {}
+  void to_host(const void*) {}
+  void host_wrote(const void*) {}
+  void all_to_host() {}
+  void host_wrote_all() {}
+  void make_eager() {}
   std::size_t bytes_up() const { return 0; }
   std::size_t bytes_down() const { return 0; }
 };

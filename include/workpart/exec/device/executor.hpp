@@ -52,6 +52,7 @@ std::string device_strategy(const Stmt& st) {
 
 #include "../counters.hpp"
 #include "../env.hpp"
+#include "copy.hpp"
 #include "cublas.hpp"
 #include "kernel.hpp"
 
@@ -69,20 +70,21 @@ struct device_env {
 
 class device_executor {
  public:
-  /// upload: whether the host blocks may have changed since the last run (else the device
-  /// mirrors are current and nothing is copied up).
-  device_executor(device_context& dev, bool upload) : dev_(dev), upload_(upload) {
+  /// Blocks cross between host and device only where the side about to use them is behind
+  /// (device_context's coherence): a repeated execute() copies nothing.
+  explicit device_executor(device_context& dev) : dev_(dev) {
     renv_.rec = wenv_.rec = dev_.oob();
   }
   /// A block the statements read (`id`: the array) or write, `bytes` long at `host`.
   void add_read(const void* id, raw_view v, std::size_t bytes) { add(renv_, id, v, bytes, false); }
   void add_write(const void* id, raw_view v, std::size_t bytes) { add(wenv_, id, v, bytes, true); }
   void begin() {
-    if (!upload_) return;
-    for (const void* h : host_) dev_.upload(h);
+    for (const void* h : host_) dev_.to_device(h);
+    for (const void* h : written_) dev_.device_writes(h);
   }
   void end() {
-    for (void* h : written_) dev_.download(h);
+    if (dev_.eager())  // local() views are out: the host blocks follow every run
+      for (const void* h : written_) dev_.to_host(h);
   }
 
   template <int N, class Stmt>
@@ -137,14 +139,13 @@ class device_executor {
     if (written) {
       bool w = false;
       for (const void* h : written_) w = w || h == host;
-      if (!w) written_.push_back(const_cast<void*>(host));
+      if (!w) written_.push_back(host);
     }
   }
   device_context& dev_;
-  bool upload_;
   device_env renv_, wenv_;
   std::vector<const void*> host_;
-  std::vector<void*> written_;
+  std::vector<const void*> written_;
 };
 
 }  // namespace workpart::detail
@@ -156,7 +157,7 @@ namespace workpart::detail {
 /// is never made; it lets the plan's dispatch compile the same in every build.
 class device_executor {
  public:
-  device_executor(device_context&, bool) {}
+  explicit device_executor(device_context&) {}
   void add_read(const void*, const raw_view&, std::size_t) {}
   void add_write(const void*, const raw_view&, std::size_t) {}
   void begin() {}
@@ -164,6 +165,8 @@ class device_executor {
   template <int N, class Stmt>
   void run(const std::string&, const Stmt&, const index_t*, const index_t*, bool) {}
 };
+inline void device_copy_box(int, std::size_t, void*, const index_t*, const index_t*, const void*,
+                            const index_t*, const index_t*, const index_t*, const index_t*) {}
 }  // namespace workpart::detail
 
 #endif
