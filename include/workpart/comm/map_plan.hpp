@@ -338,7 +338,7 @@ class map_plan {
     if constexpr (detail::has_device_system) {
       if (device_) {
         const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
-        detail::device_executor ex(*device_);
+        detail::executor<detail::device_backend> ex(*device_);
         try {
           run_block_with(ex);
         } catch (...) {
@@ -349,10 +349,10 @@ class map_plan {
         return;
       }
     }
-    detail::host_executor ex;
+    detail::executor<detail::cpu_backend> ex;
     run_block_with(ex);
   }
-  /// The backend's executor (exec/local.hpp, exec/device/executor.hpp) on this rank's blocks.
+  /// The backend's executor (exec/backend.hpp) on this rank's blocks.
   template <class Executor>
   void run_block_with(Executor& ex) {
     for (auto& ap : arrays_) {

@@ -13,6 +13,7 @@
 #include "../expr/map.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/loop.hpp"
+#include "backend.hpp"
 #include "env.hpp"
 
 namespace workpart::detail {
@@ -181,9 +182,10 @@ void run_statement(const std::string& map_name, const Stmt& st, const WEnv& wenv
                         " (a data-dependent subscript or range left the array)");
 }
 
-/// The CPU backend's executor, driven by a plan like the device one (device/executor.hpp):
-/// the rank's blocks are its buffers, nothing to copy before or after.
-class host_executor {
+/// The CPU backend's executor (backend.hpp): the rank's blocks are its buffers, nothing to
+/// copy before or after.
+template <>
+class executor<cpu_backend> {
  public:
   void add_read(const void* id, const raw_view& v, std::size_t) { renv_.add(id, v); }
   void add_write(const void* id, const raw_view& v, std::size_t) { wenv_.add(id, v); }

@@ -27,6 +27,7 @@
 #if WORKPART_DEVICE_SYSTEM != WORKPART_DEVICE_NONE
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
+#include <thrust/fill.h>
 #include <thrust/execution_policy.h>
 #endif
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
@@ -257,11 +258,14 @@ class device_context {
 
   /// The out-of-bounds record kernels write (device memory), its reset and its host copy.
   oob_record* oob() { return thrust::raw_pointer_cast(oob_.data()); }
+  // (Algorithms, not oob_[0]: a device_reference's element access trips UBSan inside Thrust.)
   void reset_oob() {
-    device_call("resetting the out-of-bounds record", [&] { oob_[0] = oob_record{}; });
+    device_call("resetting the out-of-bounds record", [&] { thrust::fill_n(oob_.begin(), 1, oob_record{}); });
   }
   oob_record fetch_oob() {
-    return device_call("reading the out-of-bounds record", [&] { return oob_record(oob_[0]); });
+    oob_record r;
+    device_call("reading the out-of-bounds record", [&] { thrust::copy_n(oob_.begin(), 1, &r); });
+    return r;
   }
 
   /// Bytes copied host to device and back since the context was made (phases take deltas).

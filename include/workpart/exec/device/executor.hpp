@@ -1,18 +1,18 @@
 #pragma once
 /// \file executor.hpp
-/// The device backend's executor: given the rank's host blocks, it binds the statements to
-/// their device mirrors, copies the blocks up (only when they may have changed since the
-/// last time), runs each statement (cuBLAS for contractions under CUDA, else the one kernel
-/// form of kernel.hpp), raises an out-of-bounds access as wp::shape_error after the
-/// statement, and copies the written blocks back for the plan's collectives (MPI is given
-/// host buffers: device memory is staged through them; see context.hpp for detection of a
-/// CUDA-aware MPI).
+/// The device backend's executor (`executor<device_backend>`, see ../backend.hpp): it binds
+/// the statements to the device mirrors of the rank's host blocks, brings up the blocks whose
+/// host copy is newer (context.hpp keeps that per block), runs each statement (cuBLAS for
+/// contractions under CUDA, else the one kernel form of kernel.hpp) and raises an
+/// out-of-bounds access as wp::shape_error after the statement. Written blocks stay on the
+/// device until a collective or a gather needs them on the host.
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "../../config.hpp"
+#include "../backend.hpp"
 #include "../combine.hpp"
 #include "../contraction.hpp"
 #include "../local.hpp"
@@ -68,11 +68,12 @@ struct device_env {
   oob_record* oob() const { return rec; }
 };
 
-class device_executor {
+template <>
+class executor<device_backend> {
  public:
   /// Blocks cross between host and device only where the side about to use them is behind
   /// (device_context's coherence): a repeated execute() copies nothing.
-  explicit device_executor(device_context& dev) : dev_(dev) {
+  explicit executor(device_context& dev) : dev_(dev) {
     renv_.rec = wenv_.rec = dev_.oob();
   }
   /// A block the statements read (`id`: the array) or write, `bytes` long at `host`.
@@ -155,9 +156,10 @@ class device_executor {
 namespace workpart::detail {
 /// Without a device system no plan gets a device_context (its constructor refuses), so this
 /// is never made; it lets the plan's dispatch compile the same in every build.
-class device_executor {
+template <>
+class executor<device_backend> {
  public:
-  explicit device_executor(device_context&) {}
+  explicit executor(device_context&) {}
   void add_read(const void*, const raw_view&, std::size_t) {}
   void add_write(const void*, const raw_view&, std::size_t) {}
   void begin() {}
