@@ -132,10 +132,10 @@ int main(int argc, char** argv) {
   std::string csv;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
-    if (const char* v = workpart_bench::option_value(s, "--matmul")) nmat = std::atoll(v);
-    else if (const char* v2 = workpart_bench::option_value(s, "--elementwise")) nel = std::atoll(v2);
-    else if (const char* v3 = workpart_bench::option_value(s, "--softmax")) sm = workpart_bench::parse_sizes(v3);
-    else if (const char* v4 = workpart_bench::option_value(s, "--reps")) reps = std::max(1, std::atoi(v4));
+    if (const char* v = workpart_bench::option_value(s, "--matmul=")) nmat = std::atoll(v);
+    else if (const char* v2 = workpart_bench::option_value(s, "--elementwise=")) nel = std::atoll(v2);
+    else if (const char* v3 = workpart_bench::option_value(s, "--softmax=")) sm = workpart_bench::parse_sizes(v3);
+    else if (const char* v4 = workpart_bench::option_value(s, "--reps=")) reps = std::max(1, std::atoi(v4));
     else if (const char* c = workpart_bench::csv_option(argc, argv, a)) csv = c;
     else {
       if (ctx.is_root()) std::fprintf(stderr, "bench_device: unknown argument '%s'\n", s.c_str());

@@ -727,18 +727,31 @@ class map_plan {
   /// values. Where each rank's own writes cover its reads and hold whole values, a local copy
   /// does it; otherwise the array goes to root and back (counted in the phases' bytes).
   void refresh_own_inputs() {
-    local_then_agree([&] {
-      blocks_to_host(stats_.execute);
-      mirrors_stale();
-      materialize_on_root(false);  // arrays that go through root
-    });
-    stale_reads_ = false;
-    for (auto& ap : arrays_) {
+    // Per array: this rank's own writes cover its reads (a local copy), or through root. The
+    // same on every rank (it depends on every rank's boxes).
+    std::vector<char> via_root(arrays_.size(), 0);
+    bool any_via_root = false;
+    for (std::size_t u = 0; u < arrays_.size(); ++u) {
+      const auto& ap = arrays_[u];
       if (!(ap.use.read && ap.use.written) || ap.reads_own_writes) continue;
       bool local = ap.wgroup.empty() && !ap.w_combine_on_root;
       for (int r = 0; r < size_ && local; ++r)
         local = ap.rbox[r].empty() || detail::box::intersect(ap.rbox[r], ap.wbox[r]) == ap.rbox[r];
-      if (local) {
+      via_root[u] = !local;
+      any_via_root = any_via_root || !local;
+    }
+    local_then_agree([&] {
+      if (any_via_root) {  // the device backend: what goes through root comes down first
+        blocks_to_host(stats_.execute);
+        mirrors_stale();
+      }
+      materialize_on_root(false);  // arrays that go through root
+    });
+    stale_reads_ = false;
+    for (std::size_t u = 0; u < arrays_.size(); ++u) {
+      auto& ap = arrays_[u];
+      if (!(ap.use.read && ap.use.written) || ap.reads_own_writes) continue;
+      if (!via_root[u]) {
         copy_box(ap, ap.rbox[rank_]);
         continue;
       }
@@ -755,6 +768,24 @@ class map_plan {
     if (b.empty()) return;
     const auto& rb = ap.rbox[rank_];
     const auto& wb = ap.wbox[rank_];
+    if (device_) {  // on the device where both blocks live there, else on the host
+      void* const rbuf = detail::read_data(ap);
+      void* const wbuf = detail::buf_data(ap.wbuf);
+      void* const rdev = device_->device_data(rbuf);
+      void* const wdev = device_->device_data(wbuf);
+      if (rdev && wdev) {
+        const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
+        device_->to_device(wbuf);
+        device_->to_device(rbuf);  // the box may cover part of the read block
+        device_->device_writes(rbuf);
+        detail::device_copy_box(ap.use.rank, ap.use.elem_size, rdev, rb.lo, rb.hi, wdev, wb.lo, wb.hi, b.lo, b.hi);
+        count_device(stats_.execute, up, down);
+        return;
+      }
+      device_->to_host(wbuf);
+      device_->to_host(rbuf);
+      device_->host_wrote(rbuf);
+    }
     const detail::raw_view rv = detail::view_of(ap.use, rb, detail::read_data(ap));
     const detail::raw_view wv = detail::view_of(ap.use, wb, detail::buf_data(ap.wbuf));
     const std::size_t es = ap.use.elem_size;

@@ -46,13 +46,20 @@ struct statement_kernel {
     return false;
   }
 
+  /// The outermost parallel dimension takes what is left of the thread's index: one
+  /// division fewer (none for a single parallel dimension, as in elementwise maps).
+  static constexpr int outermost = parallel ? std::countr_zero(parallel) : -1;
+
   WORKPART_HD void operator()(index_t t) const {
     index_t pt[max_dims] = {};
     for (int d = N - 1; d >= 0; --d) {
-      if (parallel & dim_bit(d)) {
+      if (d == outermost) {
+        pt[d] = lo[d] + t;
+      } else if (parallel & dim_bit(d)) {
         const index_t e = hi[d] - lo[d];
-        pt[d] = lo[d] + t % e;
-        t /= e;
+        const index_t q = t / e;
+        pt[d] = lo[d] + (t - q * e);
+        t = q;
       } else {
         pt[d] = lo[d];
       }
