@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
     for (const auto& r : rows) {
       std::printf("  %-32s %-32s %10.4f %10.4f %8.2f %12.2e\n", r.kernel.c_str(), r.baseline.c_str(), r.map_s,
                   r.base_s, r.base_s / r.map_s, r.diff);
-      out.row({"device", sys, csv_writer::cell(P), r.kernel, r.kernel, "map execute()", csv_writer::cell(r.map_s),
+      out.row({"bench_device", sys, csv_writer::cell(P), r.kernel, r.kernel, "map execute()", csv_writer::cell(r.map_s),
                 r.baseline, csv_writer::cell(r.base_s), csv_writer::cell(r.base_s / r.map_s),
                 csv_writer::cell(r.diff)});
     }
@@ -344,7 +344,7 @@ int main(int argc, char** argv) {
       if (ctx.is_root()) {
         std::printf("    grid %-10s scatter %8.4f s  execute %8.4f s  gather %8.4f s\n", g.str().c_str(), median(ts),
                     median(te), median(tg));
-        out.row({"device", sys, csv_writer::cell(P), "matmul distributed", g.str(), "scatter+execute+gather",
+        out.row({"bench_device", sys, csv_writer::cell(P), "matmul distributed", g.str(), "scatter+execute+gather",
                  csv_writer::cell(median(ts) + median(te) + median(tg)), "", "", "", ""});
       }
     }
