@@ -30,14 +30,24 @@
 #endif
 
 namespace wp = workpart;
+using wp::phase_stats;
 
 namespace {
 template <class Plan>
 void phases(const char* what, const Plan& plan, const wp::context& ctx) {
   const auto& st = plan.stats();
-  if (ctx.is_root())
-    std::printf("  %-22s root: scatter %.4f s, execute %.4f s, gather %.4f s\n", what, st.scatter.seconds,
-                st.execute.seconds, st.gather.seconds);
+  if (!ctx.is_root()) return;
+  std::printf("  %-22s root: scatter %.4f s, execute %.4f s, gather %.4f s\n", what, st.scatter.seconds,
+              st.execute.seconds, st.gather.seconds);
+  // what crossed between root's memory and its device (0 on the CPU backend): the blocks go up
+  // once before the kernels run and the written ones come down once for the gather
+  const phase_stats* ph[] = {&st.scatter, &st.execute, &st.gather};
+  long long up = 0, down = 0;
+  for (const auto* p : ph) {
+    up += p->bytes_to_device;
+    down += p->bytes_from_device;
+  }
+  if (up + down > 0) std::printf("  %-22s root's device copies: %lld B up, %lld B down\n", "", up, down);
 }
 }  // namespace
 

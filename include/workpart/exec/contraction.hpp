@@ -5,6 +5,7 @@
 /// sorted into batch (in C, A, B), m (C, A), n (C, B) and k (A, B). The CPU runs it as GEMMs
 /// (cpu/gemm.hpp), the device backend as cuBLAS GEMMs (device/cublas.hpp).
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -179,6 +180,38 @@ fused_dim fuse_role(const int* dims, int count, const X& x, const Y& y, const in
   f.inner = dims[count - 1];
   for (int j = first; j < count; ++j) f.ext *= ext(dims[j]);
   return f;
+}
+
+/// A contraction over a box as GEMMs, the same for every backend: the fused m, n and k
+/// dimensions, and the dims left to loop over (batch, and role dims that did not fuse), in
+/// the space's order (outer first).
+struct gemm_layout {
+  fused_dim m, n, k;
+  int loops[max_dims] = {};
+  int nloops = 0;
+};
+template <int N, class C, class A, class B>
+gemm_layout layout_gemm(const contraction_dims<N>& cd, const C& c, const A& a, const B& b,
+                        const index_t* lo, const index_t* hi) {
+  gemm_layout g;
+  for (int x = 0; x < cd.nbatch; ++x) g.loops[g.nloops++] = cd.batch[x];
+  g.m = fuse_role(cd.m, cd.nm, c, a, lo, hi, g.loops, g.nloops);
+  g.n = fuse_role(cd.n, cd.nn, c, b, lo, hi, g.loops, g.nloops);
+  g.k = fuse_role(cd.k, cd.nk, a, b, lo, hi, g.loops, g.nloops);
+  std::sort(g.loops, g.loops + g.nloops);
+  return g;
+}
+/// A bound operand's step along dim d, 0 for no dim (a role with no dims).
+template <class Bound>
+index_t step_along(const Bound& b, int d) { return d < 0 ? index_t(0) : b.step(d); }
+/// The next point of the first `count` loop dims (the last fastest); false after the last.
+inline bool next_loop_point(index_t* pt, const int* loops, int count, const index_t* lo, const index_t* hi) {
+  for (int x = count - 1; x >= 0; --x) {
+    const int d = loops[x];
+    if (++pt[d] < hi[d]) return true;
+    pt[d] = lo[d];
+  }
+  return false;
 }
 
 inline std::string dim_name(int d) { return d < 0 ? std::string("1") : "i" + std::to_string(d); }

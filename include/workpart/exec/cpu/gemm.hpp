@@ -93,30 +93,17 @@ void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const i
   const auto bb = B.bind(renv, 0);
   for (int d = 0; d < N; ++d)
     if (hi[d] <= lo[d]) return;
-  int loops[max_dims] = {};
-  int nloops = 0;
-  for (int b = 0; b < cd.nbatch; ++b) loops[nloops++] = cd.batch[b];
-  const fused_dim fm = fuse_role(cd.m, cd.nm, bc, ba, lo, hi, loops, nloops);
-  const fused_dim fn = fuse_role(cd.n, cd.nn, bc, bb, lo, hi, loops, nloops);
-  const fused_dim fk = fuse_role(cd.k, cd.nk, ba, bb, lo, hi, loops, nloops);
   // Batch points in the space's order (outer dims first); one GEMM each.
-  std::sort(loops, loops + nloops);
-  auto st_of = [](const auto& bound, int d) { return d < 0 ? index_t(0) : bound.step(d); };
+  const gemm_layout g = layout_gemm<N>(cd, bc, ba, bb, lo, hi);
   index_t pt[max_dims] = {};
   for (int d = 0; d < N; ++d) pt[d] = lo[d];
   const T alpha = static_cast<T>(F::scale(st.rhs));
-  for (;;) {
-    gemm_strided<T>(fm.ext, fn.ext, fk.ext, alpha, ba.ptr(pt), st_of(ba, fm.inner),
-                    st_of(ba, fk.inner), bb.ptr(pt), st_of(bb, fk.inner), st_of(bb, fn.inner),
-                    bc.ptr(pt), st_of(bc, fm.inner), st_of(bc, fn.inner));
-    int b = nloops - 1;
-    for (; b >= 0; --b) {
-      const int d = loops[b];
-      if (++pt[d] < hi[d]) break;
-      pt[d] = lo[d];
-    }
-    if (b < 0) return;
-  }
+  do {
+    gemm_strided<T>(g.m.ext, g.n.ext, g.k.ext, alpha, ba.ptr(pt), step_along(ba, g.m.inner),
+                    step_along(ba, g.k.inner), bb.ptr(pt), step_along(bb, g.k.inner),
+                    step_along(bb, g.n.inner), bc.ptr(pt), step_along(bc, g.m.inner),
+                    step_along(bc, g.n.inner));
+  } while (next_loop_point(pt, g.loops, g.nloops, lo, hi));
 }
 
 }  // namespace workpart::detail

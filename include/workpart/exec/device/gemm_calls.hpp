@@ -74,27 +74,23 @@ bool plan_strided_gemms(const Stmt& st, const WEnv& wenv, const REnv& renv, cons
     const auto bb = F::b(st.rhs).bind(renv, 0);
     for (int d = 0; d < N; ++d)
       if (hi[d] <= lo[d]) return true;  // nothing to do
-    int loops[max_dims] = {};
-    int nloops = 0;
-    for (int b = 0; b < cd.nbatch; ++b) loops[nloops++] = cd.batch[b];
-    const fused_dim fm = fuse_role(cd.m, cd.nm, bc, ba, lo, hi, loops, nloops);
-    const fused_dim fn = fuse_role(cd.n, cd.nn, bc, bb, lo, hi, loops, nloops);
-    const fused_dim fk = fuse_role(cd.k, cd.nk, ba, bb, lo, hi, loops, nloops);
-    std::sort(loops, loops + nloops);
-    auto st_of = [](const auto& bound, int d) { return d < 0 ? index_t(0) : bound.step(d); };
+    const gemm_layout lay = layout_gemm<N>(cd, bc, ba, bb, lo, hi);
+    const fused_dim &fm = lay.m, &fn = lay.n, &fk = lay.k;
     if (fm.ext > INT_MAX || fn.ext > INT_MAX || fk.ext > INT_MAX) return false;
-    const index_t c_rs = st_of(bc, fm.inner), c_cs = st_of(bc, fn.inner);
+    const index_t c_rs = step_along(bc, fm.inner), c_cs = step_along(bc, fn.inner);
     // C' (M x Nn, column-major) += op(X) (M x k) op(Y) (k x Nn): X rows along dx, Y columns along dy.
     auto go = [&](const auto& bx, const auto& by, int dx, int dy, index_t M, index_t Nn,
                   blas_operand oc) {
-      const blas_operand ox = blas_form(M, fk.ext, st_of(bx, dx), st_of(bx, fk.inner));
-      const blas_operand oy = blas_form(fk.ext, Nn, st_of(by, fk.inner), st_of(by, dy));
+      const blas_operand ox = blas_form(M, fk.ext, step_along(bx, dx), step_along(bx, fk.inner));
+      const blas_operand oy = blas_form(fk.ext, Nn, step_along(by, fk.inner), step_along(by, dy));
       if (!oc.ok || oc.trans || !ox.ok || !oy.ok) return false;
-      int inner = nloops > 0 ? loops[nloops - 1] : -1;
+      // The innermost loop is the batch of one call, unless C does not move along it (a
+      // contracted index left unfused: its GEMMs add into one C, one call each).
+      int inner = lay.nloops > 0 ? lay.loops[lay.nloops - 1] : -1;
       if (inner >= 0 && bc.step(inner) == 0) inner = -1;
       const index_t count = inner >= 0 ? hi[inner] - lo[inner] : 1;
       if (count > INT_MAX) return false;
-      const int outer_loops = inner >= 0 ? nloops - 1 : nloops;
+      const int outer_loops = inner >= 0 ? lay.nloops - 1 : lay.nloops;
       strided_gemm<T> g;
       g.trans_a = ox.trans;
       g.trans_b = oy.trans;
@@ -103,27 +99,21 @@ bool plan_strided_gemms(const Stmt& st, const WEnv& wenv, const REnv& renv, cons
       g.k = int(fk.ext);
       g.alpha = static_cast<T>(F::scale(st.rhs));
       g.lda = ox.ld;
-      g.stride_a = (long long)st_of(bx, inner);
+      g.stride_a = (long long)step_along(bx, inner);
       g.ldb = oy.ld;
-      g.stride_b = (long long)st_of(by, inner);
+      g.stride_b = (long long)step_along(by, inner);
       g.ldc = oc.ld;
-      g.stride_c = (long long)st_of(bc, inner);
+      g.stride_c = (long long)step_along(bc, inner);
       g.count = int(count);
       index_t pt[max_dims] = {};
       for (int d = 0; d < N; ++d) pt[d] = lo[d];
-      for (;;) {
+      do {
         g.a = bx.ptr(pt);
         g.b = by.ptr(pt);
         g.c = bc.ptr(pt);
         emit(g);
-        int b = outer_loops - 1;
-        for (; b >= 0; --b) {
-          const int d = loops[b];
-          if (++pt[d] < hi[d]) break;
-          pt[d] = lo[d];
-        }
-        if (b < 0) return true;
-      }
+      } while (next_loop_point(pt, lay.loops, outer_loops, lo, hi));
+      return true;
     };
     // Row-major thinking, column-major BLAS: when C's rows are contiguous, C (m x n) += A B
     // is C^T (n x m) += B^T (n x k) A^T (k x m); otherwise C is column-major as it is.
