@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "../exec/device/executor.hpp"
+#include "device_staging.hpp"
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
 #include "../schedule/inspect.hpp"
@@ -266,8 +266,7 @@ class map_plan {
     failed_ = "scatter() failed";
     local_then_agree([&] {
       check_alive();
-      blocks_to_host(stats_.scatter);  // a block the scatter leaves partly unwritten stays current
-      mirrors_stale();
+      detail::blocks_to_host(device_.get(), stats_.scatter);  // what the scatter leaves unwritten stays current
       if (rank_ == 0 && !inspection_.empty())  // the values the plan was cut to still fit it
         detail::check_inspection_current(
             map_.name(), inspection_, detail::inspect_data_ranges(map_, cons_, size_));
@@ -337,15 +336,15 @@ class map_plan {
     if (block_.empty(N)) return;
     if constexpr (detail::has_device_system) {
       if (device_) {
-        const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
+        const detail::device_marks dm = detail::device_now(device_.get());
         detail::executor<detail::device_backend> ex(*device_);
         try {
           run_block_with(ex);
         } catch (...) {
-          count_device(stats_.execute, up, down);
+          detail::count_device(stats_.execute, device_.get(), dm);
           throw;
         }
-        count_device(stats_.execute, up, down);
+        detail::count_device(stats_.execute, device_.get(), dm);
         return;
       }
     }
@@ -388,8 +387,7 @@ class map_plan {
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
       check_alive();
-      blocks_to_host(stats_.gather);
-      mirrors_stale();  // combining partial sums onto leaders writes their host blocks
+      detail::blocks_to_host(device_.get(), stats_.gather);  // combining partials writes host blocks
       materialize_on_root(false);
     });
     detail::with_comm_errors([&] {
@@ -407,8 +405,7 @@ class map_plan {
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
       check_alive();
-      blocks_to_host(stats_.gather);
-      mirrors_stale();  // combining partial sums onto leaders writes their host blocks
+      detail::blocks_to_host(device_.get(), stats_.gather);  // combining partials writes host blocks
       materialize_on_root(false);
     });
     detail::with_comm_errors([&] { (gather_writes(find(arrs, "gather")), ...); });
@@ -664,23 +661,7 @@ class map_plan {
     }
   }
 
-  // ---------- the device backend's blocks (exec/device/context.hpp) ----------
-  /// Before the host reads every block (a phase through root): the device's newer values
-  /// come down, counted in `ph`.
-  void blocks_to_host(phase_stats& ph) {
-    if (!device_) return;
-    const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
-    device_->all_to_host();
-    count_device(ph, up, down);
-  }
-  /// After a phase that wrote host blocks: their mirrors are stale.
-  void mirrors_stale() {
-    if (device_) device_->host_wrote_all();
-  }
-  void count_device(phase_stats& ph, std::size_t up, std::size_t down) const {
-    ph.bytes_to_device += index_t(device_->bytes_up() - up);
-    ph.bytes_from_device += index_t(device_->bytes_down() - down);
-  }
+
 
   template <class A>
   detail::array_plan& find(const A& a, const char* what) {
@@ -742,8 +723,7 @@ class map_plan {
     }
     local_then_agree([&] {
       if (any_via_root) {  // the device backend: what goes through root comes down first
-        blocks_to_host(stats_.execute);
-        mirrors_stale();
+        detail::blocks_to_host(device_.get(), stats_.execute);
       }
       materialize_on_root(false);  // arrays that go through root
     });
@@ -769,22 +749,11 @@ class map_plan {
     const auto& rb = ap.rbox[rank_];
     const auto& wb = ap.wbox[rank_];
     if (device_) {  // on the device where both blocks live there, else on the host
-      void* const rbuf = detail::read_data(ap);
-      void* const wbuf = detail::buf_data(ap.wbuf);
-      void* const rdev = device_->device_data(rbuf);
-      void* const wdev = device_->device_data(wbuf);
-      if (rdev && wdev) {
-        const std::size_t up = device_->bytes_up(), down = device_->bytes_down();
-        device_->to_device(wbuf);
-        device_->to_device(rbuf);  // the box may cover part of the read block
-        device_->device_writes(rbuf);
-        detail::device_copy_box(ap.use.rank, ap.use.elem_size, rdev, rb.lo, rb.hi, wdev, wb.lo, wb.hi, b.lo, b.hi);
-        count_device(stats_.execute, up, down);
-        return;
-      }
-      device_->to_host(wbuf);
-      device_->to_host(rbuf);
-      device_->host_wrote(rbuf);
+      const detail::device_marks dm = detail::device_now(device_.get());
+      const bool done = detail::copy_box_on_device(*device_, ap.use, {detail::read_data(ap), rb},
+                                                   {detail::buf_data(ap.wbuf), wb}, b);
+      detail::count_device(stats_.execute, device_.get(), dm);
+      if (done) return;
     }
     const detail::raw_view rv = detail::view_of(ap.use, rb, detail::read_data(ap));
     const detail::raw_view wv = detail::view_of(ap.use, wb, detail::buf_data(ap.wbuf));

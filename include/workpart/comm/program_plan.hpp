@@ -133,7 +133,7 @@ class program_plan {
     scattered_ = false;
     failed_ = "scatter() failed";
     local_then_agree([&] {
-      blocks_to_host(stats_.scatter);
+      detail::blocks_to_host(device_.get(), stats_.scatter);
       for_each_plan([&](int, auto& mp) {
         mp.check_alive();
         if (!mp.allocated_) mp.allocate();
@@ -169,7 +169,7 @@ class program_plan {
     require_live("execute");
     if (!scattered_) scatter();
     const double t0 = MPI_Wtime();
-    const device_marks dm = device_now();
+    const detail::device_marks dm = detail::device_now(device_.get());
     failed_ = "execute() failed";
     scattered_ = false;  // a failure below leaves partial results: start again from root's
     for_each_plan([&](int m, auto& mp) {
@@ -192,7 +192,7 @@ class program_plan {
     executed_ = true;
     ++stats_.runs;
     stats_.execute.seconds += MPI_Wtime() - t0;
-    count_device(stats_.execute, dm);
+    detail::count_device(stats_.execute, device_.get(), dm);
   }
 
   /// Leaves the final values of every array the program writes on root.
@@ -1011,16 +1011,16 @@ class program_plan {
         return detail::held_buffer{detail::read_data(src), src.rbox[std::size_t(rank_)]};
       return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
     };
-    const device_marks dm = device_now();
+    const detail::device_marks dm = detail::device_now(device_.get());
     const auto& use = slot(arrays_[r.array].first_user, r.array).use;
     std::vector<detail::piece> rest;  // the device backend: the pieces the host moves
-    const std::vector<detail::piece>& pieces = device_ ? stage_pieces(t.pieces, use, source, target, rest) : t.pieces;
+    const std::vector<detail::piece>& pieces = device_ ? detail::stage_pieces(*device_, rank_, t.pieces, use, source, target, rest) : t.pieces;
     const detail::moved mv = detail::exchange_pieces(
         comm_, use, pieces,
         first ? r.first_remote : r.steady_remote, source,
         [&](const detail::piece&) { return target; });
-    count_device(r.stats.measured, dm);
-    count_device(phase, dm);
+    detail::count_device(r.stats.measured, device_.get(), dm);
+    detail::count_device(phase, device_.get(), dm);
     r.stats.measured.bytes_sent += mv.sent;
     r.stats.measured.bytes_received += mv.received;
     r.stats.measured.seconds += MPI_Wtime() - t0;
@@ -1056,10 +1056,10 @@ class program_plan {
     const double t0 = MPI_Wtime();
     void* buf = detail::buf_data(ap.wbuf);
     if (device_) {  // the partials are the device's; the combined values the host's
-      const device_marks dm = device_now();
+      const detail::device_marks dm = detail::device_now(device_.get());
       device_->to_host(buf);
       device_->host_wrote(buf);
-      count_device(st.measured, dm);
+      detail::count_device(st.measured, device_.get(), dm);
     }
     if (pc.mode == reduce_scatter) {
       const detail::moved mv = detail::reduce_scatter_boxes(ap.wcomm, ap.use, ap.use.write_kind, buf,
@@ -1096,7 +1096,7 @@ class program_plan {
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
       for_each_plan([&](int, auto& mp) { mp.check_alive(); });
-      blocks_to_host(stats_.gather);
+      detail::blocks_to_host(device_.get(), stats_.gather);
       if (rank_ == 0)
         for (std::size_t a : which) {
           const int m = arrays_[a].writers.back();
@@ -1150,69 +1150,6 @@ class program_plan {
       }
     });
     if (changed) apply_program_steps();
-  }
-
-  // ---------- the device backend's blocks (exec/device/context.hpp) ----------
-  struct device_marks {
-    std::size_t up = 0, down = 0;
-  };
-  device_marks device_now() const {
-    return device_ ? device_marks{device_->bytes_up(), device_->bytes_down()} : device_marks{};
-  }
-  void count_device(phase_stats& ph, const device_marks& before) const {
-    if (!device_) return;
-    ph.bytes_to_device += index_t(device_->bytes_up() - before.up);
-    ph.bytes_from_device += index_t(device_->bytes_down() - before.down);
-  }
-  /// Before a phase through root (scatter, gather): every block the device holds newer comes
-  /// down, and the mirrors are stale from then on (the phase writes host blocks).
-  void blocks_to_host(phase_stats& ph) {
-    if (!device_) return;
-    const device_marks dm = device_now();
-    device_->all_to_host();
-    device_->host_wrote_all();
-    count_device(ph, dm);
-  }
-
-  /// The device backend's part of a redistribution on this rank: a piece that stays on the
-  /// rank, from a block on its device into a target on its device that receives nothing from
-  /// other ranks, is copied there; for the others, the blocks this rank sends from come down
-  /// first and the target comes down before the host writes into it (its mirror is then
-  /// stale). Returns the pieces left to the host (in `rest`).
-  template <class Source>
-  const std::vector<detail::piece>& stage_pieces(const std::vector<detail::piece>& all,
-                                                 const detail::array_use& u, Source& source,
-                                                 const detail::held_buffer& target,
-                                                 std::vector<detail::piece>& rest) {
-    bool from_others = false;
-    for (const auto& p : all) from_others = from_others || (p.to == rank_ && p.from != rank_);
-    void* const tdev = from_others ? nullptr : device_->device_data(target.data);
-    bool receives = false;
-    for (const auto& p : all) {
-      if constexpr (detail::has_device_system) {
-        if (tdev && p.from == rank_ && p.to == rank_) {
-          const detail::held_buffer s = source(p);
-          if (void* sdev = device_->device_data(s.data)) {
-            if (s.data != target.data) {
-              device_->to_device(s.data);
-              device_->to_device(target.data);  // the box may cover part of the target
-              device_->device_writes(target.data);
-              detail::device_copy_box(u.rank, u.elem_size, tdev, target.held.lo, target.held.hi, sdev,
-                                      s.held.lo, s.held.hi, p.b.lo, p.b.hi);
-            }
-            continue;
-          }
-        }
-      }
-      if (p.from == rank_) device_->to_host(source(p).data);
-      receives = receives || p.to == rank_;
-      rest.push_back(p);
-    }
-    if (receives) {  // a piece may cover only part of the target's block
-      device_->to_host(target.data);
-      device_->host_wrote(target.data);
-    }
-    return rest;
   }
 
   // ---------- helpers ----------
