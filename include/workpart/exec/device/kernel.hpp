@@ -17,6 +17,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "../combine.hpp"
+#include "context.hpp"
 
 namespace workpart::detail {
 
@@ -102,8 +103,10 @@ void launch_statement(const BL& bl, const BR& br, const index_t* lo, const index
     k.hi[d] = hi[d];
     if (kernel::parallel & dim_bit(d)) threads *= hi[d] - lo[d];
   }
-  thrust::for_each(thrust::device, thrust::counting_iterator<index_t>(0),
-                   thrust::counting_iterator<index_t>(threads), k);
+  device_call("a statement's kernel (thrust::for_each)", [&] {
+    thrust::for_each(thrust::device, thrust::counting_iterator<index_t>(0),
+                     thrust::counting_iterator<index_t>(threads), k);
+  });
 }
 
 }  // namespace workpart::detail
