@@ -87,7 +87,7 @@ using namespace workpart_bench;
 constexpr double tolerance = 1e-3;
 
 struct options {
-  std::vector<std::int64_t> softmax{8, 16, 512, 512};   // B, H, S, L
+  std::vector<std::int64_t> softmax{8, 16, 512, 512};     // B, H, S, L
   std::vector<std::int64_t> attention{8, 512, 1024, 16};  // B, S, E, H
   bool run_softmax = true, run_attention = true;
   bool gather_all = true, gather_out = true;
@@ -180,8 +180,8 @@ snapshot snap(const Stats& s) {
 
 /// One workpart variant: a plan (shared by its run() and gather(out) forms) behind closures.
 struct variant {
-  std::string name;   // "one map, run()"
-  std::string grid;   // "(4,1,1,1)"
+  std::string name;  // "one map, run()"
+  std::string grid;  // "(4,1,1,1)"
   std::function<void()> run;
   std::function<snapshot()> stats;
   std::vector<double> total, execute;  // per timed round, slowest rank
@@ -213,9 +213,11 @@ void add_variants(std::vector<variant>& vs, const options& opt, const std::strin
       return t;
     };
   const std::size_t first = vs.size();
-  if (opt.gather_all) vs.push_back({name + ", run()", grid, [plan] { plan->run(); }, stats, {}, {}, {}, 0, {}});
+  if (opt.gather_all)
+    vs.push_back({name + ", run()", grid, [plan] { plan->run(); }, stats, {}, {}, {}, 0, {}});
   if (opt.gather_out)
-    vs.push_back({name + ", gather(" + out_name + ")", grid,
+    vs.push_back({name + ", gather(" + out_name + ")",
+                  grid,
                   [plan, &out] {
                     if (plan->runs_in_place()) {  // root alone: in place, nothing to copy
                       plan->run();
@@ -225,7 +227,12 @@ void add_variants(std::vector<variant>& vs, const options& opt, const std::strin
                       plan->gather(out);
                     }
                   },
-                  stats, {}, {}, {}, 0, {}});
+                  stats,
+                  {},
+                  {},
+                  {},
+                  0,
+                  {}});
   if (vs.size() > first) vs[first].per_map = per_map;  // printed once per plan
 }
 
@@ -305,7 +312,7 @@ int measure(const wp::context& ctx, const std::string& workload, const std::stri
   };
 
   const std::size_t n_variants = vs.size() + 1;  // index 0: the baseline
-  if (opt.warmup == 0) run_baseline(false);     // the reference, before anything is checked
+  if (opt.warmup == 0) run_baseline(false);      // the reference, before anything is checked
   for (int round = -opt.warmup; round < opt.reps; ++round) {
     const bool timed = round >= 0;
     std::vector<std::size_t> order;
@@ -332,11 +339,11 @@ int measure(const wp::context& ctx, const std::string& workload, const std::stri
                 tb, *bmin, *bmax);
     std::printf("  %-30s %9s %9s %8s %10s %10s %12s  %s\n", "variant", "total s", "execute s",
                 "speed-up", "MB moved", "rank-rank", "max rel diff", "grid(s)");
-    std::printf("  %-30s %9.4f %9.4f %8.2f %10.1f %10.1f %12.2e  %s\n", "baseline: Eigen, 1 process",
-                tb, tb, 1.0, 0.0, 0.0, 0.0, "-");
+    std::printf("  %-30s %9.4f %9.4f %8.2f %10.1f %10.1f %12.2e  %s\n",
+                "baseline: Eigen, 1 process", tb, tb, 1.0, 0.0, 0.0, 0.0, "-");
     csv.row({"bench_attention_softmax", workload, "baseline: Eigen, 1 process", csv_writer::cell(P),
-             "-", csv_writer::cell(tb), csv_writer::cell(tb), csv_writer::cell(tb), csv_writer::cell(1.0),
-             csv_writer::cell(0), csv_writer::cell(0.0)});
+             "-", csv_writer::cell(tb), csv_writer::cell(tb), csv_writer::cell(tb),
+             csv_writer::cell(1.0), csv_writer::cell(0), csv_writer::cell(0.0)});
     for (const auto& v : vs) {
       const double tt = median(v.total), tx = median(v.execute);
       const long long bytes = v.bytes[0] + v.bytes[1] + v.bytes[2];
@@ -346,7 +353,8 @@ int measure(const wp::context& ctx, const std::string& workload, const std::stri
                   bad ? " FAILED" : "", v.grid.c_str());
       csv.row({"bench_attention_softmax", workload, v.name, csv_writer::cell(P), v.grid,
                csv_writer::cell(tt), csv_writer::cell(tx), csv_writer::cell(tb),
-               csv_writer::cell(tb / tt), csv_writer::cell(bytes), csv_writer::cell(v.max_rel_diff)});
+               csv_writer::cell(tb / tt), csv_writer::cell(bytes),
+               csv_writer::cell(v.max_rel_diff)});
       if (bad) {
         std::fprintf(stderr, "bench_attention_softmax: %s, %s: max rel diff %.3g exceeds %.0e\n",
                      workload.c_str(), v.name.c_str(), v.max_rel_diff, tolerance);
@@ -404,14 +412,15 @@ int bench_softmax(const wp::context& ctx, const options& opt, csv_writer& csv) {
   const wp::grid_shape rows{P, 1, 1, 1}, cols{1, 1, 1, P};
 
   auto sm = wp::map("softmax", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)),
-                    e(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)), sum(b, h, s) += e(b, h, s, l),
-                    y(b, h, s, l) = e(b, h, s, l) / sum(b, h, s));
+                    e(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)),
+                    sum(b, h, s) += e(b, h, s, l), y(b, h, s, l) = e(b, h, s, l) / sum(b, h, s));
   if (auto p = try_plan(ctx, "one map on " + rows.str(), refused, opt,
                         [&] { return wp::distribute(sm, rows, ctx); }))
     add_variants(vs, opt, "one map", rows.str(), p, y, "y");
 
   auto m1 = wp::map("max", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)));
-  auto m2 = wp::map("expsum", wp::space(B, H, S, L), sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
+  auto m2 = wp::map("expsum", wp::space(B, H, S, L),
+                    sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
   auto m3 = wp::map("norm", wp::space(B, H, S, L),
                     y(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)) / sum(b, h, s));
   std::vector<std::pair<std::string, wp::grid_shape>> program_grids{{"program", rows}};
@@ -428,9 +437,10 @@ int bench_softmax(const wp::context& ctx, const options& opt, csv_writer& csv) {
   char title[160];
   std::snprintf(title, sizeof title, "softmax  x(%lld,%lld,%lld,%lld) float32, over the last axis",
                 (long long)B, (long long)H, (long long)S, (long long)L);
-  return measure(ctx, "softmax", title, vs, refused, reset,
-                 [&] { softmax_by_hand(x.data(), y_ref.data(), R, L); }, y.data(), y_ref.data(),
-                 std::size_t(R * L), opt, csv);
+  return measure(
+      ctx, "softmax", title, vs, refused, reset,
+      [&] { softmax_by_hand(x.data(), y_ref.data(), R, L); }, y.data(), y_ref.data(),
+      std::size_t(R * L), opt, csv);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,8 +458,18 @@ struct attention_by_hand {
   Eigen::VectorXf inv;     // 1 / row sums of one (b,h)
 
   attention_by_hand(std::int64_t b, std::int64_t s, std::int64_t e, std::int64_t h)
-      : B(b), S(s), E(e), H(h), D(e / h), scale(1.0f / std::sqrt(float(e / h))),
-        q(b * s, e), k(b * s, e), v(b * s, e), o(b * s, e), a(s, s), inv(s) {}
+      : B(b),
+        S(s),
+        E(e),
+        H(h),
+        D(e / h),
+        scale(1.0f / std::sqrt(float(e / h))),
+        q(b * s, e),
+        k(b * s, e),
+        v(b * s, e),
+        o(b * s, e),
+        a(s, s),
+        inv(s) {}
 
   /// Y = softmax((X W_Q)_h (X W_K)_h^T / sqrt(D)) (X W_V)_h, heads concatenated, times W_O.
   void operator()(const float* X, const float* WQ, const float* WK, const float* WV,
@@ -520,12 +540,13 @@ int bench_attention(const wp::context& ctx, const options& opt, csv_writer& csv)
   auto scores = wp::map("scores", wp::space(B, H, S, S, D),
                         A(b4, h4, s4, t4) += Q(b4, s4, h4, d4) * K(b4, t4, h4, d4));
   auto [b3, h3, s3, t3] = wp::indices<4>();
-  auto rmax = wp::map("max", wp::space(B, H, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3)));
+  auto rmax =
+      wp::map("max", wp::space(B, H, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3)));
   auto rsum = wp::map("expsum", wp::space(B, H, S, S),
                       sm(b3, h3, s3) += wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale));
-  auto norm = wp::map("norm", wp::space(B, H, S, S),
-                      Pr(b3, h3, s3, t3) =
-                          wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale) / sm(b3, h3, s3));
+  auto norm = wp::map(
+      "norm", wp::space(B, H, S, S),
+      Pr(b3, h3, s3, t3) = wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale) / sm(b3, h3, s3));
   auto pv = wp::map("values", wp::space(B, H, S, D, S),
                     O(b4, s4, h4, t4) += Pr(b4, h4, s4, d4) * V(b4, d4, h4, t4));
   auto out = wp::map("out", wp::space(B, S, E, H, D), Y(b, s, h) += O(b, s, d, e) * WO(d, e, h));
@@ -567,11 +588,13 @@ int main(int argc, char** argv) {
   const options opt = parse(argc, argv, root);
   const int P = ctx.size();
   if (root) {
-    std::printf("bench_attention_softmax: softmax and multi-head attention, wp::distribute + "
-                "plan.run() from root vs one process with Eigen by hand\n");
+    std::printf(
+        "bench_attention_softmax: softmax and multi-head attention, wp::distribute + "
+        "plan.run() from root vs one process with Eigen by hand\n");
     print_run_environment(P);
-    std::printf("  seconds are the slowest rank's; speed-up = baseline s / total s; MB = 1e6 B "
-                "received, summed over ranks\n");
+    std::printf(
+        "  seconds are the slowest rank's; speed-up = baseline s / total s; MB = 1e6 B "
+        "received, summed over ranks\n");
     std::fflush(stdout);
   }
   int status = 0;

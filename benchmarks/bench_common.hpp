@@ -100,7 +100,7 @@ class csv_writer {
 
   /// A number as a cell: integers exactly, others with 6 significant digits.
   template <class T>
-    requires std::is_arithmetic_v<T>
+  requires std::is_arithmetic_v<T>
   static std::string cell(T v) {
     if constexpr (std::is_integral_v<T>) {
       return std::to_string(v);

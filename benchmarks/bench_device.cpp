@@ -108,8 +108,10 @@ struct row_result {
 template <class Plan>
 void note_copies(const char* what, const Plan& plan) {
   const auto& e = plan.stats().execute;
-  std::printf("  %-12s device copies over all execute()s: %lld B up, %lld B down (the first's upload only)\n",
-              what, (long long)e.bytes_to_device, (long long)e.bytes_from_device);
+  std::printf(
+      "  %-12s device copies over all execute()s: %lld B up, %lld B down (the first's upload "
+      "only)\n",
+      what, (long long)e.bytes_to_device, (long long)e.bytes_from_device);
 }
 
 double max_rel_diff(const float* a, const float* b, std::int64_t n) {
@@ -132,11 +134,16 @@ int main(int argc, char** argv) {
   std::string csv;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
-    if (const char* v = workpart_bench::option_value(s, "--matmul=")) nmat = std::atoll(v);
-    else if (const char* v2 = workpart_bench::option_value(s, "--elementwise=")) nel = std::atoll(v2);
-    else if (const char* v3 = workpart_bench::option_value(s, "--softmax=")) sm = workpart_bench::parse_sizes(v3);
-    else if (const char* v4 = workpart_bench::option_value(s, "--reps=")) reps = std::max(1, std::atoi(v4));
-    else if (const char* c = workpart_bench::csv_option(argc, argv, a)) csv = c;
+    if (const char* v = workpart_bench::option_value(s, "--matmul="))
+      nmat = std::atoll(v);
+    else if (const char* v2 = workpart_bench::option_value(s, "--elementwise="))
+      nel = std::atoll(v2);
+    else if (const char* v3 = workpart_bench::option_value(s, "--softmax="))
+      sm = workpart_bench::parse_sizes(v3);
+    else if (const char* v4 = workpart_bench::option_value(s, "--reps="))
+      reps = std::max(1, std::atoi(v4));
+    else if (const char* c = workpart_bench::csv_option(argc, argv, a))
+      csv = c;
     else {
       if (ctx.is_root()) std::fprintf(stderr, "bench_device: unknown argument '%s'\n", s.c_str());
       return 2;
@@ -159,7 +166,8 @@ int main(int argc, char** argv) {
   const std::string sys = wp::detail::device_system_text();
   if (ctx.is_root()) {
     std::printf("bench_device: the device backend (%s)\n", sys.c_str());
-    std::printf("  P = %d; kernels on root alone (medians of %d rounds); ratio = baseline / map\n", P, reps);
+    std::printf("  P = %d; kernels on root alone (medians of %d rounds); ratio = baseline / map\n",
+                P, reps);
   }
   const wp::options dev{.backend = wp::backend::cuda};
   auto [i, j, k] = wp::indices<3>();
@@ -192,8 +200,9 @@ int main(int argc, char** argv) {
       const float one_f = 1.0f;
       auto base = [&] {  // C^T = B^T A^T in column-major terms: C row-major
         cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one_f,
-                    thrust::raw_pointer_cast(db.data()), int(n), thrust::raw_pointer_cast(da.data()),
-                    int(n), &one_f, thrust::raw_pointer_cast(dc.data()), int(n));
+                    thrust::raw_pointer_cast(db.data()), int(n),
+                    thrust::raw_pointer_cast(da.data()), int(n), &one_f,
+                    thrust::raw_pointer_cast(dc.data()), int(n));
       };
       const char* bname = "cuBLAS cublasSgemm";
 #else
@@ -232,7 +241,9 @@ int main(int argc, char** argv) {
       pc.scatter();
       thrust::device_vector<float> dx(x.data(), x.data() + n), dy(static_cast<std::size_t>(n));
       std::vector<float> hy(static_cast<std::size_t>(n));
-      auto base = [&] { thrust::transform(thrust::device, dx.begin(), dx.end(), dy.begin(), axpb{1.5f, 0.25f}); };
+      auto base = [&] {
+        thrust::transform(thrust::device, dx.begin(), dx.end(), dy.begin(), axpb{1.5f, 0.25f});
+      };
       std::vector<double> tm, tb, tc;
       for (int r = -1; r < reps; ++r) {
         const double a = seconds([&] { pd.execute(); });
@@ -244,10 +255,10 @@ int main(int argc, char** argv) {
       pd.gather();
       pc.gather();
       thrust::copy(dy.begin(), dy.end(), hy.begin());
-      rows.push_back({"elementwise " + std::to_string(n), "hand-written thrust::transform", median(tm),
-                      median(tb), max_rel_diff(y.data(), hy.data(), n)});
-      rows.push_back({"elementwise " + std::to_string(n), "CPU backend execute()", median(tm), median(tc),
-                      max_rel_diff(y.data(), yc.data(), n)});
+      rows.push_back({"elementwise " + std::to_string(n), "hand-written thrust::transform",
+                      median(tm), median(tb), max_rel_diff(y.data(), hy.data(), n)});
+      rows.push_back({"elementwise " + std::to_string(n), "CPU backend execute()", median(tm),
+                      median(tc), max_rel_diff(y.data(), yc.data(), n)});
     }
     // ---- softmax
     {
@@ -256,14 +267,16 @@ int main(int argc, char** argv) {
       wp::array<float, 3> mx("mx", {B, H, S}), sum("sum", {B, H, S});
       for (std::int64_t t = 0; t < n; ++t) x.data()[t] = float((t * 37) % 101) * 0.05f - 2.5f;
       auto [b, hh, s, l] = wp::indices<4>();
-      auto smap = wp::map("softmax", wp::space(B, H, S, L), wp::max_into(mx(b, hh, s), x(b, hh, s, l)),
-                          e(b, hh, s, l) = wp::exp(x(b, hh, s, l) - mx(b, hh, s)),
-                          sum(b, hh, s) += e(b, hh, s, l), y(b, hh, s, l) = e(b, hh, s, l) / sum(b, hh, s));
+      auto smap =
+          wp::map("softmax", wp::space(B, H, S, L), wp::max_into(mx(b, hh, s), x(b, hh, s, l)),
+                  e(b, hh, s, l) = wp::exp(x(b, hh, s, l) - mx(b, hh, s)),
+                  sum(b, hh, s) += e(b, hh, s, l), y(b, hh, s, l) = e(b, hh, s, l) / sum(b, hh, s));
       wp::array<float, 4> yc("yc", {B, H, S, L}), ec("ec", {B, H, S, L});
       wp::array<float, 3> mxc("mxc", {B, H, S}), sumc("sumc", {B, H, S});
-      auto cmap = wp::map("softmax_cpu", wp::space(B, H, S, L), wp::max_into(mxc(b, hh, s), x(b, hh, s, l)),
-                          ec(b, hh, s, l) = wp::exp(x(b, hh, s, l) - mxc(b, hh, s)),
-                          sumc(b, hh, s) += ec(b, hh, s, l), yc(b, hh, s, l) = ec(b, hh, s, l) / sumc(b, hh, s));
+      auto cmap = wp::map(
+          "softmax_cpu", wp::space(B, H, S, L), wp::max_into(mxc(b, hh, s), x(b, hh, s, l)),
+          ec(b, hh, s, l) = wp::exp(x(b, hh, s, l) - mxc(b, hh, s)),
+          sumc(b, hh, s) += ec(b, hh, s, l), yc(b, hh, s, l) = ec(b, hh, s, l) / sumc(b, hh, s));
       auto reset = [&] {
         std::fill(mx.data(), mx.data() + R, -INFINITY);
         std::fill(sum.data(), sum.data() + R, 0.0f);
@@ -275,7 +288,8 @@ int main(int argc, char** argv) {
       auto base = [&] {
         thrust::for_each(thrust::device, thrust::counting_iterator<std::int64_t>(0),
                          thrust::counting_iterator<std::int64_t>(R),
-                         softmax_rows{thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()), L});
+                         softmax_rows{thrust::raw_pointer_cast(dx.data()),
+                                      thrust::raw_pointer_cast(dy.data()), L});
       };
       auto pd = wp::distribute(smap, wp::grid_shape{1, 1, 1, 1}, one, dev);
       auto pc = wp::distribute(cmap, wp::grid_shape{1, 1, 1, 1}, one);
@@ -297,19 +311,21 @@ int main(int argc, char** argv) {
       pc.run();
       thrust::copy(dy.begin(), dy.end(), hy.begin());
       char sz[96];
-      std::snprintf(sz, sizeof sz, "softmax (%lld,%lld,%lld,%lld)", (long long)B, (long long)H, (long long)S,
-                    (long long)L);
-      rows.push_back({sz, "hand-written Thrust kernel", median(tm), median(tb), max_rel_diff(y.data(), hy.data(), n)});
-      rows.push_back({sz, "CPU backend execute()", median(tm), median(tc), max_rel_diff(y.data(), yc.data(), n)});
+      std::snprintf(sz, sizeof sz, "softmax (%lld,%lld,%lld,%lld)", (long long)B, (long long)H,
+                    (long long)S, (long long)L);
+      rows.push_back({sz, "hand-written Thrust kernel", median(tm), median(tb),
+                      max_rel_diff(y.data(), hy.data(), n)});
+      rows.push_back({sz, "CPU backend execute()", median(tm), median(tc),
+                      max_rel_diff(y.data(), yc.data(), n)});
     }
-    std::printf("\n  %-32s %-32s %10s %10s %8s %12s\n", "kernel (map on the device)", "baseline", "map s",
-                "base s", "ratio", "max rel diff");
+    std::printf("\n  %-32s %-32s %10s %10s %8s %12s\n", "kernel (map on the device)", "baseline",
+                "map s", "base s", "ratio", "max rel diff");
     for (const auto& r : rows) {
-      std::printf("  %-32s %-32s %10.4f %10.4f %8.2f %12.2e\n", r.kernel.c_str(), r.baseline.c_str(), r.map_s,
-                  r.base_s, r.base_s / r.map_s, r.diff);
-      out.row({"bench_device", sys, csv_writer::cell(P), r.kernel, r.kernel, "map execute()", csv_writer::cell(r.map_s),
-                r.baseline, csv_writer::cell(r.base_s), csv_writer::cell(r.base_s / r.map_s),
-                csv_writer::cell(r.diff)});
+      std::printf("  %-32s %-32s %10.4f %10.4f %8.2f %12.2e\n", r.kernel.c_str(),
+                  r.baseline.c_str(), r.map_s, r.base_s, r.base_s / r.map_s, r.diff);
+      out.row({"bench_device", sys, csv_writer::cell(P), r.kernel, r.kernel, "map execute()",
+               csv_writer::cell(r.map_s), r.baseline, csv_writer::cell(r.base_s),
+               csv_writer::cell(r.base_s / r.map_s), csv_writer::cell(r.diff)});
     }
   }
 
@@ -326,9 +342,11 @@ int main(int argc, char** argv) {
         C.data()[e] = 0;
       }
     auto mm = wp::map("mm", wp::space(n, n, n), C(i, j) += A(i, k) * B(k, j));
-    if (ctx.is_root()) std::printf("\n  distributed matmul %lld^3 float32 at P = %d, from root (plan.run()):\n",
-                                   (long long)n, P);
-    for (const wp::grid_shape& g : {wp::grid_shape{P, 1, 1}, wp::grid_shape{1, P, 1}, wp::grid_shape{1, 1, P}}) {
+    if (ctx.is_root())
+      std::printf("\n  distributed matmul %lld^3 float32 at P = %d, from root (plan.run()):\n",
+                  (long long)n, P);
+    for (const wp::grid_shape& g :
+         {wp::grid_shape{P, 1, 1}, wp::grid_shape{1, P, 1}, wp::grid_shape{1, 1, P}}) {
       auto plan = wp::distribute(mm, g, ctx, dev);
       std::vector<double> ts, te, tg;
       for (int r = -1; r < reps; ++r) {
@@ -342,10 +360,11 @@ int main(int argc, char** argv) {
         if (r >= 0) ts.push_back(s), te.push_back(e), tg.push_back(gg);
       }
       if (ctx.is_root()) {
-        std::printf("    grid %-10s scatter %8.4f s  execute %8.4f s  gather %8.4f s\n", g.str().c_str(), median(ts),
-                    median(te), median(tg));
-        out.row({"bench_device", sys, csv_writer::cell(P), "matmul distributed", g.str(), "scatter+execute+gather",
-                 csv_writer::cell(median(ts) + median(te) + median(tg)), "", "", "", ""});
+        std::printf("    grid %-10s scatter %8.4f s  execute %8.4f s  gather %8.4f s\n",
+                    g.str().c_str(), median(ts), median(te), median(tg));
+        out.row({"bench_device", sys, csv_writer::cell(P), "matmul distributed", g.str(),
+                 "scatter+execute+gather", csv_writer::cell(median(ts) + median(te) + median(tg)),
+                 "", "", "", ""});
       }
     }
   }

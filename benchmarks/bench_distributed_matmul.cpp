@@ -74,8 +74,8 @@ void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol
 void Cblacs_gridexit(int context);
 void Cblacs_exit(int keep_mpi);
 int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ctxt, const int* lld, int* info);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb,
+               const int* irsrc, const int* icsrc, const int* ctxt, const int* lld, int* info);
 void pdgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
              const double* alpha, const double* a, const int* ia, const int* ja, const int* desca,
              const double* b, const int* ib, const int* jb, const int* descb, const double* beta,
@@ -198,12 +198,12 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 struct grid_result {
-  std::string name;  // "(2,2,1)" or "ScaLAPACK 2x2"
+  std::string name;      // "(2,2,1)" or "ScaLAPACK 2x2"
   bool partial = false;  // compute leaves partial sums (k split): the Reduce is not in it
   double plan_seconds = 0;
   std::vector<double> scatter, execute, gather, total, compute;  // per round, slowest rank
-  long long bytes[3] = {0, 0, 0};  // last round, sum over ranks (received)
-  bool bytes_steady = true;        // the same in every round
+  long long bytes[3] = {0, 0, 0};                           // last round, sum over ranks (received)
+  bool bytes_steady = true;                                 // the same in every round
   long long predicted_scatter = -1, predicted_gather = -1;  // -1: no prediction (ScaLAPACK)
   double max_rel_diff = 0;
   std::string collectives;
@@ -234,7 +234,8 @@ class scalapack_gemm {
     int info = 0;
     descinit_(dist_desc_, &n_, &n_, &nb, &nb, &zero, &zero, &grid_, &lld, &info);
     if (info != 0) throw std::runtime_error("descinit_ failed: info " + std::to_string(info));
-    const std::size_t local = static_cast<std::size_t>(std::max(1, mloc)) * std::size_t(std::max(1, nloc));
+    const std::size_t local =
+        static_cast<std::size_t>(std::max(1, mloc)) * std::size_t(std::max(1, nloc));
     da_.assign(local, T(0));
     db_.assign(local, T(0));
     dc_.assign(local, T(0));
@@ -242,7 +243,8 @@ class scalapack_gemm {
     Cblacs_gridinfo(root_grid_, &rr, &rc, &rrow, &rcol);
     if (rrow == 0 && rcol == 0) {
       descinit_(root_desc_, &n_, &n_, &nb, &nb, &zero, &zero, &root_grid_, &n_, &info);
-      if (info != 0) throw std::runtime_error("descinit_ (root) failed: info " + std::to_string(info));
+      if (info != 0)
+        throw std::runtime_error("descinit_ (root) failed: info " + std::to_string(info));
     } else {
       std::fill(std::begin(root_desc_), std::end(root_desc_), 0);
       root_desc_[1] = -1;  // not in the root grid: p?gemr2d wants CTXT = -1
@@ -255,7 +257,9 @@ class scalapack_gemm {
     if (grid_ >= 0) Cblacs_gridexit(grid_);
   }
 
-  std::string name() const { return "ScaLAPACK " + std::to_string(pr_) + "x" + std::to_string(pc_); }
+  std::string name() const {
+    return "ScaLAPACK " + std::to_string(pr_) + "x" + std::to_string(pc_);
+  }
 
   /// Root's A, B, C to the grid (as A^T, B^T, C^T: column-major views of row-major data).
   void distribute() {
@@ -513,17 +517,28 @@ void bench_size(const wp::context& ctx, std::int64_t n, const options& opt, csv_
     }
     std::snprintf(comp, sizeof comp, "%.3f%s", tc, r.partial ? "*" : "");
     std::printf("  %-15s %7.3f %9.3f %9.3f %9.3f %9.3f %10s %12s %12s %6.3f %8s %8s %12.2e\n",
-                r.name.c_str(), r.plan_seconds, ts, tx, tg, tt, comp, smb, gmb, te / (P * tt),
-                vsa, vsb, r.max_rel_diff);
-    csv.row({"bench_distributed_matmul", type, csv_writer::cell(n), csv_writer::cell(P),
-             is_sl ? "scalapack" : "workpart", r.name, csv_writer::cell(r.plan_seconds),
-             csv_writer::cell(ts), csv_writer::cell(tx), csv_writer::cell(tg), csv_writer::cell(tt),
-             csv_writer::cell(tc), r.partial ? "1" : "0",
+                r.name.c_str(), r.plan_seconds, ts, tx, tg, tt, comp, smb, gmb, te / (P * tt), vsa,
+                vsb, r.max_rel_diff);
+    csv.row({"bench_distributed_matmul",
+             type,
+             csv_writer::cell(n),
+             csv_writer::cell(P),
+             is_sl ? "scalapack" : "workpart",
+             r.name,
+             csv_writer::cell(r.plan_seconds),
+             csv_writer::cell(ts),
+             csv_writer::cell(tx),
+             csv_writer::cell(tg),
+             csv_writer::cell(tt),
+             csv_writer::cell(tc),
+             r.partial ? "1" : "0",
              is_sl ? "" : csv_writer::cell(r.bytes[0]),
              is_sl ? "" : csv_writer::cell(r.predicted_scatter),
              is_sl ? "" : csv_writer::cell(r.bytes[2]),
-             is_sl ? "" : csv_writer::cell(r.predicted_gather), csv_writer::cell(te),
-             slr ? csv_writer::cell(sl_compute) : "", slr ? csv_writer::cell(sl_total) : "",
+             is_sl ? "" : csv_writer::cell(r.predicted_gather),
+             csv_writer::cell(te),
+             slr ? csv_writer::cell(sl_compute) : "",
+             slr ? csv_writer::cell(sl_total) : "",
              csv_writer::cell(r.max_rel_diff)});
   }
   if (slr) {
@@ -536,13 +551,15 @@ void bench_size(const wp::context& ctx, std::int64_t n, const options& opt, csv_
       if (!r.partial && (best_c == 0 || tc < best_c)) best_c = tc, best_cn = r.name;
       if (best_t == 0 || tt < best_t) best_t = tt, best_tn = r.name;
     }
-    std::printf("  workpart vs %s: (a) compute only %.2fx (best grid %s: %.3f s vs %.3f s); "
-                "(b) end to end from root %.2fx (best grid %s: %.3f s vs %.3f s)\n",
-                slr->name.c_str(), sl_compute / best_c, best_cn.c_str(), best_c, sl_compute,
-                sl_total / best_t, best_tn.c_str(), best_t, sl_total);
+    std::printf(
+        "  workpart vs %s: (a) compute only %.2fx (best grid %s: %.3f s vs %.3f s); "
+        "(b) end to end from root %.2fx (best grid %s: %.3f s vs %.3f s)\n",
+        slr->name.c_str(), sl_compute / best_c, best_cn.c_str(), best_c, sl_compute,
+        sl_total / best_t, best_tn.c_str(), best_t, sl_total);
   }
-  std::printf("  (* the grid splits k: its compute leaves partial C blocks, summed by the Reduce "
-              "in gather(), which is not in that figure)\n");
+  std::printf(
+      "  (* the grid splits k: its compute leaves partial C blocks, summed by the Reduce "
+      "in gather(), which is not in that figure)\n");
   for (const auto& r : res) {
     if (&r == slr) continue;
     if (r.bytes[1] != 0) {
@@ -550,9 +567,10 @@ void bench_size(const wp::context& ctx, std::int64_t n, const options& opt, csv_
                   r.bytes[1]);
     }
     if (r.bytes[0] != r.predicted_scatter || r.bytes[2] != r.predicted_gather) {
-      std::printf("  note: grid %s measured bytes differ from the prediction: scatter %lld vs %lld, "
-                  "gather %lld vs %lld\n",
-                  r.name.c_str(), r.bytes[0], r.predicted_scatter, r.bytes[2], r.predicted_gather);
+      std::printf(
+          "  note: grid %s measured bytes differ from the prediction: scatter %lld vs %lld, "
+          "gather %lld vs %lld\n",
+          r.name.c_str(), r.bytes[0], r.predicted_scatter, r.bytes[2], r.predicted_gather);
     }
     if (!r.bytes_steady) {
       std::printf("  note: grid %s moved different byte counts in different rounds\n",
@@ -572,25 +590,44 @@ int main(int argc, char** argv) {
   const options opt = parse(argc, argv, root);
   const int P = ctx.size();
   if (root) {
-    std::printf("bench_distributed_matmul: C(i,j) += A(i,k)*B(k,j), wp::distribute + plan.run() "
-                "vs one-process Eigen on root%s\n",
-                opt.scalapack ? " and ScaLAPACK p?gemm" : "");
+    std::printf(
+        "bench_distributed_matmul: C(i,j) += A(i,k)*B(k,j), wp::distribute + plan.run() "
+        "vs one-process Eigen on root%s\n",
+        opt.scalapack ? " and ScaLAPACK p?gemm" : "");
 #if !defined(WORKPART_HAVE_SCALAPACK)
-    std::printf("  ScaLAPACK: not built in (apt-get install libscalapack-openmpi-dev, reconfigure)\n");
+    std::printf(
+        "  ScaLAPACK: not built in (apt-get install libscalapack-openmpi-dev, reconfigure)\n");
 #endif
     print_run_environment(P);
-    std::printf("  phase seconds are the slowest rank's; MB = 1e6 B received, summed over ranks "
-                "(= : as predicted); vs SL: ScaLAPACK seconds / workpart seconds\n");
+    std::printf(
+        "  phase seconds are the slowest rank's; MB = 1e6 B received, summed over ranks "
+        "(= : as predicted); vs SL: ScaLAPACK seconds / workpart seconds\n");
     std::fflush(stdout);
   }
   try {
     csv_writer csv;
     if (root)
-      csv = csv_writer(opt.csv, {"benchmark", "type", "n", "P", "library", "variant", "plan_s",
-                                 "scatter_s", "execute_s", "gather_s", "total_s", "compute_s",
-                                 "compute_partial", "scatter_bytes", "predicted_scatter_bytes",
-                                 "gather_bytes", "predicted_gather_bytes", "eigen_s",
-                                 "scalapack_compute_s", "scalapack_total_s", "max_rel_diff"});
+      csv = csv_writer(opt.csv, {"benchmark",
+                                 "type",
+                                 "n",
+                                 "P",
+                                 "library",
+                                 "variant",
+                                 "plan_s",
+                                 "scatter_s",
+                                 "execute_s",
+                                 "gather_s",
+                                 "total_s",
+                                 "compute_s",
+                                 "compute_partial",
+                                 "scatter_bytes",
+                                 "predicted_scatter_bytes",
+                                 "gather_bytes",
+                                 "predicted_gather_bytes",
+                                 "eigen_s",
+                                 "scalapack_compute_s",
+                                 "scalapack_total_s",
+                                 "max_rel_diff"});
     for (const std::int64_t n : opt.sizes) {
       if (opt.f64) bench_size<double>(ctx, n, opt, csv);
       if (opt.f32) bench_size<float>(ctx, n, opt, csv);

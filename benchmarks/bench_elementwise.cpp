@@ -220,8 +220,8 @@ summary_line measure(const std::string& kernel, const char* kind, std::int64_t p
     csv.row({"bench_elementwise", kind, csv_writer::cell(points),
              csv_writer::cell(std::llround(bytes)), "1", csv_writer::cell(max_threads()), v.name,
              csv_writer::cell(opt.reps), csv_writer::cell(t), csv_writer::cell(*lo),
-             csv_writer::cell(*hi), csv_writer::cell(bytes / t * 1e-9),
-             csv_writer::cell(t_map / t), csv_writer::cell(d)});
+             csv_writer::cell(*hi), csv_writer::cell(bytes / t * 1e-9), csv_writer::cell(t_map / t),
+             csv_writer::cell(d)});
   }
   const double pct = (t_map / best_hand - 1.0) * 100.0;
   const bool met = pct <= 10.0;
@@ -269,9 +269,9 @@ int main(int argc, char** argv) {
 
   csv_writer csv;
   try {
-    csv = csv_writer(opt.csv, {"benchmark", "kernel", "points", "bytes", "P", "threads", "variant",
-                               "reps", "median_s", "min_s", "max_s", "gb_per_s", "map_over_this",
-                               "max_abs_diff"});
+    csv = csv_writer(opt.csv,
+                     {"benchmark", "kernel", "points", "bytes", "P", "threads", "variant", "reps",
+                      "median_s", "min_s", "max_s", "gb_per_s", "map_over_this", "max_abs_diff"});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_elementwise: %s\n", e.what());
     return 1;

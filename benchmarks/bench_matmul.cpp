@@ -288,9 +288,9 @@ int main(int argc, char** argv) {
   const options opt = parse(argc, argv);
   csv_writer csv;
   try {
-    csv = csv_writer(opt.csv, {"benchmark", "type", "n", "P", "threads", "variant", "reps",
-                               "median_s", "min_s", "max_s", "gflops", "vs_fastest",
-                               "max_rel_diff"});
+    csv =
+        csv_writer(opt.csv, {"benchmark", "type", "n", "P", "threads", "variant", "reps",
+                             "median_s", "min_s", "max_s", "gflops", "vs_fastest", "max_rel_diff"});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_matmul: %s\n", e.what());
     return 1;

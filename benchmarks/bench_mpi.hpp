@@ -62,9 +62,10 @@ inline void print_run_environment(int P) {
 #endif
   std::printf("\n");
 #if defined(EIGEN_USE_BLAS)
-  std::printf("  Eigen %d.%d.%d with EIGEN_USE_BLAS (the baselines' GEMMs and the plans' local "
-              "ones call the BLAS)\n",
-              EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+  std::printf(
+      "  Eigen %d.%d.%d with EIGEN_USE_BLAS (the baselines' GEMMs and the plans' local "
+      "ones call the BLAS)\n",
+      EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
 #else
   std::printf("  Eigen %d.%d.%d with its own kernels (no EIGEN_USE_BLAS)\n", EIGEN_WORLD_VERSION,
               EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
@@ -72,9 +73,10 @@ inline void print_run_environment(int P) {
   const unsigned cpus = std::thread::hardware_concurrency();
   std::printf("  machine: %u vCPU(s) seen by this process", cpus);
   if (cpus > 0 && unsigned(P) > cpus)
-    std::printf("; P = %d is oversubscribed: a speed-up above %u over one process cannot be "
-                "expected",
-                P, cpus);
+    std::printf(
+        "; P = %d is oversubscribed: a speed-up above %u over one process cannot be "
+        "expected",
+        P, cpus);
   std::printf("\n");
   if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // the machine may be shared
     char buf[128] = {};

@@ -51,8 +51,8 @@ std::string sizes_text(const std::vector<std::int64_t>& sizes) {
   return t;
 }
 
-void print_row(const wp::context& ctx, const char* work, const std::string& sizes, const char* variant,
-               const figures& f, csv_writer& csv) {
+void print_row(const wp::context& ctx, const char* work, const std::string& sizes,
+               const char* variant, const figures& f, csv_writer& csv) {
   if (!ctx.is_root()) return;
   std::printf("%-8s %-13s %3d  %8.4f  %8.4f %8.4f %8.4f %8.4f  %12lld %12lld\n", work, variant,
               ctx.size(), median(f.build), median(f.scatter), median(f.execute), median(f.gather),
@@ -73,8 +73,8 @@ void print_ratio(const wp::context& ctx, const char* work, const figures& p, con
 
 /// Times `reps` rounds of the program plan and of the map-by-map plans, alternating.
 template <class MakeProgram, class MakeSteps>
-void compare(const wp::context& ctx, const char* work, const std::string& sizes, int reps, csv_writer& csv,
-             MakeProgram make_program, MakeSteps make_steps) {
+void compare(const wp::context& ctx, const char* work, const std::string& sizes, int reps,
+             csv_writer& csv, MakeProgram make_program, MakeSteps make_steps) {
   figures prog, steps;
   for (int r = 0; r < reps + 1; ++r) {  // round 0 warms up
     for (int v : {r % 2, 1 - r % 2}) {
@@ -101,9 +101,10 @@ void compare(const wp::context& ctx, const char* work, const std::string& sizes,
         if (r == reps && ctx.is_root())  // the last round's redistributions, root's view
           for (const auto& rd : st.redistributions)
             if (rd.measured.seconds > 0)
-              std::printf("%-8s   %s -> %s (%s): %.4f s on rank 0\n", work, rd.array.c_str(), rd.to.c_str(),
-                          rd.kind.c_str(), rd.measured.seconds);
-        prog.bytes_root = sum_over_ranks(ctx.comm(), st.scatter.bytes_received + st.gather.bytes_received);
+              std::printf("%-8s   %s -> %s (%s): %.4f s on rank 0\n", work, rd.array.c_str(),
+                          rd.to.c_str(), rd.kind.c_str(), rd.measured.seconds);
+        prog.bytes_root =
+            sum_over_ranks(ctx.comm(), st.scatter.bytes_received + st.gather.bytes_received);
         prog.bytes_ranks = sum_over_ranks(ctx.comm(), st.execute.bytes_received);
       } else {
         auto plans = make_steps();
@@ -176,15 +177,22 @@ int main(int argc, char** argv) {
   std::string csv_path;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
-    if (const char* f = workpart_bench::csv_option(argc, argv, a)) csv_path = f;
-    else if (const char* v = workpart_bench::option_value(s, "--reps=")) reps = std::max(1, std::atoi(v));
-    else if (const char* v2 = workpart_bench::option_value(s, "--softmax=")) sm = workpart_bench::parse_sizes(v2);
-    else if (const char* v3 = workpart_bench::option_value(s, "--mlp=")) mlp = workpart_bench::parse_sizes(v3);
-    else if (const char* v4 = workpart_bench::option_value(s, "--splitk=")) sk = workpart_bench::parse_sizes(v4);
+    if (const char* f = workpart_bench::csv_option(argc, argv, a))
+      csv_path = f;
+    else if (const char* v = workpart_bench::option_value(s, "--reps="))
+      reps = std::max(1, std::atoi(v));
+    else if (const char* v2 = workpart_bench::option_value(s, "--softmax="))
+      sm = workpart_bench::parse_sizes(v2);
+    else if (const char* v3 = workpart_bench::option_value(s, "--mlp="))
+      mlp = workpart_bench::parse_sizes(v3);
+    else if (const char* v4 = workpart_bench::option_value(s, "--splitk="))
+      sk = workpart_bench::parse_sizes(v4);
     else {
       if (ctx.is_root())
-        std::fprintf(stderr, "usage: bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]\n"
-                             "                     [--csv FILE]\n");
+        std::fprintf(
+            stderr,
+            "usage: bench_program [--reps=5] [--softmax=B,H,S,L] [--mlp=N,D,H] [--splitk=I,K]\n"
+            "                     [--csv FILE]\n");
       return 2;
     }
   }
@@ -196,15 +204,17 @@ int main(int argc, char** argv) {
   csv_writer csv;
   if (ctx.is_root()) {
     try {
-      csv = csv_writer(csv_path, {"benchmark", "workload", "sizes", "variant", "P", "reps", "build_s", "scatter_s",
-                                  "execute_s", "gather_s", "total_s", "bytes_via_root", "bytes_rank_to_rank"});
+      csv = csv_writer(csv_path, {"benchmark", "workload", "sizes", "variant", "P", "reps",
+                                  "build_s", "scatter_s", "execute_s", "gather_s", "total_s",
+                                  "bytes_via_root", "bytes_rank_to_rank"});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "bench_program: %s\n", e.what());
       MPI_Abort(ctx.comm(), 1);
     }
-    std::printf("bench_program: %d rank(s), %d timed rounds (medians), float32\n", ctx.size(), reps);
-    std::printf("%-8s %-13s %3s  %8s  %8s %8s %8s %8s  %12s %12s\n", "work", "variant", "np", "build s",
-                "scatter", "execute", "gather", "total s", "B via root", "B rank-rank");
+    std::printf("bench_program: %d rank(s), %d timed rounds (medians), float32\n", ctx.size(),
+                reps);
+    std::printf("%-8s %-13s %3s  %8s  %8s %8s %8s %8s  %12s %12s\n", "work", "variant", "np",
+                "build s", "scatter", "execute", "gather", "total s", "B via root", "B rank-rank");
   }
 
   {  // softmax
@@ -216,23 +226,29 @@ int main(int argc, char** argv) {
     if (float* p = mx.data()) std::fill(p, p + mx.size(), -INFINITY);
     auto [b, h, s, l] = wp::indices<4>();
     auto m1 = wp::map("max", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)));
-    auto m2 = wp::map("expsum", wp::space(B, H, S, L), sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
-    auto m3 = wp::map("norm", wp::space(B, H, S, L), y(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)) / sum(b, h, s));
+    auto m2 = wp::map("expsum", wp::space(B, H, S, L),
+                      sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
+    auto m3 = wp::map("norm", wp::space(B, H, S, L),
+                      y(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)) / sum(b, h, s));
     const wp::grid_shape g{P, 1, 1, 1};
     compare(
         ctx, "softmax", sizes_text(sm), reps, csv,
         [&] {
           wp::schedule sc;
           sc.set(m1, g).set(m2, g).set(m3, g);
-          return with_output<decltype(wp::distribute(wp::program(m1, m2, m3), sc, ctx)), decltype(y)>{
-              wp::distribute(wp::program(m1, m2, m3), sc, ctx), &y};
+          return with_output<decltype(wp::distribute(wp::program(m1, m2, m3), sc, ctx)),
+                             decltype(y)>{wp::distribute(wp::program(m1, m2, m3), sc, ctx), &y};
         },
-        [&] { return list(wp::distribute(m1, g, ctx), wp::distribute(m2, g, ctx), wp::distribute(m3, g, ctx)); });
+        [&] {
+          return list(wp::distribute(m1, g, ctx), wp::distribute(m2, g, ctx),
+                      wp::distribute(m3, g, ctx));
+        });
   }
   {  // 3-layer MLP, data-parallel
     const std::int64_t N = mlp[0], D = mlp[1], H = mlp[2];
     wp::array<float, 2> x("x", {N, D}), W1("W1", {D, H}), W2("W2", {H, H}), W3("W3", {H, D});
-    wp::array<float, 2> h1("h1", {N, H}), a1("a1", {N, H}), h2("h2", {N, H}), a2("a2", {N, H}), y("y", {N, D});
+    wp::array<float, 2> h1("h1", {N, H}), a1("a1", {N, H}), h2("h2", {N, H}), a2("a2", {N, H}),
+        y("y", {N, D});
     for (auto* arr : {&x, &W1, &W2, &W3})
       if (float* p = arr->data())
         for (std::int64_t e = 0; e < arr->size(); ++e) p[e] = float((e * 13) % 17) / 64.0f - 0.1f;
@@ -248,12 +264,14 @@ int main(int argc, char** argv) {
         [&] {
           wp::schedule sc;
           sc.set(f1, g3).set(r1, g2).set(f2, g3).set(r2, g2).set(f3, g3);
-          return with_output<decltype(wp::distribute(wp::program(f1, r1, f2, r2, f3), sc, ctx)), decltype(y)>{
-              wp::distribute(wp::program(f1, r1, f2, r2, f3), sc, ctx), &y};
+          return with_output<decltype(wp::distribute(wp::program(f1, r1, f2, r2, f3), sc, ctx)),
+                             decltype(y)>{wp::distribute(wp::program(f1, r1, f2, r2, f3), sc, ctx),
+                                          &y};
         },
         [&] {
-          return list(wp::distribute(f1, g3, ctx), wp::distribute(r1, g2, ctx), wp::distribute(f2, g3, ctx),
-                      wp::distribute(r2, g2, ctx), wp::distribute(f3, g3, ctx));
+          return list(wp::distribute(f1, g3, ctx), wp::distribute(r1, g2, ctx),
+                      wp::distribute(f2, g3, ctx), wp::distribute(r2, g2, ctx),
+                      wp::distribute(f3, g3, ctx));
         });
   }
   {  // split-reduction chain: partial sums of t on every rank, read by blocks next

@@ -39,7 +39,7 @@
 
 #include <workpart/optimize/cost_graph.hpp>
 #include <workpart/optimize/search.hpp>
-#include <workpart/optimize/table_reader.hpp>
+#include <workpart/io/table_reader.hpp>
 
 #include <sys/resource.h>
 
@@ -120,7 +120,8 @@ class generator {
       }
       cost[k] = work / prod + comm + 1e3 * U(rng_);
     }
-    return g_.add_vertex(std::string(kind) + "_" + std::to_string(g_.num_vertices()), std::move(cost), t);
+    return g_.add_vertex(std::string(kind) + "_" + std::to_string(g_.num_vertices()),
+                         std::move(cost), t);
   }
 
   void edge(std::size_t u, std::size_t v) {
@@ -160,8 +161,8 @@ wp::cost_graph transformer(std::int64_t p, std::size_t vertices, std::uint64_t s
   generator g(p, seed);
   std::size_t x = g.op(3, "embed");
   while (true) {
-    const std::size_t a = g.op(4, "qkv"), b = g.op(4, "scores"), c = g.op(3, "softmax"), d = g.op(4, "context"),
-                      e = g.op(3, "add"), f = g.op(3, "norm");
+    const std::size_t a = g.op(4, "qkv"), b = g.op(4, "scores"), c = g.op(3, "softmax"),
+                      d = g.op(4, "context"), e = g.op(3, "add"), f = g.op(3, "norm");
     g.edge(x, a);
     g.edge(a, b);
     g.edge(b, c);
@@ -217,13 +218,15 @@ wp::cost_graph random_dag(std::int64_t p, std::size_t vertices, std::uint64_t se
 
 /// A published graph's topology (from a table file) with every vertex's tuple length kept
 /// (at most max_dims) and configurations and costs generated for p.
-wp::cost_graph scaled(const wp::cost_graph& like, std::int64_t p, std::size_t max_dims, std::uint64_t seed) {
+wp::cost_graph scaled(const wp::cost_graph& like, std::int64_t p, std::size_t max_dims,
+                      std::uint64_t seed) {
   generator g(p, seed);
   for (std::size_t v = 0; v < like.num_vertices(); ++v) {
     const std::size_t dims = std::max<std::size_t>(1, std::min(max_dims, like.config(v, 0).size()));
     g.op(int(dims), "op");
   }
-  for (std::size_t e = 0; e < like.num_edges(); ++e) g.edge(like.edge_source(e), like.edge_target(e));
+  for (std::size_t e = 0; e < like.num_edges(); ++e)
+    g.edge(like.edge_source(e), like.edge_target(e));
   return g.take();
 }
 
@@ -241,7 +244,8 @@ wp::cost_graph chain2(std::int64_t p, std::size_t vertices, std::uint64_t seed) 
 /// The same programme (same order and dependent sets, taken from `r`) written plainly: each
 /// vertex's table is a std::map from the configurations of its dependent set to the best
 /// (cost, configuration); every entry fetches its costs through the graph interface.
-double naive_dp(const wp::cost_graph& g, const wp::search_result& r, std::vector<std::size_t>& config) {
+double naive_dp(const wp::cost_graph& g, const wp::search_result& r,
+                std::vector<std::size_t>& config) {
   const std::size_t n = g.num_vertices();
   using key = std::vector<std::size_t>;
   std::vector<std::map<key, std::pair<double, std::size_t>>> table(n);
@@ -267,7 +271,8 @@ double naive_dp(const wp::cost_graph& g, const wp::search_result& r, std::vector
       for (std::size_t k = 0; k < g.num_configs(v); ++k) {
         env[v] = k;
         double s = g.vertex_cost(v, k);
-        for (std::size_t e : own_edges[v]) s += g.edge_cost(e, env[g.edge_source(e)], env[g.edge_target(e)]);
+        for (std::size_t e : own_edges[v])
+          s += g.edge_cost(e, env[g.edge_source(e)], env[g.edge_target(e)]);
         for (std::size_t c : children[v]) {
           key kc;
           for (std::size_t x : r.dependent_set[c]) kc.push_back(env[x]);
@@ -305,13 +310,14 @@ std::string whole(double x) {
 }
 
 void header() {
-  std::printf("%-24s %5s %5s %5s %3s %10s %10s %9s %9s %9s %7s %8s %s\n", "case", "V", "E", "Kmax", "|D|",
-              "max rows", "entries", "search s", "+runner s", "naive s", "naive/x", "peak MB", "agree");
+  std::printf("%-24s %5s %5s %5s %3s %10s %10s %9s %9s %9s %7s %8s %s\n", "case", "V", "E", "Kmax",
+              "|D|", "max rows", "entries", "search s", "+runner s", "naive s", "naive/x",
+              "peak MB", "agree");
 }
 
 /// Times one case and prints its row; `shape` and `p` (0: unknown) are for the CSV row.
-void bench(const std::string& name, const std::string& shape, std::int64_t p, const wp::cost_graph& g, int reps,
-           double naive_limit, csv_writer& csv) {
+void bench(const std::string& name, const std::string& shape, std::int64_t p,
+           const wp::cost_graph& g, int reps, double naive_limit, csv_writer& csv) {
   const wp::search_result first = wp::pase_search(g, {.runner_ups = false});
   const bool do_naive = first.work <= naive_limit;
   std::vector<double> t_search, t_ru, t_naive;
@@ -348,19 +354,22 @@ void bench(const std::string& name, const std::string& shape, std::int64_t p, co
     std::snprintf(naive, sizeof naive, "%9.4f", median(t_naive));
     std::snprintf(ratio, sizeof ratio, "%6.0fx", median(t_naive) / std::max(ts, 1e-9));
     double naive_assign = 0;
-    for (std::size_t v = 0; v < g.num_vertices(); ++v) naive_assign += g.vertex_cost(v, naive_config[v]);
+    for (std::size_t v = 0; v < g.num_vertices(); ++v)
+      naive_assign += g.vertex_cost(v, naive_config[v]);
     for (std::size_t e = 0; e < g.num_edges(); ++e)
-      naive_assign += g.edge_cost(e, naive_config[g.edge_source(e)], naive_config[g.edge_target(e)]);
+      naive_assign +=
+          g.edge_cost(e, naive_config[g.edge_source(e)], naive_config[g.edge_target(e)]);
     ok = std::abs(naive_cost - first.cost) <= 1e-9 * std::abs(first.cost) &&
          std::abs(naive_assign - first.cost) <= 1e-9 * std::abs(first.cost);
     std::snprintf(agree, sizeof agree, "%s", ok ? "yes" : "NO");
   }
   const double peak = peak_mb();
-  std::printf("%-24s %5zu %5zu %5zu %3zu %10.0f %10.3g %9.4f %9.4f %9s %7s %8.0f %s\n", name.c_str(),
-              g.num_vertices(), g.num_edges(), kmax, first.max_dependent_set, first.largest_table_rows, first.work,
-              ts, median(t_ru), naive, ratio, peak, agree);
-  csv.row({"bench_search", name, shape, p > 0 ? csv_writer::cell(p) : "", csv_writer::cell(g.num_vertices()),
-           csv_writer::cell(g.num_edges()), csv_writer::cell(kmax), csv_writer::cell(first.max_dependent_set),
+  std::printf("%-24s %5zu %5zu %5zu %3zu %10.0f %10.3g %9.4f %9.4f %9s %7s %8.0f %s\n",
+              name.c_str(), g.num_vertices(), g.num_edges(), kmax, first.max_dependent_set,
+              first.largest_table_rows, first.work, ts, median(t_ru), naive, ratio, peak, agree);
+  csv.row({"bench_search", name, shape, p > 0 ? csv_writer::cell(p) : "",
+           csv_writer::cell(g.num_vertices()), csv_writer::cell(g.num_edges()),
+           csv_writer::cell(kmax), csv_writer::cell(first.max_dependent_set),
            whole(first.largest_table_rows), whole(first.work), csv_writer::cell(ts),
            csv_writer::cell(median(t_ru)), do_naive ? csv_writer::cell(median(t_naive)) : "",
            do_naive ? csv_writer::cell(median(t_naive) / std::max(ts, 1e-9)) : "",
@@ -401,7 +410,8 @@ int main(int argc, char** argv) {
       write_to = v;
     } else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr,
-                   "usage: bench_search [--reps=5] [--p=8,16,32,64] [--sizes=10,50,250] [--naive-limit=3e7]\n"
+                   "usage: bench_search [--reps=5] [--p=8,16,32,64] [--sizes=10,50,250] "
+                   "[--naive-limit=3e7]\n"
                    "                    [--shape=transformer|inception|dag|chain2] [--write=FILE]\n"
                    "                    [--scale=FILE [--max-dims=N]]\n"
                    "                    [--csv FILE] [tables.json[.gz] ...]\n");
@@ -417,21 +427,24 @@ int main(int argc, char** argv) {
 
   if (!write_to.empty()) {
     const double t0 = now();
-    const wp::cost_graph g = scale.empty() ? transformer(ps.front(), std::size_t(sizes.front()), 1)
-                                           : scaled(wp::read_cost_tables(scale), ps.front(), max_dims, 1);
+    const wp::cost_graph g = scale.empty()
+                                 ? transformer(ps.front(), std::size_t(sizes.front()), 1)
+                                 : scaled(wp::read_cost_tables(scale), ps.front(), max_dims, 1);
     const std::string text = wp::write_cost_tables(g);
     std::ofstream(write_to, std::ios::binary) << text;
-    std::printf("wrote %s: %s p=%lld, %zu vertices, %zu edges, %zu configurations, %.1f MB (%.2f s)\n",
-                write_to.c_str(), scale.empty() ? "transformer" : scale.c_str(), (long long)ps.front(),
-                g.num_vertices(), g.num_edges(), g.total_configs(), double(text.size()) / 1e6, now() - t0);
+    std::printf(
+        "wrote %s: %s p=%lld, %zu vertices, %zu edges, %zu configurations, %.1f MB (%.2f s)\n",
+        write_to.c_str(), scale.empty() ? "transformer" : scale.c_str(), (long long)ps.front(),
+        g.num_vertices(), g.num_edges(), g.total_configs(), double(text.size()) / 1e6, now() - t0);
     return 0;
   }
 
   csv_writer csv;
   try {
-    csv = csv_writer(csv_path, {"benchmark", "case", "shape", "p", "vertices", "edges", "k_max", "max_dependent_set",
-                                "max_table_rows", "entries", "search_s", "runner_ups_s", "naive_s", "naive_ratio",
-                                "peak_rss_bytes", "agree"});
+    csv =
+        csv_writer(csv_path, {"benchmark", "case", "shape", "p", "vertices", "edges", "k_max",
+                              "max_dependent_set", "max_table_rows", "entries", "search_s",
+                              "runner_ups_s", "naive_s", "naive_ratio", "peak_rss_bytes", "agree"});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_search: %s\n", e.what());
     return 1;
@@ -439,7 +452,8 @@ int main(int argc, char** argv) {
   header();
   if (!scale.empty()) {  // a published topology at other p
     const wp::cost_graph like = wp::read_cost_tables(scale);
-    const std::string base = scale.substr(scale.find_last_of('/') == std::string::npos ? 0 : scale.find_last_of('/') + 1);
+    const std::string base = scale.substr(
+        scale.find_last_of('/') == std::string::npos ? 0 : scale.find_last_of('/') + 1);
     for (std::int64_t p : ps) {
       const wp::cost_graph g = scaled(like, p, max_dims, std::uint64_t(p));
       const std::string stem = base.substr(0, base.find('.'));
@@ -452,9 +466,11 @@ int main(int argc, char** argv) {
       const double t0 = now();
       const wp::cost_graph g = wp::read_cost_tables(f);
       const double tr = now() - t0;
-      std::string name = f.substr(f.find_last_of('/') == std::string::npos ? 0 : f.find_last_of('/') + 1);
+      std::string name =
+          f.substr(f.find_last_of('/') == std::string::npos ? 0 : f.find_last_of('/') + 1);
       bench(name, "file", 0, g, reps, naive_limit, csv);
-      std::printf("%-24s read %.4f s, optimal cost %.17g\n", "", tr, wp::pase_search(g, {.runner_ups = false}).cost);
+      std::printf("%-24s read %.4f s, optimal cost %.17g\n", "", tr,
+                  wp::pase_search(g, {.runner_ups = false}).cost);
     }
     return 0;
   }
@@ -467,8 +483,8 @@ int main(int argc, char** argv) {
       for (const auto& [name, make] : shapes) {
         if (!only.empty() && only != name) continue;
         const wp::cost_graph g = make(p, std::size_t(n), std::uint64_t(p * 1000 + n));
-        bench(std::string(name) + " p=" + std::to_string(p) + " n=" + std::to_string(n), name, p, g, reps,
-              naive_limit, csv);
+        bench(std::string(name) + " p=" + std::to_string(p) + " n=" + std::to_string(n), name, p, g,
+              reps, naive_limit, csv);
       }
   for (std::int64_t p : {std::int64_t(256), std::int64_t(1024)}) {
     if (!only.empty() && only != "chain2") continue;

@@ -14,9 +14,10 @@
 #
 #   workpart_add_compile_fail_test(NAME <name> SOURCE <file.cpp> REGEX <regex>
 #                                  [LITERAL] [TIMEOUT <s>] [LIBRARIES <lib>...])
-#       OBJECT library compile_fail_<name>, excluded from every build; CTest test
-#       compile_fail.<name> builds it and passes only when the build output matches
-#       REGEX (LITERAL: REGEX is plain text, regex characters are escaped).
+#       OBJECT library compile_fail_<name> (SOURCE built with WORKPART_COMPILE_FAIL=1),
+#       excluded from every build; CTest test compile_fail.<name> builds it and passes only
+#       when the build output matches REGEX (LITERAL: REGEX is plain text, regex characters
+#       are escaped).
 #       Label compile_fail, timeout 300 by default.
 #
 #   workpart_add_example(NAME <name> SOURCE <file.cpp> [NPROCS <p>...] [ARGS <arg>...]
@@ -236,6 +237,7 @@ function(workpart_add_compile_fail_test)
   add_library(${target} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
   set_target_properties(${target} PROPERTIES EXCLUDE_FROM_DEFAULT_BUILD ON)
   target_link_libraries(${target} PRIVATE workpart::workpart workpart_warnings ${arg_LIBRARIES})
+  target_compile_definitions(${target} PRIVATE WORKPART_COMPILE_FAIL=1)
   add_test(NAME compile_fail.${arg_NAME}
     COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${target} --config $<CONFIG>)
   # RESOURCE_LOCK: one build tool at a time in the shared build tree.

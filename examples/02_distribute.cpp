@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
 
   auto [i, j, k] = wp::indices<3>();
   auto mm = wp::map("matmul", wp::space(M, N, K), C(i, j) += A(i, k) * B(k, j));
-  const wp::grid_shape g = ctx.size() >= 4 ? wp::grid_shape{2, 2, 1}
-                                           : wp::grid_shape{ctx.size(), 1, 1};
+  const wp::grid_shape g =
+      ctx.size() >= 4 ? wp::grid_shape{2, 2, 1} : wp::grid_shape{ctx.size(), 1, 1};
   auto plan = wp::distribute(mm, g, ctx);
   if (ctx.is_root()) std::cout << plan.explain();
   plan.run();
@@ -40,12 +40,13 @@ int main(int argc, char** argv) {
   const auto& st = plan.stats();
   for (int r = 0; r < ctx.size(); ++r) {  // one line per rank, in rank order
     if (r == ctx.rank())
-      std::printf("rank %d: scatter sent %lld B received %lld B, gather sent %lld B received %lld "
-                  "B (predicted: %lld %lld %lld %lld)\n",
-                  r, (long long)st.scatter.bytes_sent, (long long)st.scatter.bytes_received,
-                  (long long)st.gather.bytes_sent, (long long)st.gather.bytes_received,
-                  (long long)st.predicted_scatter_sent, (long long)st.predicted_scatter_received,
-                  (long long)st.predicted_gather_sent, (long long)st.predicted_gather_received);
+      std::printf(
+          "rank %d: scatter sent %lld B received %lld B, gather sent %lld B received %lld "
+          "B (predicted: %lld %lld %lld %lld)\n",
+          r, (long long)st.scatter.bytes_sent, (long long)st.scatter.bytes_received,
+          (long long)st.gather.bytes_sent, (long long)st.gather.bytes_received,
+          (long long)st.predicted_scatter_sent, (long long)st.predicted_scatter_received,
+          (long long)st.predicted_gather_sent, (long long)st.predicted_gather_received);
     std::fflush(stdout);
     ctx.comm().barrier();
   }
@@ -60,9 +61,10 @@ int main(int argc, char** argv) {
         worst = std::max(worst, std::abs(ref - C.data()[r * N + s]));
       }
     const bool ok = worst < 1e-9 * double(K);
-    std::printf("C = A * B for %lld x %lld x %lld on grid %s, %d rank(s): max |error| = %.3g -> %s\n",
-                (long long)M, (long long)N, (long long)K, g.str().c_str(), ctx.size(), worst,
-                ok ? "ok" : "WRONG");
+    std::printf(
+        "C = A * B for %lld x %lld x %lld on grid %s, %d rank(s): max |error| = %.3g -> %s\n",
+        (long long)M, (long long)N, (long long)K, g.str().c_str(), ctx.size(), worst,
+        ok ? "ok" : "WRONG");
     status = ok ? 0 : 1;
   }
   boost::mpi::broadcast(ctx.comm(), status, 0);

@@ -41,7 +41,9 @@ int main(int argc, char** argv) {
   auto fc2 = wp::map("fc2", wp::space(B, D, H), y(i, n) += a(i, k) * W2(k, n));
 
   wp::schedule s;
-  s.set(fc1, wp::grid_shape{1, P, 1}).set(relu, wp::grid_shape{1, P}).set(fc2, wp::grid_shape{1, 1, P});
+  s.set(fc1, wp::grid_shape{1, P, 1})
+      .set(relu, wp::grid_shape{1, P})
+      .set(fc2, wp::grid_shape{1, 1, P});
   auto plan = wp::distribute(wp::program(fc1, relu, fc2), s, ctx);
   if (ctx.is_root()) std::cout << plan.explain();
   plan.scatter();
@@ -51,14 +53,16 @@ int main(int argc, char** argv) {
   const auto st = plan.stats();
   for (int r = 0; r < ctx.size(); ++r) {  // one line per rank, in rank order
     if (r == ctx.rank()) {
-      std::printf("rank %d: from root %lld B, to root %lld B, rank to rank: sent %lld B received %lld B\n", r,
-                  (long long)st.scatter.bytes_received, (long long)st.gather.bytes_sent,
-                  (long long)st.execute.bytes_sent, (long long)st.execute.bytes_received);
+      std::printf(
+          "rank %d: from root %lld B, to root %lld B, rank to rank: sent %lld B received %lld B\n",
+          r, (long long)st.scatter.bytes_received, (long long)st.gather.bytes_sent,
+          (long long)st.execute.bytes_sent, (long long)st.execute.bytes_received);
       for (const auto& rd : st.redistributions)
-        std::printf("  %-2s -> %-6s %-22s measured %lld/%lld B, predicted %lld/%lld B (sent/received)\n",
-                    rd.array.c_str(), rd.to.c_str(), rd.kind.c_str(),
-                    (long long)rd.measured.bytes_sent, (long long)rd.measured.bytes_received,
-                    (long long)rd.predicted_first_sent, (long long)rd.predicted_first_received);
+        std::printf(
+            "  %-2s -> %-6s %-22s measured %lld/%lld B, predicted %lld/%lld B (sent/received)\n",
+            rd.array.c_str(), rd.to.c_str(), rd.kind.c_str(), (long long)rd.measured.bytes_sent,
+            (long long)rd.measured.bytes_received, (long long)rd.predicted_first_sent,
+            (long long)rd.predicted_first_received);
     }
     std::fflush(stdout);
     ctx.comm().barrier();
@@ -77,12 +81,14 @@ int main(int argc, char** argv) {
     for (std::int64_t b = 0; b < B; ++b)
       for (std::int64_t d = 0; d < D; ++d) {
         double t = 0;
-        for (std::int64_t u = 0; u < H; ++u) t += hid[std::size_t(b * H + u)] * W2.data()[u * D + d];
+        for (std::int64_t u = 0; u < H; ++u)
+          t += hid[std::size_t(b * H + u)] * W2.data()[u * D + d];
         worst = std::max(worst, std::abs(t - y.data()[b * D + d]));
       }
     const bool ok = worst < 1e-12 * double(H + D);
-    std::printf("y = relu(x W1) W2 for B=%lld D=%lld H=%lld on %d rank(s): max |error| = %.3g -> %s\n",
-                (long long)B, (long long)D, (long long)H, ctx.size(), worst, ok ? "ok" : "WRONG");
+    std::printf(
+        "y = relu(x W1) W2 for B=%lld D=%lld H=%lld on %d rank(s): max |error| = %.3g -> %s\n",
+        (long long)B, (long long)D, (long long)H, ctx.size(), worst, ok ? "ok" : "WRONG");
     status = ok ? 0 : 1;
   }
   boost::mpi::broadcast(ctx.comm(), status, 0);

@@ -8,7 +8,7 @@
 // ctx) does the same for the ranks it runs on. The example prints the optimizer's choice for
 // 16 ranks (no MPI needed for that), runs the program on the ranks it has with the model
 // calibrated here, and checks y against plain loops on root.
-#include <workpart/optimize.hpp>
+#include <workpart/workpart.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -47,8 +47,10 @@ int main(int argc, char** argv) {
   const wp::machine_model here = wp::machine_model::calibrate(ctx);
   auto plan = wp::distribute(prog, wp::automatic_t{.model = here}, ctx);
   if (ctx.is_root()) {
-    std::printf("calibrated: %.3g flop/s, alpha %.3g s, beta %.3g s/B\n", here.flops, here.alpha, here.beta);
-    std::printf("for %d ranks: %s\n", ctx.size(), wp::optimize(prog, ctx.size(), here).str().c_str());
+    std::printf("calibrated: %.3g flop/s, alpha %.3g s, beta %.3g s/B\n", here.flops, here.alpha,
+                here.beta);
+    std::printf("for %d ranks: %s\n", ctx.size(),
+                wp::optimize(prog, ctx.size(), here).str().c_str());
   }
   plan.run();
 
@@ -65,11 +67,13 @@ int main(int argc, char** argv) {
     for (std::int64_t b = 0; b < N; ++b)
       for (std::int64_t d = 0; d < D; ++d) {
         double t = 0;
-        for (std::int64_t u = 0; u < H; ++u) t += hid[std::size_t(b * H + u)] * W2.data()[u * D + d];
+        for (std::int64_t u = 0; u < H; ++u)
+          t += hid[std::size_t(b * H + u)] * W2.data()[u * D + d];
         worst = std::max(worst, std::abs(t - y.data()[b * D + d]) / std::max(1.0, std::abs(t)));
       }
     status = worst < 1e-9 ? 0 : 1;
-    std::printf("y against plain loops: largest relative difference %.3g -> %s\n", worst, status ? "FAILED" : "ok");
+    std::printf("y against plain loops: largest relative difference %.3g -> %s\n", worst,
+                status ? "FAILED" : "ok");
   }
   boost::mpi::broadcast(ctx.comm(), status, 0);
   return status;

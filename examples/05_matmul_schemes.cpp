@@ -41,13 +41,14 @@ int print_bytes(const wp::context& ctx, const wp::plan_stats& st) {
                       st.scatter.bytes_received == st.predicted_scatter_received &&
                       st.gather.bytes_sent == st.predicted_gather_sent &&
                       st.gather.bytes_received == st.predicted_gather_received;
-      std::printf("  rank %d: scatter sent %lld / received %lld B, gather sent %lld / received %lld B "
-                  "(predicted %lld / %lld, %lld / %lld) %s\n",
-                  r, (long long)st.scatter.bytes_sent, (long long)st.scatter.bytes_received,
-                  (long long)st.gather.bytes_sent, (long long)st.gather.bytes_received,
-                  (long long)st.predicted_scatter_sent, (long long)st.predicted_scatter_received,
-                  (long long)st.predicted_gather_sent, (long long)st.predicted_gather_received,
-                  ok ? "as predicted" : "DIFFERS");
+      std::printf(
+          "  rank %d: scatter sent %lld / received %lld B, gather sent %lld / received %lld B "
+          "(predicted %lld / %lld, %lld / %lld) %s\n",
+          r, (long long)st.scatter.bytes_sent, (long long)st.scatter.bytes_received,
+          (long long)st.gather.bytes_sent, (long long)st.gather.bytes_received,
+          (long long)st.predicted_scatter_sent, (long long)st.predicted_scatter_received,
+          (long long)st.predicted_gather_sent, (long long)st.predicted_gather_received,
+          ok ? "as predicted" : "DIFFERS");
       std::fflush(stdout);
       differs = ok ? 0 : 1;
     }
@@ -96,15 +97,16 @@ int main(int argc, char** argv) {
   for (const auto& s : schemes) {
     if (ctx.is_root()) {
       std::fill(C.data(), C.data() + M * N, 0.0);
-      std::printf("\n=== %s %s on %lld ranks ===\n", s.name.c_str(), s.grid.str().c_str(), (long long)P);
+      std::printf("\n=== %s %s on %lld ranks ===\n", s.name.c_str(), s.grid.str().c_str(),
+                  (long long)P);
     }
     auto plan = wp::distribute(mm, s.grid, ctx);
     if (ctx.is_root()) std::cout << plan.explain() << std::flush;
     plan.run();
     const auto& st = plan.stats();
     if (ctx.is_root())
-      std::printf("  seconds: scatter %.3f, execute %.3f, gather %.3f\n", st.scatter.seconds, st.execute.seconds,
-                  st.gather.seconds);
+      std::printf("  seconds: scatter %.3f, execute %.3f, gather %.3f\n", st.scatter.seconds,
+                  st.execute.seconds, st.gather.seconds);
     status |= print_bytes(ctx, st);
     int bad = 0;
     if (ctx.is_root()) {

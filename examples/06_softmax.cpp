@@ -30,8 +30,10 @@ namespace wp = workpart;
 
 int main(int argc, char** argv) {
   wp::context ctx(argc, argv);
-  const std::int64_t B = argc > 4 ? std::atoll(argv[1]) : 8, H = argc > 4 ? std::atoll(argv[2]) : 16;
-  const std::int64_t S = argc > 4 ? std::atoll(argv[3]) : 512, L = argc > 4 ? std::atoll(argv[4]) : 512;
+  const std::int64_t B = argc > 4 ? std::atoll(argv[1]) : 8,
+                     H = argc > 4 ? std::atoll(argv[2]) : 16;
+  const std::int64_t S = argc > 4 ? std::atoll(argv[3]) : 512,
+                     L = argc > 4 ? std::atoll(argv[4]) : 512;
   const std::int64_t P = ctx.size(), R = B * H * S;
 
   wp::array<float, 4> x("x", {B, H, S, L}), e("e", {B, H, S, L}), y("y", {B, H, S, L});
@@ -48,7 +50,8 @@ int main(int argc, char** argv) {
       double m = -std::numeric_limits<double>::infinity(), s = 0;
       for (std::int64_t l = 0; l < L; ++l) m = std::max(m, double(xval(r * L + l)));
       for (std::int64_t l = 0; l < L; ++l) s += std::exp(double(xval(r * L + l)) - m);
-      for (std::int64_t l = 0; l < L; ++l) want[std::size_t(r * L + l)] = std::exp(double(xval(r * L + l)) - m) / s;
+      for (std::int64_t l = 0; l < L; ++l)
+        want[std::size_t(r * L + l)] = std::exp(double(xval(r * L + l)) - m) / s;
     }
   }
   auto reset = [&] {  // max_into and += combine into the old values
@@ -64,7 +67,8 @@ int main(int argc, char** argv) {
       for (std::int64_t n = 0; n < y.size(); ++n)
         worst = std::max(worst, std::abs(double(y.data()[n]) - want[std::size_t(n)]));
       bad = worst < 1e-5 ? 0 : 1;
-      std::printf("  %s: y against plain loops, largest difference %.3g -> %s\n", what, worst, bad ? "FAILED" : "ok");
+      std::printf("  %s: y against plain loops, largest difference %.3g -> %s\n", what, worst,
+                  bad ? "FAILED" : "ok");
     }
     boost::mpi::broadcast(ctx.comm(), bad, 0);
     return bad;
@@ -84,10 +88,11 @@ int main(int argc, char** argv) {
   {  // 1. one map, rows split
     reset();
     auto sm = wp::map("softmax", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)),
-                      e(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)), sum(b, h, s) += e(b, h, s, l),
-                      y(b, h, s, l) = e(b, h, s, l) / sum(b, h, s));
+                      e(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)),
+                      sum(b, h, s) += e(b, h, s, l), y(b, h, s, l) = e(b, h, s, l) / sum(b, h, s));
     const wp::grid_shape g{P, 1, 1, 1};
-    if (ctx.is_root()) std::printf("=== one map of four statements, grid %s ===\n", g.str().c_str());
+    if (ctx.is_root())
+      std::printf("=== one map of four statements, grid %s ===\n", g.str().c_str());
     auto plan = wp::distribute(sm, g, ctx);
     if (ctx.is_root()) std::cout << plan.explain() << std::flush;
     plan.run();
@@ -96,10 +101,11 @@ int main(int argc, char** argv) {
                     st.scatter.bytes_sent == st.predicted_scatter_sent &&
                     st.gather.bytes_sent == st.predicted_gather_sent &&
                     st.gather.bytes_received == st.predicted_gather_received;
-    bytes_line("scatter sent/received " + ll(st.scatter.bytes_sent) + "/" + ll(st.scatter.bytes_received) +
-               " B, gather " + ll(st.gather.bytes_sent) + "/" + ll(st.gather.bytes_received) + " B, predicted " +
-               ll(st.predicted_scatter_sent) + "/" + ll(st.predicted_scatter_received) + ", " +
-               ll(st.predicted_gather_sent) + "/" + ll(st.predicted_gather_received) + (ok ? " (as predicted)" : " DIFFERS"));
+    bytes_line("scatter sent/received " + ll(st.scatter.bytes_sent) + "/" +
+               ll(st.scatter.bytes_received) + " B, gather " + ll(st.gather.bytes_sent) + "/" +
+               ll(st.gather.bytes_received) + " B, predicted " + ll(st.predicted_scatter_sent) +
+               "/" + ll(st.predicted_scatter_received) + ", " + ll(st.predicted_gather_sent) + "/" +
+               ll(st.predicted_gather_received) + (ok ? " (as predicted)" : " DIFFERS"));
     status |= boost::mpi::all_reduce(ctx.comm(), ok ? 0 : 1, boost::mpi::maximum<int>());
     status |= check("one map");
     if (P > 1 && L > 1) {  // splitting the rows' axis is refused, on every rank alike
@@ -108,15 +114,19 @@ int main(int argc, char** argv) {
         if (ctx.is_root()) std::printf("  grid (1,1,1,%lld) was not refused\n", (long long)P);
         status = 1;
       } catch (const wp::plan_error& err) {
-        if (ctx.is_root()) std::printf("  grid (1,1,1,%lld) refused: %.160s...\n", (long long)P, err.what());
+        if (ctx.is_root())
+          std::printf("  grid (1,1,1,%lld) refused: %.160s...\n", (long long)P, err.what());
       }
     }
   }
 
   auto m1 = wp::map("max", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)));
-  auto m2 = wp::map("expsum", wp::space(B, H, S, L), sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
-  auto m3 = wp::map("norm", wp::space(B, H, S, L), y(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)) / sum(b, h, s));
-  for (const wp::grid_shape& g : {wp::grid_shape{P, 1, 1, 1}, wp::grid_shape{1, 1, 1, P}}) {  // 2. three maps
+  auto m2 = wp::map("expsum", wp::space(B, H, S, L),
+                    sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
+  auto m3 = wp::map("norm", wp::space(B, H, S, L),
+                    y(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)) / sum(b, h, s));
+  for (const wp::grid_shape& g :
+       {wp::grid_shape{P, 1, 1, 1}, wp::grid_shape{1, 1, 1, P}}) {  // 2. three maps
     reset();
     wp::schedule sc;
     sc.set(m1, g).set(m2, g).set(m3, g);
@@ -125,14 +135,14 @@ int main(int argc, char** argv) {
     if (ctx.is_root()) std::cout << plan.explain() << std::flush;
     plan.run();
     const auto st = plan.stats();
-    std::string text = "from root " + ll(st.scatter.bytes_received) + " B, to root " + ll(st.gather.bytes_sent) +
-                       " B, rank to rank sent/received " + ll(st.execute.bytes_sent) + "/" +
-                       ll(st.execute.bytes_received) + " B";
+    std::string text = "from root " + ll(st.scatter.bytes_received) + " B, to root " +
+                       ll(st.gather.bytes_sent) + " B, rank to rank sent/received " +
+                       ll(st.execute.bytes_sent) + "/" + ll(st.execute.bytes_received) + " B";
     bool ok = true;
     for (const auto& rd : st.redistributions) {
-      text += "\n    " + rd.array + " -> " + rd.to + " " + rd.kind + ": measured " + ll(rd.measured.bytes_sent) + "/" +
-              ll(rd.measured.bytes_received) + " B, predicted " + ll(rd.predicted_first_sent) + "/" +
-              ll(rd.predicted_first_received) + " B";
+      text += "\n    " + rd.array + " -> " + rd.to + " " + rd.kind + ": measured " +
+              ll(rd.measured.bytes_sent) + "/" + ll(rd.measured.bytes_received) + " B, predicted " +
+              ll(rd.predicted_first_sent) + "/" + ll(rd.predicted_first_received) + " B";
       if (rd.to != "root")
         ok = ok && rd.measured.bytes_sent == rd.predicted_first_sent &&
              rd.measured.bytes_received == rd.predicted_first_received;

@@ -37,17 +37,21 @@ namespace wp = workpart;
 
 int main(int argc, char** argv) {
   wp::context ctx(argc, argv);
-  const std::int64_t B = argc > 4 ? std::atoll(argv[1]) : 8, S = argc > 4 ? std::atoll(argv[2]) : 512;
-  const std::int64_t H = argc > 4 ? std::atoll(argv[3]) : 16, D = argc > 4 ? std::atoll(argv[4]) : 64;
+  const std::int64_t B = argc > 4 ? std::atoll(argv[1]) : 8,
+                     S = argc > 4 ? std::atoll(argv[2]) : 512;
+  const std::int64_t H = argc > 4 ? std::atoll(argv[3]) : 16,
+                     D = argc > 4 ? std::atoll(argv[4]) : 64;
   const std::int64_t E = H * D, P = ctx.size();
   const float scale = 1.0f / std::sqrt(float(D));
 
-  wp::array<float, 3> X("X", {B, S, E}), WQ("W_Q", {E, H, D}), WK("W_K", {E, H, D}), WV("W_V", {E, H, D}),
-      WO("W_O", {H, D, E}), WN("W_N", {E, H, D}), Y("Y", {B, S, E});
-  wp::array<float, 4> Q("Q", {B, S, H, D}), K("K", {B, S, H, D}), V("V", {B, S, H, D}), A("A", {B, H, S, S}),
-      Pr("P", {B, H, S, S}), O("O", {B, S, H, D}), Z("Z", {B, S, H, D});
+  wp::array<float, 3> X("X", {B, S, E}), WQ("W_Q", {E, H, D}), WK("W_K", {E, H, D}),
+      WV("W_V", {E, H, D}), WO("W_O", {H, D, E}), WN("W_N", {E, H, D}), Y("Y", {B, S, E});
+  wp::array<float, 4> Q("Q", {B, S, H, D}), K("K", {B, S, H, D}), V("V", {B, S, H, D}),
+      A("A", {B, H, S, S}), Pr("P", {B, H, S, S}), O("O", {B, S, H, D}), Z("Z", {B, S, H, D});
   wp::array<float, 3> mx("mx", {B, H, S}), sm("sum", {B, H, S});
-  auto val = [](std::int64_t n, int salt) { return float(((n * (7 + 2 * salt) + salt) % 29) - 14) / 64.0f; };
+  auto val = [](std::int64_t n, int salt) {
+    return float(((n * (7 + 2 * salt) + salt) % 29) - 14) / 64.0f;
+  };
   if (ctx.is_root()) {
     int salt = 0;
     for (auto* w : {&X, &WQ, &WK, &WV, &WO, &WN}) {
@@ -63,25 +67,34 @@ int main(int argc, char** argv) {
   auto v = wp::map("v", wp::space(B, S, H, D, E), V(b, s, h, d) += X(b, s, e) * WV(e, h, d));
   // spaces below are (b, h, s, t, d) and the like; the index names are positions
   auto [b4, h4, s4, t4, d4] = wp::indices<5>();
-  auto scores = wp::map("scores", wp::space(B, H, S, S, D), A(b4, h4, s4, t4) += Q(b4, s4, h4, d4) * K(b4, t4, h4, d4));
+  auto scores = wp::map("scores", wp::space(B, H, S, S, D),
+                        A(b4, h4, s4, t4) += Q(b4, s4, h4, d4) * K(b4, t4, h4, d4));
   auto [b3, h3, s3, t3] = wp::indices<4>();
-  auto rmax = wp::map("max", wp::space(B, H, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3)));
+  auto rmax =
+      wp::map("max", wp::space(B, H, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3)));
   auto rsum = wp::map("expsum", wp::space(B, H, S, S),
                       sm(b3, h3, s3) += wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale));
-  auto norm = wp::map("norm", wp::space(B, H, S, S),
-                      Pr(b3, h3, s3, t3) = wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale) / sm(b3, h3, s3));
-  auto pv = wp::map("values", wp::space(B, H, S, D, S), O(b4, s4, h4, t4) += Pr(b4, h4, s4, d4) * V(b4, d4, h4, t4));
+  auto norm = wp::map(
+      "norm", wp::space(B, H, S, S),
+      Pr(b3, h3, s3, t3) = wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale) / sm(b3, h3, s3));
+  auto pv = wp::map("values", wp::space(B, H, S, D, S),
+                    O(b4, s4, h4, t4) += Pr(b4, h4, s4, d4) * V(b4, d4, h4, t4));
   auto out = wp::map("out", wp::space(B, S, E, H, D), Y(b, s, h) += O(b, s, d, e) * WO(d, e, h));
   auto next = wp::map("next", wp::space(B, S, H, D, E), Z(b, s, h, d) += Y(b, s, e) * WN(e, h, d));
 
   wp::schedule sc;  // heads over the ranks, everywhere
-  sc.set(q, wp::grid_shape{1, 1, P, 1, 1}).set(k, wp::grid_shape{1, 1, P, 1, 1}).set(v, wp::grid_shape{1, 1, P, 1, 1});
+  sc.set(q, wp::grid_shape{1, 1, P, 1, 1})
+      .set(k, wp::grid_shape{1, 1, P, 1, 1})
+      .set(v, wp::grid_shape{1, 1, P, 1, 1});
   sc.set(scores, wp::grid_shape{1, P, 1, 1, 1});
-  sc.set(rmax, wp::grid_shape{1, P, 1, 1}).set(rsum, wp::grid_shape{1, P, 1, 1}).set(norm, wp::grid_shape{1, P, 1, 1});
+  sc.set(rmax, wp::grid_shape{1, P, 1, 1})
+      .set(rsum, wp::grid_shape{1, P, 1, 1})
+      .set(norm, wp::grid_shape{1, P, 1, 1});
   sc.set(pv, wp::grid_shape{1, P, 1, 1, 1});
   sc.set(out, wp::grid_shape{1, 1, 1, P, 1});
   sc.set(next, wp::grid_shape{1, 1, P, 1, 1});
-  auto plan = wp::distribute(wp::program(q, k, v, scores, rmax, rsum, norm, pv, out, next), sc, ctx);
+  auto plan =
+      wp::distribute(wp::program(q, k, v, scores, rmax, rsum, norm, pv, out, next), sc, ctx);
   if (ctx.is_root()) std::cout << plan.explain() << std::flush;
   plan.scatter();
   plan.execute();
@@ -100,30 +113,36 @@ int main(int argc, char** argv) {
       // root (rank 0, the leader of the head group) is counted once per other rank
       const wp::index_t y_bytes = B * S * E * wp::index_t(sizeof(float));
       const wp::index_t want = ctx.rank() == 0 ? (P - 1) * y_bytes : y_bytes;
-      text += "  " + rd.array + ": " + rd.kind + " of the partial sums of " + rd.from + ", measured " +
-              std::to_string(rd.measured.bytes_sent) + " B sent, " + std::to_string(rd.measured.bytes_received) +
-              " B received (predicted " + std::to_string(rd.predicted_first_sent) + ", " +
-              std::to_string(rd.predicted_first_received) + "); Y is " + std::to_string(y_bytes) + " B\n";
+      text += "  " + rd.array + ": " + rd.kind + " of the partial sums of " + rd.from +
+              ", measured " + std::to_string(rd.measured.bytes_sent) + " B sent, " +
+              std::to_string(rd.measured.bytes_received) + " B received (predicted " +
+              std::to_string(rd.predicted_first_sent) + ", " +
+              std::to_string(rd.predicted_first_received) + "); Y is " + std::to_string(y_bytes) +
+              " B\n";
       if (rd.array != "Y" || rd.measured.bytes_sent != want || rd.measured.bytes_received != want ||
           rd.predicted_first_sent != want || rd.predicted_first_received != want)
         ++problems;
     } else if (moves || rd.kind != "none") {
-      text += "  unexpected: " + rd.array + " " + rd.kind + " from '" + rd.from + "' to '" + rd.to + "'\n";
+      text += "  unexpected: " + rd.array + " " + rd.kind + " from '" + rd.from + "' to '" + rd.to +
+              "'\n";
       ++problems;
     }
   }
   if (P > 1 && allreduces != 1) ++problems;
   for (int r = 0; r < ctx.size(); ++r) {
     if (r == ctx.rank())
-      std::printf("rank %d: rank to rank sent %lld B received %lld B (redistributions %zu, Allreduce %d)\n%s", r,
-                  (long long)st.execute.bytes_sent, (long long)st.execute.bytes_received, st.redistributions.size(),
-                  allreduces, text.c_str());
+      std::printf(
+          "rank %d: rank to rank sent %lld B received %lld B (redistributions %zu, Allreduce "
+          "%d)\n%s",
+          r, (long long)st.execute.bytes_sent, (long long)st.execute.bytes_received,
+          st.redistributions.size(), allreduces, text.c_str());
     std::fflush(stdout);
     ctx.comm().barrier();
   }
   int status = boost::mpi::all_reduce(ctx.comm(), problems, std::plus<int>()) ? 1 : 0;
   if (ctx.is_root())
-    std::printf("inside the block: %s\n", status ? "NOT only one Allreduce of Y" : "only one Allreduce of Y, as designed");
+    std::printf("inside the block: %s\n",
+                status ? "NOT only one Allreduce of Y" : "only one Allreduce of Y, as designed");
 
   if (ctx.is_root()) {  // plain loops, in double; rows of batch 0 only at large sizes
     const std::int64_t rows_b = B * S * E <= (1 << 16) ? B : 1;
@@ -140,7 +159,8 @@ int main(int argc, char** argv) {
       return double(a.data()[(i0 * a.extent(1) + i1) * a.extent(2) + i2]);
     };
     double worst = 0;
-    const auto SE = static_cast<std::size_t>(S * E), E1 = static_cast<std::size_t>(E), S1 = static_cast<std::size_t>(S);
+    const auto SE = static_cast<std::size_t>(S * E), E1 = static_cast<std::size_t>(E),
+               S1 = static_cast<std::size_t>(S);
     std::vector<double> kk(SE), vv(SE), qq(E1), oo(E1), yy(E1), p(S1);
     for (std::int64_t bb = 0; bb < rows_b; ++bb) {
       for (std::int64_t tt = 0; tt < S; ++tt)  // K and V of this batch, (t, h*D + d)
@@ -156,21 +176,25 @@ int main(int argc, char** argv) {
       for (std::int64_t ss : rows_s) {
         for (std::int64_t c = 0; c < E; ++c) {
           double sq = 0;
-          for (std::int64_t ee = 0; ee < E; ++ee) sq += at3(X, bb, ss, ee) * at3(WQ, ee, c / D, c % D);
+          for (std::int64_t ee = 0; ee < E; ++ee)
+            sq += at3(X, bb, ss, ee) * at3(WQ, ee, c / D, c % D);
           qq[std::size_t(c)] = sq;
         }
         for (std::int64_t hh = 0; hh < H; ++hh) {
           double m = -std::numeric_limits<double>::infinity(), z = 0;
           for (std::int64_t tt = 0; tt < S; ++tt) {
             double a = 0;
-            for (std::int64_t dd = 0; dd < D; ++dd) a += qq[std::size_t(hh * D + dd)] * kk[std::size_t(tt * E + hh * D + dd)];
+            for (std::int64_t dd = 0; dd < D; ++dd)
+              a += qq[std::size_t(hh * D + dd)] * kk[std::size_t(tt * E + hh * D + dd)];
             p[std::size_t(tt)] = a;
             m = std::max(m, a);
           }
-          for (std::int64_t tt = 0; tt < S; ++tt) z += (p[std::size_t(tt)] = std::exp((p[std::size_t(tt)] - m) * scale));
+          for (std::int64_t tt = 0; tt < S; ++tt)
+            z += (p[std::size_t(tt)] = std::exp((p[std::size_t(tt)] - m) * scale));
           for (std::int64_t dd = 0; dd < D; ++dd) {
             double o = 0;
-            for (std::int64_t tt = 0; tt < S; ++tt) o += p[std::size_t(tt)] / z * vv[std::size_t(tt * E + hh * D + dd)];
+            for (std::int64_t tt = 0; tt < S; ++tt)
+              o += p[std::size_t(tt)] / z * vv[std::size_t(tt * E + hh * D + dd)];
             oo[std::size_t(hh * D + dd)] = o;
           }
         }
@@ -182,7 +206,8 @@ int main(int argc, char** argv) {
         }
         for (std::int64_t c = 0; c < E; ++c) {
           double z2 = 0;
-          for (std::int64_t ee = 0; ee < E; ++ee) z2 += yy[std::size_t(ee)] * at3(WN, ee, c / D, c % D);
+          for (std::int64_t ee = 0; ee < E; ++ee)
+            z2 += yy[std::size_t(ee)] * at3(WN, ee, c / D, c % D);
           const double got = double(Z.data()[((bb * S + ss) * H + c / D) * D + c % D]);
           worst = std::max(worst, std::abs(z2 - got) / std::max(1.0, std::abs(z2)));
         }

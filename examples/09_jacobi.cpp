@@ -27,7 +27,8 @@ namespace wp = workpart;
 
 int main(int argc, char** argv) {
   wp::context ctx(argc, argv);
-  const std::int64_t n = argc > 3 ? std::atoll(argv[1]) : 1024, m = argc > 3 ? std::atoll(argv[2]) : 1024;
+  const std::int64_t n = argc > 3 ? std::atoll(argv[1]) : 1024,
+                     m = argc > 3 ? std::atoll(argv[2]) : 1024;
   const int iters = argc > 3 ? std::atoi(argv[3]) : 100;
   const std::int64_t P = ctx.size();
 
@@ -54,21 +55,24 @@ int main(int argc, char** argv) {
   int differs = 0;
   for (int r = 0; r < ctx.size(); ++r) {
     if (r == ctx.rank()) {
-      std::printf("rank %d: rank to rank over %d execute(): sent %lld B, received %lld B\n", r, iters,
-                  (long long)st.execute.bytes_sent, (long long)st.execute.bytes_received);
+      std::printf("rank %d: rank to rank over %d execute(): sent %lld B, received %lld B\n", r,
+                  iters, (long long)st.execute.bytes_sent, (long long)st.execute.bytes_received);
       for (const auto& rd : st.redistributions) {
         if (rd.to == "root") continue;
         // the first execute() after the scatter, then each later one
         const wp::index_t want_sent = rd.predicted_first_sent + (iters - 1) * rd.predicted_sent;
-        const wp::index_t want_received = rd.predicted_first_received + (iters - 1) * rd.predicted_received;
-        const bool ok = rd.measured.bytes_sent == want_sent && rd.measured.bytes_received == want_received;
+        const wp::index_t want_received =
+            rd.predicted_first_received + (iters - 1) * rd.predicted_received;
+        const bool ok =
+            rd.measured.bytes_sent == want_sent && rd.measured.bytes_received == want_received;
         differs |= ok ? 0 : 1;
-        std::printf("  %-2s -> %-4s %-14s per execute() %lld/%lld B (sent/received), in all %lld/%lld B, "
-                    "predicted %lld/%lld B%s\n",
-                    rd.array.c_str(), rd.to.c_str(), rd.kind.c_str(), (long long)rd.predicted_sent,
-                    (long long)rd.predicted_received, (long long)rd.measured.bytes_sent,
-                    (long long)rd.measured.bytes_received, (long long)want_sent, (long long)want_received,
-                    ok ? "" : "  DIFFERS");
+        std::printf(
+            "  %-2s -> %-4s %-14s per execute() %lld/%lld B (sent/received), in all %lld/%lld B, "
+            "predicted %lld/%lld B%s\n",
+            rd.array.c_str(), rd.to.c_str(), rd.kind.c_str(), (long long)rd.predicted_sent,
+            (long long)rd.predicted_received, (long long)rd.measured.bytes_sent,
+            (long long)rd.measured.bytes_received, (long long)want_sent, (long long)want_received,
+            ok ? "" : "  DIFFERS");
       }
     }
     std::fflush(stdout);
@@ -84,15 +88,19 @@ int main(int argc, char** argv) {
     for (int t = 0; t < iters; ++t) {
       for (std::int64_t r = 1; r < n - 1; ++r)
         for (std::int64_t c = 1; c < m - 1; ++c)
-          b[std::size_t(r * m + c)] = (a[std::size_t((r - 1) * m + c)] + a[std::size_t((r + 1) * m + c)] +
-                                       a[std::size_t(r * m + c - 1)] + a[std::size_t(r * m + c + 1)]) * 0.25;
+          b[std::size_t(r * m + c)] =
+              (a[std::size_t((r - 1) * m + c)] + a[std::size_t((r + 1) * m + c)] +
+               a[std::size_t(r * m + c - 1)] + a[std::size_t(r * m + c + 1)]) *
+              0.25;
       std::swap(a, b);  // x = xn
     }
     double worst = 0;
-    for (std::int64_t e = 0; e < n * m; ++e) worst = std::max(worst, std::abs(a[std::size_t(e)] - x.data()[e]));
+    for (std::int64_t e = 0; e < n * m; ++e)
+      worst = std::max(worst, std::abs(a[std::size_t(e)] - x.data()[e]));
     const bool ok = worst < 1e-12;
-    std::printf("x after %d iterations on grid %s against plain loops: largest difference %.3g -> %s\n", iters,
-                g.str().c_str(), worst, ok ? "ok" : "FAILED");
+    std::printf(
+        "x after %d iterations on grid %s against plain loops: largest difference %.3g -> %s\n",
+        iters, g.str().c_str(), worst, ok ? "ok" : "FAILED");
     status |= ok ? 0 : 1;
   }
   boost::mpi::broadcast(ctx.comm(), status, 0);

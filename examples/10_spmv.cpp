@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   for (std::int64_t a = 0; a < rows; ++a) {
-    const double len = std::floor(2.0 / std::pow(std::max(u(rng), 1e-4), 0.8)) - 2.0;  // Pareto, 0 or more
+    const double len =
+        std::floor(2.0 / std::pow(std::max(u(rng), 1e-4), 0.8)) - 2.0;  // Pareto, 0 or more
     const std::int64_t n = std::min<std::int64_t>(cols, std::int64_t(len));
     for (std::int64_t q = 0; q < n; ++q) {
       cidx.push_back(std::int32_t(rng() % std::uint64_t(cols)));
@@ -62,17 +63,19 @@ int main(int argc, char** argv) {
     std::copy(cidx.begin(), cidx.end(), col.data());
     std::copy(v.begin(), v.end(), val.data());
     for (std::int64_t c = 0; c < cols; ++c) x.data()[c] = xf(c);
-    std::printf("CSR %lld x %lld, %lld entries; longest row %lld, empty rows %lld\n", (long long)rows,
-                (long long)cols, (long long)cidx.size(), [&] {
-                  std::int64_t m = 0;
-                  for (std::int64_t a = 0; a < rows; ++a) m = std::max(m, ptr[a + 1] - ptr[a]);
-                  return (long long)m;
-                }(),
-                [&] {
-                  long long e = 0;
-                  for (std::int64_t a = 0; a < rows; ++a) e += ptr[a + 1] == ptr[a];
-                  return e;
-                }());
+    std::printf(
+        "CSR %lld x %lld, %lld entries; longest row %lld, empty rows %lld\n", (long long)rows,
+        (long long)cols, (long long)cidx.size(),
+        [&] {
+          std::int64_t m = 0;
+          for (std::int64_t a = 0; a < rows; ++a) m = std::max(m, ptr[a + 1] - ptr[a]);
+          return (long long)m;
+        }(),
+        [&] {
+          long long e = 0;
+          for (std::int64_t a = 0; a < rows; ++a) e += ptr[a + 1] == ptr[a];
+          return e;
+        }());
   }
 
   auto [i, jj] = wp::indices<2>();
@@ -97,12 +100,14 @@ int main(int argc, char** argv) {
       const bool ok = std::int64_t(st.scatter.bytes_received) == st.predicted_scatter_received &&
                       (P == 1 || std::int64_t(st.scatter.bytes_received) == by_hand);
       differs |= ok ? 0 : 1;
-      std::printf("rank %d: rows [%lld, %lld), entries [%lld, %lld) of %lld; received %lld B, predicted %lld B, "
-                  "counted from the row pointers %lld B%s\n",
-                  r, (long long)start, (long long)(start + size), (long long)ptr[std::size_t(start)],
-                  (long long)ptr[std::size_t(start + size)], (long long)cidx.size(),
-                  (long long)st.scatter.bytes_received, (long long)st.predicted_scatter_received,
-                  (long long)by_hand, ok ? "" : "  DIFFERS");
+      std::printf(
+          "rank %d: rows [%lld, %lld), entries [%lld, %lld) of %lld; received %lld B, predicted "
+          "%lld B, "
+          "counted from the row pointers %lld B%s\n",
+          r, (long long)start, (long long)(start + size), (long long)ptr[std::size_t(start)],
+          (long long)ptr[std::size_t(start + size)], (long long)cidx.size(),
+          (long long)st.scatter.bytes_received, (long long)st.predicted_scatter_received,
+          (long long)by_hand, ok ? "" : "  DIFFERS");
     }
     std::fflush(stdout);
     ctx.comm().barrier();
@@ -118,8 +123,8 @@ int main(int argc, char** argv) {
       worst = std::max(worst, std::abs(s - y.data()[a]));
     }
     const bool ok = worst < 1e-9;
-    std::printf("y on grid (%lld) against a plain loop: largest difference %.3g -> %s\n", (long long)P, worst,
-                ok ? "ok" : "FAILED");
+    std::printf("y on grid (%lld) against a plain loop: largest difference %.3g -> %s\n",
+                (long long)P, worst, ok ? "ok" : "FAILED");
     status |= ok ? 0 : 1;
   }
   boost::mpi::broadcast(ctx.comm(), status, 0);

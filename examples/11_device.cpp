@@ -37,8 +37,8 @@ template <class Plan>
 void phases(const char* what, const Plan& plan, const wp::context& ctx) {
   const auto& st = plan.stats();
   if (!ctx.is_root()) return;
-  std::printf("  %-22s root: scatter %.4f s, execute %.4f s, gather %.4f s\n", what, st.scatter.seconds,
-              st.execute.seconds, st.gather.seconds);
+  std::printf("  %-22s root: scatter %.4f s, execute %.4f s, gather %.4f s\n", what,
+              st.scatter.seconds, st.execute.seconds, st.gather.seconds);
   // what crossed between root's memory and its device (0 on the CPU backend): the blocks go up
   // once before the kernels run and the written ones come down once for the gather
   const phase_stats* ph[] = {&st.scatter, &st.execute, &st.gather};
@@ -47,7 +47,8 @@ void phases(const char* what, const Plan& plan, const wp::context& ctx) {
     up += p->bytes_to_device;
     down += p->bytes_from_device;
   }
-  if (up + down > 0) std::printf("  %-22s root's device copies: %lld B up, %lld B down\n", "", up, down);
+  if (up + down > 0)
+    std::printf("  %-22s root's device copies: %lld B up, %lld B down\n", "", up, down);
 }
 }  // namespace
 
@@ -66,7 +67,9 @@ int main(int argc, char** argv) {
   const std::int64_t P = ctx.size();
   const wp::options dev{.backend = wp::backend::cuda};
   int status = 0;
-  auto agree = [&](bool ok) { return boost::mpi::all_reduce(ctx.comm(), ok ? 0 : 1, boost::mpi::maximum<int>()); };
+  auto agree = [&](bool ok) {
+    return boost::mpi::all_reduce(ctx.comm(), ok ? 0 : 1, boost::mpi::maximum<int>());
+  };
   auto bytes_ok = [&](const auto& plan) {
     const auto& st = plan.stats();
     return st.scatter.bytes_received == st.predicted_scatter_received &&
@@ -75,8 +78,12 @@ int main(int argc, char** argv) {
 
   {  // matmul
     wp::array<float, 2> A("A", {n, n}), B("B", {n, n}), C("C", {n, n});
-    auto fa = [](std::int64_t x, std::int64_t y) { return float((x * 7 + y * 3) % 13) * 0.1f - 0.6f; };
-    auto fb = [](std::int64_t x, std::int64_t y) { return float((x * 5 + y * 2) % 11) * 0.1f - 0.5f; };
+    auto fa = [](std::int64_t x, std::int64_t y) {
+      return float((x * 7 + y * 3) % 13) * 0.1f - 0.6f;
+    };
+    auto fb = [](std::int64_t x, std::int64_t y) {
+      return float((x * 5 + y * 2) % 11) * 0.1f - 0.5f;
+    };
     if (ctx.is_root())
       for (std::int64_t x = 0; x < n; ++x)
         for (std::int64_t y = 0; y < n; ++y) {
@@ -87,7 +94,8 @@ int main(int argc, char** argv) {
     auto [i, j, k] = wp::indices<3>();
     auto mm = wp::map("matmul", wp::space(n, n, n), C(i, j) += A(i, k) * B(k, j));
     auto plan = wp::distribute(mm, wp::grid_shape{P, 1, 1}, ctx, dev);
-    if (ctx.is_root()) std::cout << "=== matmul " << n << "^3 float32 on the device ===\n" << plan.explain();
+    if (ctx.is_root())
+      std::cout << "=== matmul " << n << "^3 float32 on the device ===\n" << plan.explain();
     plan.run();
     bool ok = true;
     if (ctx.is_root()) {
@@ -96,10 +104,12 @@ int main(int argc, char** argv) {
         for (std::int64_t y = 0; y < n; ++y) {
           double s = 0;
           for (std::int64_t z = 0; z < n; ++z) s += double(fa(x, z)) * double(fb(z, y));
-          worst = std::max(worst, std::abs(s - double(C.data()[x * n + y])) / std::max(1.0, std::abs(s)));
+          worst = std::max(worst,
+                           std::abs(s - double(C.data()[x * n + y])) / std::max(1.0, std::abs(s)));
         }
       ok = worst < 1e-3;
-      std::printf("  check against a plain loop (sampled rows): max rel diff %.2e %s\n", worst, ok ? "ok" : "WRONG");
+      std::printf("  check against a plain loop (sampled rows): max rel diff %.2e %s\n", worst,
+                  ok ? "ok" : "WRONG");
     }
     status |= agree(ok && bytes_ok(plan));
     phases("device backend", plan, ctx);
@@ -112,7 +122,9 @@ int main(int argc, char** argv) {
   {  // softmax
     wp::array<float, 2> x("x", {R, L}), e("e", {R, L}), y("y", {R, L});
     wp::array<float, 1> mx("mx", {R}), sum("sum", {R});
-    auto fx = [](std::int64_t r, std::int64_t c) { return float((r * 37 + c * 11) % 101) * 0.05f - 2.5f; };
+    auto fx = [](std::int64_t r, std::int64_t c) {
+      return float((r * 37 + c * 11) % 101) * 0.05f - 2.5f;
+    };
     if (ctx.is_root()) {
       for (std::int64_t r = 0; r < R; ++r)
         for (std::int64_t c = 0; c < L; ++c) x.data()[r * L + c] = fx(r, c);
@@ -120,10 +132,13 @@ int main(int argc, char** argv) {
       std::fill(sum.data(), sum.data() + R, 0.0f);
     }
     auto [r, c] = wp::indices<2>();
-    auto sm = wp::map("softmax", wp::space(R, L), wp::max_into(mx(r), x(r, c)), e(r, c) = wp::exp(x(r, c) - mx(r)),
-                      sum(r) += e(r, c), y(r, c) = e(r, c) / sum(r));
+    auto sm =
+        wp::map("softmax", wp::space(R, L), wp::max_into(mx(r), x(r, c)),
+                e(r, c) = wp::exp(x(r, c) - mx(r)), sum(r) += e(r, c), y(r, c) = e(r, c) / sum(r));
     auto plan = wp::distribute(sm, wp::grid_shape{P, 1}, ctx, dev);
-    if (ctx.is_root()) std::cout << "\n=== softmax (" << R << ", " << L << ") float32 on the device ===\n" << plan.explain();
+    if (ctx.is_root())
+      std::cout << "\n=== softmax (" << R << ", " << L << ") float32 on the device ===\n"
+                << plan.explain();
     plan.run();
     bool ok = true;
     if (ctx.is_root()) {
@@ -133,14 +148,17 @@ int main(int argc, char** argv) {
         for (std::int64_t b = 0; b < L; ++b) m = std::max(m, double(fx(a, b)));
         for (std::int64_t b = 0; b < L; ++b) z += std::exp(double(fx(a, b)) - m);
         for (std::int64_t b = 0; b < L; ++b)
-          worst = std::max(worst, std::abs(std::exp(double(fx(a, b)) - m) / z - double(y.data()[a * L + b])));
+          worst = std::max(
+              worst, std::abs(std::exp(double(fx(a, b)) - m) / z - double(y.data()[a * L + b])));
       }
       ok = worst < 1e-5;
-      std::printf("  check against a plain loop: max abs diff %.2e %s\n", worst, ok ? "ok" : "WRONG");
+      std::printf("  check against a plain loop: max abs diff %.2e %s\n", worst,
+                  ok ? "ok" : "WRONG");
     }
     status |= agree(ok && bytes_ok(plan));
     phases("device backend", plan, ctx);
   }
-  if (ctx.is_root()) std::printf("\n%s\n", status ? "11_device: FAILED" : "11_device: all checks passed");
+  if (ctx.is_root())
+    std::printf("\n%s\n", status ? "11_device: FAILED" : "11_device: all checks passed");
   return status;
 }

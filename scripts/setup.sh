@@ -8,6 +8,7 @@ packages=(
   libboost-mpi-dev libboost-graph-dev libboost-serialization-dev
   libopenmpi-dev openmpi-bin
   libeigen3-dev catch2 libopenblas-dev
+  clang-format               # the layout check (scripts/format.sh --check)
   libscalapack-openmpi-dev   # bench_distributed_matmul's baseline (ScaLAPACK p?gemm)
 )
 

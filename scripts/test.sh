@@ -47,6 +47,11 @@ fi
 anchors="$(cd .. && pwd)/shared/anchors/pase-tables"
 [[ -d "$anchors" ]] && config+=("-DWORKPART_PASE_TABLES_DIR=$anchors")
 
+# The layout check (.clang-format) with the plain suite: a file that differs fails the run.
+if [[ "$sanitize" != 1 ]]; then
+  bash scripts/format.sh --check
+fi
+
 cmake -S . -B "$dir" -G Ninja "${config[@]}" -DWORKPART_BUILD_TESTS=ON
 cmake --build "$dir" -j2
 ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600

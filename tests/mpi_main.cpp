@@ -28,7 +28,8 @@ int main(int argc, char* argv[]) {
     session.configData().useColour = Catch::UseColour::No;
     failed = session.run(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "[rank " << world.rank() << "] exception outside a test case: " << e.what() << '\n';
+    std::cerr << "[rank " << world.rank() << "] exception outside a test case: " << e.what()
+              << '\n';
     failed = 1;
   } catch (...) {
     std::cerr << "[rank " << world.rank() << "] unknown exception outside a test case\n";

@@ -11,9 +11,9 @@
 // budget's lines, malformed files' messages, bad arguments and exit codes.
 
 #include <workpart/optimize/optimize.hpp>
-#include <workpart/optimize/program_reader.hpp>
+#include <workpart/io/program_reader.hpp>
 #include <workpart/optimize/search.hpp>
-#include <workpart/optimize/table_reader.hpp>
+#include <workpart/io/table_reader.hpp>
 
 #include <sys/wait.h>
 
@@ -87,7 +87,8 @@ double brute_force(const G& g) {
   while (true) {
     double c = 0;
     for (std::size_t v = 0; v < n; ++v) c += g.vertex_cost(v, a[v]);
-    for (std::size_t e = 0; e < g.num_edges(); ++e) c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
+    for (std::size_t e = 0; e < g.num_edges(); ++e)
+      c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
     best = std::min(best, c);
     std::size_t i = 0;
     while (i < n && ++a[i] == g.num_configs(i)) a[i++] = 0;
@@ -142,15 +143,17 @@ int main(int argc, char** argv) {
       wp::machine_model mm;
       const char* flags;
     };
-    const model_case cases[] = {{4, {}, ""},
-                                {16, {2e10, 2e-6, 1e-10}, " --flops 2e10 --alpha 2e-6 --beta 1e-10"},
-                                {6, {1e9, 1e-5, 1e-9}, " --flops 1e9 --alpha 1e-5 --beta 1e-9"}};
+    const model_case cases[] = {
+        {4, {}, ""},
+        {16, {2e10, 2e-6, 1e-10}, " --flops 2e10 --alpha 2e-6 --beta 1e-10"},
+        {6, {1e9, 1e-5, 1e-9}, " --flops 1e9 --alpha 1e-5 --beta 1e-9"}};
     for (const auto& c : cases) {
       const wp::optimized want = wp::optimize(d, c.nprocs, c.mm);
-      const run_result r =
-          run(tool, "--program '" + program + "' --nprocs " + std::to_string(c.nprocs) + c.flags, dir);
+      const run_result r = run(
+          tool, "--program '" + program + "' --nprocs " + std::to_string(c.nprocs) + c.flags, dir);
       const std::string what = "--program at " + std::to_string(c.nprocs) + " ranks";
-      check(r.status == 0, what + ": exit status " + std::to_string(r.status) + "; stderr: " + r.err);
+      check(r.status == 0,
+            what + ": exit status " + std::to_string(r.status) + "; stderr: " + r.err);
       check(last_line(r.out) == g17("optimal cost: ", want.cost),
             what + ": last line '" + last_line(r.out) + "', optimize() " + g17("", want.cost));
       for (const auto& m : want.maps)  // each map's grid, in the table's config notation
@@ -162,8 +165,10 @@ int main(int argc, char** argv) {
     wp::optimize_options o;
     o.configs.use_all_ranks = o.configs.powers_of_two = true;
     const wp::optimized want = wp::optimize(d, 8, {}, o);
-    const run_result r = run(tool, "--program '" + program + "' --nprocs 8 --use-all-ranks --powers-of-two", dir);
-    check(last_line(r.out) == g17("optimal cost: ", want.cost), "--use-all-ranks --powers-of-two: '" + last_line(r.out) + "'");
+    const run_result r =
+        run(tool, "--program '" + program + "' --nprocs 8 --use-all-ranks --powers-of-two", dir);
+    check(last_line(r.out) == g17("optimal cost: ", want.cost),
+          "--use-all-ranks --powers-of-two: '" + last_line(r.out) + "'");
   }
 
   // Generated tables against brute force.
@@ -193,24 +198,32 @@ int main(int argc, char** argv) {
     check(r.out.find("not proven optimal: the time budget ran out") != std::string::npos,
           "budget: no line saying the result is not proven optimal");
     if (last.rfind(prefix, 0) == 0)
-      check(std::strtod(last.c_str() + prefix.size(), nullptr) >= best, "budget: better than the optimum?");
+      check(std::strtod(last.c_str() + prefix.size(), nullptr) >= best,
+            "budget: better than the optimum?");
     const run_result full = run(tool, "--tables '" + file + "' --time-budget 60", dir);
-    check(last_line(full.out) == g17("optimal cost: ", best), "budget 60 s: '" + last_line(full.out) + "'");
+    check(last_line(full.out) == g17("optimal cost: ", best),
+          "budget 60 s: '" + last_line(full.out) + "'");
   }
 
   // Errors: --program is not there yet; malformed files; usage.
   {
     const run_result p = run(tool, "--program '" + program + "'", dir);
     check(p.status == 2 && p.err.find("--program needs --nprocs") != std::string::npos,
-          "--program without --nprocs: status " + std::to_string(p.status) + ", stderr '" + p.err + "'");
-    for (const char* args : {" --nprocs 0", " --nprocs many", " --nprocs 4 --flops -1", " --nprocs 4 --beta x"}) {
+          "--program without --nprocs: status " + std::to_string(p.status) + ", stderr '" + p.err +
+              "'");
+    for (const char* args :
+         {" --nprocs 0", " --nprocs many", " --nprocs 4 --flops -1", " --nprocs 4 --beta x"}) {
       const run_result a = run(tool, "--program '" + program + "'" + args, dir);
-      check(a.status == 2 && a.err.find("usage:") != std::string::npos, std::string("bad argument") + args);
+      check(a.status == 2 && a.err.find("usage:") != std::string::npos,
+            std::string("bad argument") + args);
     }
     const run_result both = run(tool, "--tables x --nprocs 4", dir);
-    check(both.status == 2 && both.err.find("go with --program") != std::string::npos, "--tables with --nprocs");
+    check(both.status == 2 && both.err.find("go with --program") != std::string::npos,
+          "--tables with --nprocs");
     const std::string badp = dir + "/bad_program.json";
-    write(badp, R"({"arrays": [{"name": "y", "shape": [4]}], "maps": [{"name": "m", "extents": [4], "accesses": [{"array": "y", "index": ["j"], "mode": "="}]}]})");
+    write(
+        badp,
+        R"({"arrays": [{"name": "y", "shape": [4]}], "maps": [{"name": "m", "extents": [4], "accesses": [{"array": "y", "index": ["j"], "mode": "="}]}]})");
     const run_result bp = run(tool, "--program '" + badp + "' --nprocs 2", dir);
     check(bp.status == 1 && bp.err.find("'j' is not an index of the map") != std::string::npos &&
               bp.err.find("bad_program.json: byte") != std::string::npos,
@@ -234,10 +247,12 @@ int main(int argc, char** argv) {
     const wp::search_result lib = wp::pase_search(g);
     const run_result r = run(tool, "--tables '" + file + "'", dir);
     check(r.status == 0, file + ": exit status " + std::to_string(r.status) + "; stderr: " + r.err);
-    check(last_line(r.out) == g17("optimal cost: ", lib.cost), file + ": last line '" + last_line(r.out) + "'");
+    check(last_line(r.out) == g17("optimal cost: ", lib.cost),
+          file + ": last line '" + last_line(r.out) + "'");
     if (assignments(g) <= 2e6) {
       const double b = brute_force(g);
-      check(std::abs(b - lib.cost) <= 1e-12 * b, file + ": brute force " + g17("", b) + " vs " + g17("", lib.cost));
+      check(std::abs(b - lib.cost) <= 1e-12 * b,
+            file + ": brute force " + g17("", b) + " vs " + g17("", lib.cost));
     }
     std::printf("%s: %s\n", file.c_str(), last_line(r.out).c_str());
   }

@@ -5,7 +5,7 @@
 //                     [--use-all-ranks] [--powers-of-two] [--time-budget S] [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
-// (include/workpart/optimize/program_reader.hpp) under workpart's cost model for P ranks.
+// (include/workpart/io/program_reader.hpp) under workpart's cost model for P ranks.
 // Prints the chosen configuration of every vertex (name and tuple) with its cost and its
 // runner-up, then, as the last line, `optimal cost: <%.17g>`; a search stopped by the time
 // budget says so and ends with `best cost found (not proven optimal): <%.17g>`.
@@ -14,9 +14,9 @@
 // Needs no MPI: it includes the optimize headers only (no Boost.MPI, no MPI library).
 
 #include <workpart/optimize/optimize.hpp>
-#include <workpart/optimize/program_reader.hpp>
+#include <workpart/io/program_reader.hpp>
 #include <workpart/optimize/search.hpp>
-#include <workpart/optimize/table_reader.hpp>
+#include <workpart/io/table_reader.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -34,7 +34,8 @@ namespace {
 constexpr const char* usage_text =
     "usage: workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
-    "                         [--use-all-ranks] [--powers-of-two] [--time-budget S] [--no-runner-ups]\n"
+    "                         [--use-all-ranks] [--powers-of-two] [--time-budget S] "
+    "[--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
     "                       flops_per_point and accesses; see program_reader.hpp), priced\n"
@@ -68,7 +69,8 @@ struct progress_line {
     next = p.seconds + 2.0;
     printed = true;
     const double pct = p.work_total > 0 ? 100.0 * p.work_done / p.work_total : 100.0;
-    std::fprintf(stderr, "[workpart-optimize] %s: %zu/%zu vertices, %.0f%% of %.3g table entries, %.1f s\n",
+    std::fprintf(stderr,
+                 "[workpart-optimize] %s: %zu/%zu vertices, %.0f%% of %.3g table entries, %.1f s\n",
                  p.phase == wp::search_phase::eliminate ? "search" : "runner-ups", p.vertices_done,
                  p.vertices_total, pct, p.work_total, p.seconds);
   }
@@ -78,7 +80,8 @@ struct progress_line {
 
 /// "(2,1) +0.5": vertex v's runner-up configuration and how much more the best strategy
 /// with it costs; `single` where v has one configuration; empty without runner-ups.
-std::string runner_up_text(const wp::cost_graph& g, const wp::search_result& r, std::size_t v, const char* single) {
+std::string runner_up_text(const wp::cost_graph& g, const wp::search_result& r, std::size_t v,
+                           const char* single) {
   if (!r.has_runner_ups) return "";
   const auto& x = r.runner_ups[v];
   if (x.config == wp::runner_up::npos) return single;
@@ -104,15 +107,17 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   const wp::program_description p = wp::read_program_description(path);
   std::size_t accesses = 0;
   for (const auto& m : p.maps) accesses += m.accesses.size();
-  std::printf("workpart-optimize: %s: %zu maps, %zu arrays, %zu accesses; %ld ranks; flops %.4g/s, alpha %.4g s, "
-              "beta %.4g s/B\n",
-              path.c_str(), p.maps.size(), p.arrays.size(), accesses, nprocs, mm.flops, mm.alpha, mm.beta);
+  std::printf(
+      "workpart-optimize: %s: %zu maps, %zu arrays, %zu accesses; %ld ranks; flops %.4g/s, alpha "
+      "%.4g s, "
+      "beta %.4g s/B\n",
+      path.c_str(), p.maps.size(), p.arrays.size(), accesses, nprocs, mm.flops, mm.alpha, mm.beta);
   const wp::program_cost_tables t = wp::program_costs(p, int(nprocs), mm, opt.configs);
   const double t_price = now() - t0;
   progress_line progress;
   const wp::search_result r = wp::pase_search(t.graph, opt.search, progress);
-  std::printf("priced %zu candidate grids in %.3f s, search %.3f s\n", t.graph.total_configs() - 2, t_price,
-              r.seconds);
+  std::printf("priced %zu candidate grids in %.3f s, search %.3f s\n", t.graph.total_configs() - 2,
+              t_price, r.seconds);
   const wp::cost_graph& g = t.graph;
   int wname = 6, wconf = 6;
   for (std::size_t v = 0; v < g.num_vertices(); ++v) {
@@ -123,15 +128,15 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
               r.has_runner_ups ? "runner-up (extra total cost, s)" : "");
   for (std::size_t v = 1; v + 1 < g.num_vertices(); ++v) {
     const std::string ru = runner_up_text(g, r, v, "none (one candidate grid)");
-    std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf, g.config_string(v, r.config[v]).c_str(),
-                r.vertex_cost[v], ru.c_str());
+    std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf,
+                g.config_string(v, r.config[v]).c_str(), r.vertex_cost[v], ru.c_str());
   }
   std::printf("arrays passed (modelled seconds):\n");
   for (std::size_t e = 0; e < g.num_edges(); ++e) {
     std::string arrays;
     for (const auto& a : t.edge_arrays[e]) arrays += (arrays.empty() ? "" : ", ") + a;
-    std::printf("  %s -> %s (%s): %.6g\n", g.name(g.edge_source(e)).c_str(), g.name(g.edge_target(e)).c_str(),
-                arrays.c_str(), r.edge_cost[e]);
+    std::printf("  %s -> %s (%s): %.6g\n", g.name(g.edge_source(e)).c_str(),
+                g.name(g.edge_target(e)).c_str(), arrays.c_str(), r.edge_cost[e]);
   }
   double vsum = 0, esum = 0;
   for (double c : r.vertex_cost) vsum += c;
@@ -140,8 +145,9 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   if (r.proven_optimal && !r.has_runner_ups && opt.search.runner_ups)
     std::printf("runner-ups not computed: the time budget ran out during their pass\n");
   if (!r.proven_optimal) {
-    std::printf("not proven optimal: %s\n", r.stop == wp::search_stop::time_budget ? "the time budget ran out"
-                                                                                   : "the tables exceed the memory limit");
+    std::printf("not proven optimal: %s\n", r.stop == wp::search_stop::time_budget
+                                                ? "the time budget ran out"
+                                                : "the tables exceed the memory limit");
     std::printf("best cost found (not proven optimal): %.17g\n", r.cost);
   } else {
     std::printf("optimal cost: %.17g\n", r.cost);
@@ -159,8 +165,8 @@ int main(int argc, char** argv) {
   bool program_flags = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" || a == "--use-all-ranks" ||
-        a == "--powers-of-two")
+    if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
+        a == "--use-all-ranks" || a == "--powers-of-two")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -176,7 +182,8 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       const double b = std::strtod(s, &end);
       if (end == s || *end != '\0' || !(b >= 0))
-        return usage(("--time-budget: '" + std::string(s) + "' is not a number of seconds >= 0").c_str());
+        return usage(
+            ("--time-budget: '" + std::string(s) + "' is not a number of seconds >= 0").c_str());
       opt.time_budget_seconds = b;
     } else if (a == "--no-runner-ups") {
       opt.runner_ups = false;
@@ -187,7 +194,8 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       nprocs = std::strtol(s, &end, 10);
       if (end == s || *end != '\0' || nprocs < 1 || nprocs > (1L << 20))
-        return usage(("--nprocs: '" + std::string(s) + "' is not a number of ranks from 1 to 2^20").c_str());
+        return usage(
+            ("--nprocs: '" + std::string(s) + "' is not a number of ranks from 1 to 2^20").c_str());
     } else if (a == "--flops") {
       mm.flops = positive(a, value("operations per second"));
     } else if (a == "--alpha") {
@@ -205,10 +213,13 @@ int main(int argc, char** argv) {
       return usage(("unknown argument '" + a + "'").c_str());
     }
   }
-  if (tables.empty() == program.empty()) return usage("give one of --tables FILE and --program FILE");
+  if (tables.empty() == program.empty())
+    return usage("give one of --tables FILE and --program FILE");
   if (!program.empty() && nprocs == 0) return usage("--program needs --nprocs P");
-  if (!tables.empty() && program_flags) return usage("--nprocs, --flops, --alpha, --beta, --use-all-ranks and "
-                                                     "--powers-of-two go with --program, not --tables");
+  if (!tables.empty() && program_flags)
+    return usage(
+        "--nprocs, --flops, --alpha, --beta, --use-all-ranks and "
+        "--powers-of-two go with --program, not --tables");
 
   try {
     if (!program.empty()) {
@@ -220,14 +231,17 @@ int main(int argc, char** argv) {
     const double t_read = now() - t0;
     std::size_t max_k = 0;
     for (std::size_t v = 0; v < g.num_vertices(); ++v) max_k = std::max(max_k, g.num_configs(v));
-    std::printf("workpart-optimize: %s: %zu vertices, %zu edges, %zu configurations (at most %zu per vertex)\n",
-                tables.c_str(), g.num_vertices(), g.num_edges(), g.total_configs(), max_k);
+    std::printf(
+        "workpart-optimize: %s: %zu vertices, %zu edges, %zu configurations (at most %zu per "
+        "vertex)\n",
+        tables.c_str(), g.num_vertices(), g.num_edges(), g.total_configs(), max_k);
 
     progress_line progress;
     const wp::search_result r = wp::pase_search(g, opt, progress);
-    std::printf("read %.3f s, search %.3f s: largest dependent set %zu, largest table %.0f rows, "
-                "%.4g table entries\n",
-                t_read, r.seconds, r.max_dependent_set, r.largest_table_rows, r.work);
+    std::printf(
+        "read %.3f s, search %.3f s: largest dependent set %zu, largest table %.0f rows, "
+        "%.4g table entries\n",
+        t_read, r.seconds, r.max_dependent_set, r.largest_table_rows, r.work);
 
     // Column widths from the data.
     int wname = 6, wconf = 6;
@@ -235,8 +249,8 @@ int main(int argc, char** argv) {
       wname = std::max(wname, int(g.name(v).size()));
       wconf = std::max(wconf, int(g.config_string(v, r.config[v]).size()));
     }
-    std::printf("%5s  %-*s  %-*s  %-14s  %s\n", "#", wname, "vertex", wconf, "config", "vertex cost",
-                r.has_runner_ups ? "runner-up (extra total cost)" : "");
+    std::printf("%5s  %-*s  %-*s  %-14s  %s\n", "#", wname, "vertex", wconf, "config",
+                "vertex cost", r.has_runner_ups ? "runner-up (extra total cost)" : "");
     for (std::size_t v = 0; v < g.num_vertices(); ++v) {
       const std::string ru = runner_up_text(g, r, v, "none (one configuration)");
       std::printf("%5zu  %-*s  %-*s  %-14.8g  %s\n", v, wname, g.name(v).c_str(), wconf,
@@ -249,11 +263,12 @@ int main(int argc, char** argv) {
     if (r.proven_optimal && !r.has_runner_ups && opt.runner_ups)
       std::printf("runner-ups not computed: the time budget ran out during their pass\n");
     if (!r.proven_optimal) {
-      std::printf("not proven optimal: %s; %zu of %zu vertices were processed exactly; the strategy is the "
-                  "best of greedy + local search and an exact search over fewer configurations\n",
-                  r.stop == wp::search_stop::time_budget ? "the time budget ran out"
-                                                         : "the tables exceed the memory limit",
-                  r.eliminated, g.num_vertices());
+      std::printf(
+          "not proven optimal: %s; %zu of %zu vertices were processed exactly; the strategy is the "
+          "best of greedy + local search and an exact search over fewer configurations\n",
+          r.stop == wp::search_stop::time_budget ? "the time budget ran out"
+                                                 : "the tables exceed the memory limit",
+          r.eliminated, g.num_vertices());
       std::printf("best cost found (not proven optimal): %.17g\n", r.cost);
     } else {
       std::printf("optimal cost: %.17g\n", r.cost);

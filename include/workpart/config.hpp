@@ -53,8 +53,12 @@ template <class...>
 inline constexpr bool always_false = false;
 
 /// a * b and a + b on extents, false when the result leaves index_t (no wrap-around).
-constexpr bool mul_fits(index_t a, index_t b, index_t& out) { return !__builtin_mul_overflow(a, b, &out); }
-constexpr bool add_fits(index_t a, index_t b, index_t& out) { return !__builtin_add_overflow(a, b, &out); }
+constexpr bool mul_fits(index_t a, index_t b, index_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+constexpr bool add_fits(index_t a, index_t b, index_t& out) {
+  return !__builtin_add_overflow(a, b, &out);
+}
 
 using dim_mask = std::uint32_t;
 constexpr dim_mask dim_bit(int d) { return dim_mask(1) << d; }

@@ -17,6 +17,11 @@ namespace detail {
 template <class Array, class... Args>
 struct access_builder;
 
+/// A row-major Eigen map of rows x cols elements at data: `array::matrix()`; defined with the
+/// CPU executor (exec/cpu/eigen_view.hpp), the one folder that includes Eigen.
+template <class T>
+auto row_major_matrix(T* data, index_t rows, index_t cols);
+
 /// The calling process's rank in the current context (0 when there is no context, as
 /// for a program started without mpirun). Set by comm/context.hpp; core knows nothing of MPI.
 inline int (*current_rank_hook)() = nullptr;

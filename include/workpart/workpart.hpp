@@ -1,6 +1,10 @@
 #pragma once
 /// \file workpart.hpp
 /// The one header: `#include <workpart/workpart.hpp>` and `namespace wp = workpart;`.
+/// Everything in the public API (../shared/API.md) comes from here, the optimizer included
+/// (wp::optimize, wp::automatic, wp::machine_model, wp::plan_on_paper). The input formats of
+/// the optimizer's command-line tool (cost tables, program descriptions) are not part of it:
+/// `#include <workpart/optimize.hpp>` adds them.
 
 #include "config.hpp"
 #include "error.hpp"
@@ -17,12 +21,18 @@
 #include "expr/reduce.hpp"
 #include "expr/statement.hpp"
 
-#include "comm/context.hpp"
-
-#include "exec/run.hpp"
-
 #include "schedule/constraints.hpp"
-#include "schedule/distribute.hpp"
 #include "schedule/grid.hpp"
 #include "schedule/schedule.hpp"
 #include "schedule/tiling.hpp"
+
+#include "exec/options.hpp"
+#include "exec/run.hpp"
+
+#include "comm/calibrate.hpp"
+#include "comm/context.hpp"
+
+#include "optimize/optimize.hpp"
+#include "optimize/paper_plan.hpp"
+
+#include "distribute.hpp"

@@ -18,7 +18,9 @@ namespace {
 const bool g_no_device = [] {
   int n = 0;
   if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
-    std::printf("SKIPPED: this machine has %d CUDA device(s); the refusal is tested where there is none\n", n);
+    std::printf(
+        "SKIPPED: this machine has %d CUDA device(s); the refusal is tested where there is none\n",
+        n);
     std::fflush(stdout);
     std::exit(77);
   }
@@ -26,7 +28,8 @@ const bool g_no_device = [] {
 }();
 }  // namespace
 
-TEST_CASE("CUDA build without a device: CPU plans run, the CUDA backend is refused on every rank", "[cuda]") {
+TEST_CASE("CUDA build without a device: CPU plans run, the CUDA backend is refused on every rank",
+          "[cuda]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size();
   const index_t n = 17;

@@ -90,8 +90,8 @@ TEST_CASE("device backend: matmul schedules against a plain loop and the CPU bac
     // recognised as a contraction: cuBLAS under CUDA, the kernel in the Thrust-OpenMP build
     REQUIRE(after.contractions - before.contractions == 1);
     REQUIRE(after.kernels - before.kernels == (on_cuda ? 0 : 1));
-    REQUIRE_THAT(plan.explain(), Contains("device gemm") &&
-                                     Contains(on_cuda ? "CUDA" : "OpenMP device system"));
+    REQUIRE_THAT(plan.explain(),
+                 Contains("device gemm") && Contains(on_cuda ? "CUDA" : "OpenMP device system"));
     REQUIRE(explain_differs(ctx.comm(), plan) == "");
     REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
   }
@@ -105,7 +105,8 @@ TEST_CASE("device backend: broadcast add, row max and row sum", "[device]") {
   wp::array<float, 1> bias("bias", {L}), rmax("rmax", {R}), rsum("rsum", {R});
   fill2(x, [](index_t a, index_t b) { return float((a * 13 + b * 7) % 17) - 8.0f; });
   fill1(bias, [](index_t b) { return float(b) * 0.25f; });
-  std::vector<double> w_out, w_max(static_cast<std::size_t>(R)), w_sum(static_cast<std::size_t>(R), 0.0);
+  std::vector<double> w_out, w_max(static_cast<std::size_t>(R)),
+      w_sum(static_cast<std::size_t>(R), 0.0);
   for (index_t a = 0; a < R; ++a) {
     double mx = -1e300;
     for (index_t b = 0; b < L; ++b) {
@@ -119,7 +120,8 @@ TEST_CASE("device backend: broadcast add, row max and row sum", "[device]") {
   auto [i, j] = wp::indices<2>();
   auto add = wp::map("bias", wp::space(R, L), out(i, j) = x(i, j) + bias(j));
   auto red = wp::map("rows", wp::space(R, L), wp::max_into(rmax(i), x(i, j)), rsum(i) += x(i, j));
-  for (const wp::grid_shape& g : {wp::grid_shape{p, 1}, wp::grid_shape{1, p}, wp::grid_shape(two_way(p, 2))}) {
+  for (const wp::grid_shape& g :
+       {wp::grid_shape{p, 1}, wp::grid_shape{1, p}, wp::grid_shape(two_way(p, 2))}) {
     INFO("grid " << g.str());
     fill1(rmax, [](index_t) { return -1e30f; });
     fill1(rsum, [](index_t) { return 0.0f; });
@@ -130,7 +132,8 @@ TEST_CASE("device backend: broadcast add, row max and row sum", "[device]") {
     REQUIRE(compare_on_root(ctx.comm(), rmax, w_max) == "");
     REQUIRE(compare_on_root(ctx.comm(), rsum, w_sum, 1e-6) == "");
     // the reduced index runs in order in each device thread (a segmented reduction)
-    REQUIRE_THAT(plan.explain(), Contains("in order over i1 (a reduction per thread, written once)"));
+    REQUIRE_THAT(plan.explain(),
+                 Contains("in order over i1 (a reduction per thread, written once)"));
   }
 }
 
@@ -140,13 +143,17 @@ TEST_CASE("device backend: softmax as one map and as a program of three", "[devi
   const index_t B = 3, S = 5, L = 7;
   wp::array<double, 3> x("x", {B, S, L}), e("e", {B, S, L}), y("y", {B, S, L}), y3("y3", {B, S, L});
   wp::array<double, 2> mx("mx", {B, S}), sm("sm", {B, S}), mx3("mx3", {B, S}), sm3("sm3", {B, S});
-  fill3(x, [](index_t a, index_t b, index_t c) { return double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5; });
+  fill3(x, [](index_t a, index_t b, index_t c) {
+    return double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5;
+  });
   std::vector<double> want;
   for (index_t a = 0; a < B; ++a)
     for (index_t b = 0; b < S; ++b) {
       double m = -1e300, z = 0;
-      for (index_t c = 0; c < L; ++c) m = std::max(m, double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5);
-      for (index_t c = 0; c < L; ++c) z += std::exp(double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5 - m);
+      for (index_t c = 0; c < L; ++c)
+        m = std::max(m, double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5);
+      for (index_t c = 0; c < L; ++c)
+        z += std::exp(double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5 - m);
       for (index_t c = 0; c < L; ++c)
         want.push_back(std::exp(double((a * 11 + b * 5 + c * 3) % 13) * 0.3 - 1.5 - m) / z);
     }
@@ -156,7 +163,8 @@ TEST_CASE("device backend: softmax as one map and as a program of three", "[devi
                      y(b, s, l) = e(b, s, l) / sm(b, s));
   auto m1 = wp::map("max", wp::space(B, S, L), wp::max_into(mx3(b, s), x(b, s, l)));
   auto m2 = wp::map("expsum", wp::space(B, S, L), sm3(b, s) += wp::exp(x(b, s, l) - mx3(b, s)));
-  auto m3 = wp::map("norm", wp::space(B, S, L), y3(b, s, l) = wp::exp(x(b, s, l) - mx3(b, s)) / sm3(b, s));
+  auto m3 = wp::map("norm", wp::space(B, S, L),
+                    y3(b, s, l) = wp::exp(x(b, s, l) - mx3(b, s)) / sm3(b, s));
   for (const wp::grid_shape& g : {wp::grid_shape{p, 1, 1}, wp::grid_shape(two_way(p, 3))}) {
     INFO("grid " << g.str());
     auto reset = [&] {
@@ -224,7 +232,8 @@ TEST_CASE("device backend: CSR SpMV with data-dependent ranges and indirect read
     if (ctx.rank() == 0) col.data()[nnz - 1] = cols + 3;  // inside the plan's ranges, outside x
     const std::string msg = what_of([&] { plan.run(); });
     REQUIRE_THAT(msg, Contains("shape_error") && Contains("'spmv'") && Contains("x(") &&
-                          Contains(std::to_string(cols + 3)) && Contains("outside [0, " + std::to_string(cols) + ")"));
+                          Contains(std::to_string(cols + 3)) &&
+                          Contains("outside [0, " + std::to_string(cols) + ")"));
     REQUIRE(all_problems(ctx.comm(), msg.empty() ? "no error" : "") == "");
   }
 }
@@ -245,8 +254,10 @@ TEST_CASE("device backend: a Jacobi stencil iterated with halos, repeated execut
     nxt = cur;
     for (index_t a = 1; a < n - 1; ++a)
       for (index_t c = 1; c < m - 1; ++c)
-        nxt[std::size_t(a * m + c)] = (cur[std::size_t((a - 1) * m + c)] + cur[std::size_t((a + 1) * m + c)] +
-                                       cur[std::size_t(a * m + c - 1)] + cur[std::size_t(a * m + c + 1)]) * 0.25;
+        nxt[std::size_t(a * m + c)] =
+            (cur[std::size_t((a - 1) * m + c)] + cur[std::size_t((a + 1) * m + c)] +
+             cur[std::size_t(a * m + c - 1)] + cur[std::size_t(a * m + c + 1)]) *
+            0.25;
     cur = nxt;
   }
   auto [i, j] = wp::indices<2>();
@@ -275,14 +286,16 @@ TEST_CASE("device backend: repeated execute() of one map accumulates on the devi
   fill1(x, [](index_t t) { return t * 3 - 7; });
   fill1(acc, [](index_t t) { return t; });
   auto [i] = wp::indices<1>();
-  auto plan = wp::distribute(wp::map("acc", wp::space(n), acc(i) += x(i) * 2), wp::grid_shape{p}, ctx, device);
+  auto plan = wp::distribute(wp::map("acc", wp::space(n), acc(i) += x(i) * 2), wp::grid_shape{p},
+                             ctx, device);
   // this rank's block: balanced, the first n % p blocks one larger
   const index_t mine = (n / p + (ctx.rank() < n % p ? 1 : 0)) * index_t(sizeof(std::int64_t));
   plan.scatter();
   std::string moved;
   auto expect = [&](const char* when, index_t got, index_t want_bytes) {
     if (got != want_bytes && moved.empty())
-      moved = std::string(when) + ": " + std::to_string(got) + " B, expected " + std::to_string(want_bytes);
+      moved = std::string(when) + ": " + std::to_string(got) + " B, expected " +
+              std::to_string(want_bytes);
   };
   for (int t = 0; t < 3; ++t) {
     plan.execute();
@@ -291,7 +304,8 @@ TEST_CASE("device backend: repeated execute() of one map accumulates on the devi
     expect("from the device after execute", plan.stats().execute.bytes_from_device, 0);
   }
   plan.gather();
-  expect("from the device in gather", plan.stats().gather.bytes_from_device, mine);  // acc's block only
+  expect("from the device in gather", plan.stats().gather.bytes_from_device,
+         mine);  // acc's block only
   REQUIRE(all_problems(ctx.comm(), moved) == "");
   std::vector<double> want;
   for (index_t t = 0; t < n; ++t) want.push_back(double(t + 3 * 2 * (t * 3 - 7)));
@@ -303,7 +317,8 @@ TEST_CASE("device backend: repeated execute() of one map accumulates on the devi
     for (index_t t = 0; t < lb.extent[0]; ++t) {
       const index_t g = lb.offset[0] + t;
       if (lb.data[t * lb.stride[0]] != g + runs * 2 * (g * 3 - 7))
-        bad = "local block differs at " + std::to_string(g) + " after " + std::to_string(runs) + " runs";
+        bad = "local block differs at " + std::to_string(g) + " after " + std::to_string(runs) +
+              " runs";
     }
     return bad;
   };
@@ -313,28 +328,35 @@ TEST_CASE("device backend: repeated execute() of one map accumulates on the devi
   const auto before = plan.stats().execute;
   plan.execute();
   REQUIRE(all_problems(ctx.comm(), check_local(4)) == "");
-  expect("from the device with a view out", plan.stats().execute.bytes_from_device - before.bytes_from_device, mine);
+  expect("from the device with a view out",
+         plan.stats().execute.bytes_from_device - before.bytes_from_device, mine);
   REQUIRE(all_problems(ctx.comm(), moved) == "");
-  for (index_t t = 0; t < lb.extent[0]; ++t) lb.data[t * lb.stride[0]] -= 2 * (lb.offset[0] + t) * 3 - 14;
+  for (index_t t = 0; t < lb.extent[0]; ++t)
+    lb.data[t * lb.stride[0]] -= 2 * (lb.offset[0] + t) * 3 - 14;
   plan.execute();  // undoes one run through the view, then runs once more: four runs' worth
   REQUIRE(all_problems(ctx.comm(), check_local(4)) == "");
   // the CPU backend copies nothing to a device
-  auto cpu = wp::distribute(wp::map("acc_cpu", wp::space(n), acc(i) += x(i) * 2), wp::grid_shape{p}, ctx);
+  auto cpu =
+      wp::distribute(wp::map("acc_cpu", wp::space(n), acc(i) += x(i) * 2), wp::grid_shape{p}, ctx);
   cpu.run();
   REQUIRE(cpu.stats().execute.bytes_to_device + cpu.stats().execute.bytes_from_device == 0);
 }
 
-TEST_CASE("device backend: a program's blocks cross to the host only where the plan moves them", "[device]") {
+TEST_CASE("device backend: a program's blocks cross to the host only where the plan moves them",
+          "[device]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size();
   const index_t B = 3, S = 5, L = 7;
   wp::array<double, 3> x("x", {B, S, L}), y("y", {B, S, L});
   wp::array<double, 2> mx("mx", {B, S}), sm("sm", {B, S});
-  fill3(x, [](index_t a, index_t b, index_t c) { return double((a * 7 + b * 3 + c * 5) % 11) * 0.25; });
+  fill3(x, [](index_t a, index_t b, index_t c) {
+    return double((a * 7 + b * 3 + c * 5) % 11) * 0.25;
+  });
   auto [b, s, l] = wp::indices<3>();
   auto m1 = wp::map("max", wp::space(B, S, L), wp::max_into(mx(b, s), x(b, s, l)));
   auto m2 = wp::map("expsum", wp::space(B, S, L), sm(b, s) += wp::exp(x(b, s, l) - mx(b, s)));
-  auto m3 = wp::map("norm", wp::space(B, S, L), y(b, s, l) = wp::exp(x(b, s, l) - mx(b, s)) / sm(b, s));
+  auto m3 =
+      wp::map("norm", wp::space(B, S, L), y(b, s, l) = wp::exp(x(b, s, l) - mx(b, s)) / sm(b, s));
   std::vector<double> want;
   for (index_t a = 0; a < B; ++a)
     for (index_t q = 0; q < S; ++q) {
@@ -369,7 +391,8 @@ TEST_CASE("device backend: a program's blocks cross to the host only where the p
       const index_t want_down = split_last && p > 1 ? 2 * rows_bytes : 0;
       if (down != want_down || (!split_last && up != 0))
         moved = "execute " + std::to_string(t + 2) + ": " + std::to_string(up) + " B up, " +
-                std::to_string(down) + " B down (expected " + std::to_string(want_down) + " B down)";
+                std::to_string(down) + " B down (expected " + std::to_string(want_down) +
+                " B down)";
     }
     REQUIRE(all_problems(ctx.comm(), moved) == "");
     plan.gather();

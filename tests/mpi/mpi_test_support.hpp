@@ -129,7 +129,8 @@ std::string bytes_problems(const Plan& plan, const bytes_by_rank& want, int me) 
   for (int r = 0; r < P; ++r) {
     auto chk = [&](const char* what, index_t got, index_t exp) {
       if (got != exp)
-        os << "predicted " << what << " of rank " << r << " is " << got << ", expected " << exp << "; ";
+        os << "predicted " << what << " of rank " << r << " is " << got << ", expected " << exp
+           << "; ";
     };
     chk("scatter sent", plan.predicted_bytes(r, true, true), want.scatter_sent[r]);
     chk("scatter received", plan.predicted_bytes(r, true, false), want.scatter_recv[r]);
@@ -137,9 +138,11 @@ std::string bytes_problems(const Plan& plan, const bytes_by_rank& want, int me) 
     chk("gather received", plan.predicted_bytes(r, false, false), want.gather_recv[r]);
   }
   if (plan.predicted_total(true) != want.total_scatter())
-    os << "predicted_total(scatter) " << plan.predicted_total(true) << " != " << want.total_scatter() << "; ";
+    os << "predicted_total(scatter) " << plan.predicted_total(true)
+       << " != " << want.total_scatter() << "; ";
   if (plan.predicted_total(false) != want.total_gather())
-    os << "predicted_total(gather) " << plan.predicted_total(false) << " != " << want.total_gather() << "; ";
+    os << "predicted_total(gather) " << plan.predicted_total(false) << " != " << want.total_gather()
+       << "; ";
   const auto& s = plan.stats();
   auto chk2 = [&](const char* what, index_t got, index_t exp) {
     if (got != exp) os << what << " " << got << " != expected " << exp << "; ";

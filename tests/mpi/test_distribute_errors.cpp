@@ -30,7 +30,8 @@ void build_and_distribute(const wp::context& ctx, Make make) {
 
 }  // namespace
 
-TEST_CASE("errors: grids that do not fit the space or the communicator", "[mpi][distribute][errors]") {
+TEST_CASE("errors: grids that do not fit the space or the communicator",
+          "[mpi][distribute][errors]") {
   wp::context ctx(g_argc, g_argv);
   const index_t p = ctx.size();
   auto [i, j] = wp::indices<2>();
@@ -38,21 +39,25 @@ TEST_CASE("errors: grids that do not fit the space or the communicator", "[mpi][
   auto m = wp::map("grid_check", wp::space(6, 5), out(i, j) = x(i, j) * 2.0);
 
   SECTION("grid rank differs from the space rank") {
-    for (const wp::grid_shape& g : {wp::grid_shape{1}, wp::grid_shape{1, 1, 1}, wp::grid_shape{p}}) {
+    for (const wp::grid_shape& g :
+         {wp::grid_shape{1}, wp::grid_shape{1, 1, 1}, wp::grid_shape{p}}) {
       INFO("grid " << g.str());
       REQUIRE_THROWS_AS(wp::distribute(m, g, ctx), wp::grid_error);
       const std::string msg = what_of([&] { wp::distribute(m, g, ctx); });
-      REQUIRE_THAT(msg, Contains("'grid_check'") && Contains("has rank " + std::to_string(g.rank())) &&
+      REQUIRE_THAT(msg, Contains("'grid_check'") &&
+                            Contains("has rank " + std::to_string(g.rank())) &&
                             Contains("space has rank 2"));
       REQUIRE(same_everywhere(ctx.comm(), msg) == "");
     }
   }
   SECTION("grid product larger than the communicator") {
-    for (const wp::grid_shape& g : {wp::grid_shape{p + 1, 1}, wp::grid_shape{p, 2}, wp::grid_shape{1, 2 * p + 3}}) {
+    for (const wp::grid_shape& g :
+         {wp::grid_shape{p + 1, 1}, wp::grid_shape{p, 2}, wp::grid_shape{1, 2 * p + 3}}) {
       INFO("grid " << g.str());
       REQUIRE_THROWS_AS(wp::distribute(m, g, ctx), wp::grid_error);
       const std::string msg = what_of([&] { wp::distribute(m, g, ctx); });
-      REQUIRE_THAT(msg, Contains("'grid_check'") && Contains("needs " + std::to_string(g.product()) + " ranks") &&
+      REQUIRE_THAT(msg, Contains("'grid_check'") &&
+                            Contains("needs " + std::to_string(g.product()) + " ranks") &&
                             Contains("communicator has " + std::to_string(p)));
       REQUIRE(same_everywhere(ctx.comm(), msg) == "");
     }
@@ -64,7 +69,8 @@ TEST_CASE("errors: grids that do not fit the space or the communicator", "[mpi][
     }
   }
   SECTION("grid extents below 1") {
-    for (const wp::grid_shape& g : {wp::grid_shape{0, 1}, wp::grid_shape{1, 0}, wp::grid_shape{-1, 1}}) {
+    for (const wp::grid_shape& g :
+         {wp::grid_shape{0, 1}, wp::grid_shape{1, 0}, wp::grid_shape{-1, 1}}) {
       INFO("grid " << g.str());
       REQUIRE_THROWS_AS(wp::distribute(m, g, ctx), wp::grid_error);
       const std::string msg = what_of([&] { wp::distribute(m, g, ctx); });
@@ -76,44 +82,79 @@ TEST_CASE("errors: grids that do not fit the space or the communicator", "[mpi][
   REQUIRE(a_plan_still_works(ctx) == "");
 }
 
-TEST_CASE("errors: accesses out of bounds are refused when the map is built (one rank) or distributed", "[mpi][distribute][errors]") {
+TEST_CASE(
+    "errors: accesses out of bounds are refused when the map is built (one rank) or distributed",
+    "[mpi][distribute][errors]") {
   wp::context ctx(g_argc, g_argv);
   auto [i, j] = wp::indices<2>();
   constexpr index_t n = 9;
   wp::array<double, 1> x("x", {n}), out("out", {n});
   wp::array<double, 2> x2("x2", {n, 3});
   SECTION("a shifted read") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("shift", wp::space(n), out(i) = x(i + 1)); }), wp::shape_error);
-    const std::string msg = what_of([&] { build_and_distribute(ctx, [&] { return wp::map("shift", wp::space(n), out(i) = x(i + 1)); }); });
-    REQUIRE_THAT(msg, Contains("'shift'") && Contains("'x'") && Contains("at 9") && Contains("[0, 9)"));
+    REQUIRE_THROWS_AS(build_and_distribute(
+                          ctx, [&] { return wp::map("shift", wp::space(n), out(i) = x(i + 1)); }),
+                      wp::shape_error);
+    const std::string msg = what_of([&] {
+      build_and_distribute(ctx, [&] { return wp::map("shift", wp::space(n), out(i) = x(i + 1)); });
+    });
+    REQUIRE_THAT(msg,
+                 Contains("'shift'") && Contains("'x'") && Contains("at 9") && Contains("[0, 9)"));
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
   }
   SECTION("a strided read") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("stride", wp::space(n), out(i) = x(2 * i)); }), wp::shape_error);
+    REQUIRE_THROWS_AS(build_and_distribute(
+                          ctx, [&] { return wp::map("stride", wp::space(n), out(i) = x(2 * i)); }),
+                      wp::shape_error);
   }
   SECTION("a reversed read one past the end") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("rev", wp::space(n), out(i) = x(n - i)); }), wp::shape_error);
+    REQUIRE_THROWS_AS(
+        build_and_distribute(ctx, [&] { return wp::map("rev", wp::space(n), out(i) = x(n - i)); }),
+        wp::shape_error);
   }
   SECTION("a negative halo") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("halo", wp::space(n), out(i) = x(i - 1) + x(i)); }), wp::shape_error);
-    const std::string msg = what_of([&] { build_and_distribute(ctx, [&] { return wp::map("halo", wp::space(n), out(i) = x(i - 1) + x(i)); }); });
+    REQUIRE_THROWS_AS(
+        build_and_distribute(
+            ctx, [&] { return wp::map("halo", wp::space(n), out(i) = x(i - 1) + x(i)); }),
+        wp::shape_error);
+    const std::string msg = what_of([&] {
+      build_and_distribute(ctx,
+                           [&] { return wp::map("halo", wp::space(n), out(i) = x(i - 1) + x(i)); });
+    });
     REQUIRE_THAT(msg, Contains("'halo'") && Contains("at -1"));
   }
   SECTION("a shifted write") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("wshift", wp::space(n), out(i + 1) = x(i)); }), wp::shape_error);
-    const std::string msg = what_of([&] { build_and_distribute(ctx, [&] { return wp::map("wshift", wp::space(n), out(i + 1) = x(i)); }); });
+    REQUIRE_THROWS_AS(build_and_distribute(
+                          ctx, [&] { return wp::map("wshift", wp::space(n), out(i + 1) = x(i)); }),
+                      wp::shape_error);
+    const std::string msg = what_of([&] {
+      build_and_distribute(ctx, [&] { return wp::map("wshift", wp::space(n), out(i + 1) = x(i)); });
+    });
     REQUIRE_THAT(msg, Contains("'wshift'") && Contains("'out'") && Contains("writes"));
   }
   SECTION("a space larger than the arrays") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("big", wp::space({0, n + 1}), out(i) = x(i)); }), wp::shape_error);
+    REQUIRE_THROWS_AS(
+        build_and_distribute(ctx,
+                             [&] {
+                               return wp::map("big", wp::space({0, n + 1}), out(i) = x(i));
+                             }),
+        wp::shape_error);
   }
   SECTION("a constant subscript beyond its axis") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("const", wp::space(n), out(i) = x2(i, 3)); }), wp::shape_error);
-    const std::string msg = what_of([&] { build_and_distribute(ctx, [&] { return wp::map("const", wp::space(n), out(i) = x2(i, 3)); }); });
+    REQUIRE_THROWS_AS(build_and_distribute(
+                          ctx, [&] { return wp::map("const", wp::space(n), out(i) = x2(i, 3)); }),
+                      wp::shape_error);
+    const std::string msg = what_of([&] {
+      build_and_distribute(ctx, [&] { return wp::map("const", wp::space(n), out(i) = x2(i, 3)); });
+    });
     REQUIRE_THAT(msg, Contains("'const'") && Contains("'x2'") && Contains("axis 1"));
   }
   SECTION("an affine inner range past the end") {
-    REQUIRE_THROWS_AS(build_and_distribute(ctx, [&] { return wp::map("window", wp::space(n), out(i) = wp::sum(wp::range(j, i, i + 2), x(j))); }),
+    REQUIRE_THROWS_AS(build_and_distribute(ctx,
+                                           [&] {
+                                             return wp::map(
+                                                 "window", wp::space(n),
+                                                 out(i) = wp::sum(wp::range(j, i, i + 2), x(j)));
+                                           }),
                       wp::shape_error);
   }
   REQUIRE(a_plan_still_works(ctx) == "");
@@ -142,11 +183,13 @@ TEST_CASE("errors: overlapping '=' writes between ranks", "[mpi][distribute][err
     plan.run();
     std::vector<double> want;
     for (index_t a = 0; a < n; ++a)
-      for (index_t b = 0; b <= C; ++b) want.push_back(b == 0 ? double(a * 10) : 2.0 * double(a * 10 + b - 1));
+      for (index_t b = 0; b <= C; ++b)
+        want.push_back(b == 0 ? double(a * 10) : 2.0 * double(a * 10 + b - 1));
     REQUIRE(compare_on_root(ctx.comm(), w, want) == "");
   }
   if (p < 2) {
-    if (ctx.is_root()) WARN("overlapping writes between ranks skipped: they need 2 ranks, this run has 1");
+    if (ctx.is_root())
+      WARN("overlapping writes between ranks skipped: they need 2 ranks, this run has 1");
     // one rank: no two ranks write anything, so these plans are accepted
     REQUIRE_NOTHROW(wp::distribute(two, wp::grid_shape{1}, ctx));
     REQUIRE_NOTHROW(wp::distribute(cols, wp::grid_shape{1, 1}, ctx));
@@ -155,7 +198,8 @@ TEST_CASE("errors: overlapping '=' writes between ranks", "[mpi][distribute][err
       INFO("grid " << g.str());
       REQUIRE_THROWS_AS(wp::distribute(two, g, ctx), wp::plan_error);
       const std::string msg = what_of([&] { wp::distribute(two, g, ctx); });
-      REQUIRE_THAT(msg, Contains("'two'") && Contains("overlapping") && Contains("'y'") && Contains("ranks 0 and 1"));
+      REQUIRE_THAT(msg, Contains("'two'") && Contains("overlapping") && Contains("'y'") &&
+                            Contains("ranks 0 and 1"));
       REQUIRE(same_everywhere(ctx.comm(), msg) == "");
     }
     for (const wp::grid_shape& g : {wp::grid_shape{1, 2}, wp::grid_shape{1, p}}) {
@@ -191,7 +235,8 @@ TEST_CASE("errors: a runtime coefficient that makes '=' many-to-one is refused o
   // with s = 3 the same form is one-to-one and runs
   const index_t s3 = 3;
   auto ok = wp::map("sok", wp::space(3, 3), out(s3 * i + j) = x(i, j) + 1.0);
-  wp::distribute(ok, wp::grid_shape{index_t(ctx.size()) > 3 ? 3 : index_t(ctx.size()), 1}, ctx).run();
+  wp::distribute(ok, wp::grid_shape{index_t(ctx.size()) > 3 ? 3 : index_t(ctx.size()), 1}, ctx)
+      .run();
   REQUIRE(compare_on_root(ctx.comm(), out, {1, 1, 1, 1, 1, 1, 1, 1, 1}) == "");
   REQUIRE(a_plan_still_works(ctx) == "");
 }
@@ -208,7 +253,8 @@ TEST_CASE("errors: statements a plan cannot distribute", "[mpi][distribute][erro
     const std::string msg = what_of([&] { wp::distribute(m, wp::grid_shape{p}, ctx); });
     REQUIRE_THAT(msg, Contains("'mixed'") && Contains("'out'") && Contains("different kinds"));
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
-    auto m2 = wp::map("mixed2", wp::space(n), wp::max_into(out(i), x(i)), wp::min_into(out(i), x(i)));
+    auto m2 =
+        wp::map("mixed2", wp::space(n), wp::max_into(out(i), x(i)), wp::min_into(out(i), x(i)));
     REQUIRE_THROWS_AS(wp::distribute(m2, wp::grid_shape{1}, ctx), wp::plan_error);
   }
   SECTION("a statement reads what an earlier statement wrote on another rank") {
@@ -242,16 +288,19 @@ TEST_CASE("errors: statements a plan cannot distribute", "[mpi][distribute][erro
     // This test is built with g++ and without workpart::device_omp: no device system.
     static_assert(!wp::detail::has_device_system);
     auto m = wp::map("gpu", wp::space(n), out(i) = x(i));
-    REQUIRE_THROWS_AS(wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda}),
-                      wp::backend_error);
+    REQUIRE_THROWS_AS(
+        wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda}),
+        wp::backend_error);
     const std::string msg = what_of([&] {
       wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda});
     });
-    REQUIRE_THAT(msg, Contains("'gpu'") && Contains("workpart::device_omp") && Contains("backend::cpu"));
+    REQUIRE_THAT(msg,
+                 Contains("'gpu'") && Contains("workpart::device_omp") && Contains("backend::cpu"));
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
   }
   SECTION("naming an array the plan does not use") {
-    auto plan = wp::distribute(wp::map("named", wp::space(n), out(i) = x(i)), wp::grid_shape{p}, ctx);
+    auto plan =
+        wp::distribute(wp::map("named", wp::space(n), out(i) = x(i)), wp::grid_shape{p}, ctx);
     REQUIRE_THROWS_AS(plan.gather(other), wp::plan_error);
     REQUIRE_THROWS_AS(plan.local(other), wp::plan_error);
     REQUIRE_THAT(what_of([&] { plan.gather(other); }), Contains("'other'") && Contains("'named'"));
@@ -315,7 +364,8 @@ TEST_CASE("errors: a corrupt CSR raises from execute() and run() on every rank",
   fill1(x, [](index_t c) { return double(c) + 0.5; });
   std::vector<double> want(csr::rows, 0.0);
   for (index_t a = 0; a < csr::rows; ++a)
-    for (std::int64_t q = A.ptr[a]; q < A.ptr[a + 1]; ++q) want[a] += A.val[q] * (double(A.col[q]) + 0.5);
+    for (std::int64_t q = A.ptr[a]; q < A.ptr[a + 1]; ++q)
+      want[a] += A.val[q] * (double(A.col[q]) + 0.5);
   auto spmv = wp::map("spmv", wp::space(csr::rows),
                       y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), val(jj) * x(col(jj))));
   const wp::grid_shape g{p};
@@ -325,23 +375,31 @@ TEST_CASE("errors: a corrupt CSR raises from execute() and run() on every rank",
   struct corruption {
     std::string what;
     std::function<void()> apply;
-    int rank;              // the rank whose block reads the bad value
-    std::string contains;  // a piece of the message
+    int rank;                  // the rank whose block reads the bad value
+    std::string contains;      // a piece of the message
     bool moves_range = false;  // changes a row pointer: the range root inspected moves
   };
   const std::int64_t last = A.ptr[csr::rows];
   std::vector<corruption> cases = {
       {"the last row pointer one past the end",
-       [&] { if (std::int64_t* r = row.data()) r[csr::rows] = last + 1; },
+       [&] {
+         if (std::int64_t* r = row.data()) r[csr::rows] = last + 1;
+       },
        csr::rank_of_row(csr::rows - 1, p), "at " + std::to_string(nnz), true},
       {"a negative first row pointer",
-       [&] { if (std::int64_t* r = row.data()) r[0] = -1; },
+       [&] {
+         if (std::int64_t* r = row.data()) r[0] = -1;
+       },
        csr::rank_of_row(0, p), "at -1", true},
       {"a row pointer far past the end in the middle",
-       [&] { if (std::int64_t* r = row.data()) r[7] = last + 40; },
+       [&] {
+         if (std::int64_t* r = row.data()) r[7] = last + 40;
+       },
        csr::rank_of_row(6, p), "'spmv'", true},
       {"a column index past x's end",
-       [&] { if (std::int32_t* c = col.data()) c[nnz - 1] = std::int32_t(csr::cols + 3); },
+       [&] {
+         if (std::int32_t* c = col.data()) c[nnz - 1] = std::int32_t(csr::cols + 3);
+       },
        csr::rank_of_row(csr::rows - 1, p), "at " + std::to_string(csr::cols + 3)},
   };
   // the entry nnz-1 belongs to the last non-empty row
@@ -486,7 +544,8 @@ TEST_CASE("errors: init() on root only is refused on every rank", "[mpi][distrib
   {
     wp::array<double, 1> z("z", {n}), o("o", {n});
     if (ctx.is_root()) z.init([](std::array<index_t, 1> g) { return double(g[0]) + 0.25; });
-    auto plan = wp::distribute(wp::map("rootonly", wp::space(n), o(i) = z(i) - 1.0), wp::grid_shape{1}, ctx);
+    auto plan = wp::distribute(wp::map("rootonly", wp::space(n), o(i) = z(i) - 1.0),
+                               wp::grid_shape{1}, ctx);
     plan.run();
     std::vector<double> want(n);
     for (index_t a = 0; a < n; ++a) want[a] = double(a) - 0.75;
@@ -495,7 +554,8 @@ TEST_CASE("errors: init() on root only is refused on every rank", "[mpi][distrib
   REQUIRE(a_plan_still_works(ctx) == "");
 }
 
-TEST_CASE("errors: init() called again on root only is refused at the next scatter", "[mpi][distribute][errors]") {
+TEST_CASE("errors: init() called again on root only is refused at the next scatter",
+          "[mpi][distribute][errors]") {
   wp::context ctx(g_argc, g_argv);
   const index_t p = ctx.size();
   auto [i] = wp::indices<1>();

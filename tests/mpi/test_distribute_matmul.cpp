@@ -44,8 +44,10 @@ struct operands {
       : A("A", transposed ? std::array<index_t, 2>{K, M} : std::array<index_t, 2>{M, K}),
         B("B", {K, N}),
         C("C", {M, N}) {
-    if (transposed) fill2(A, [](index_t k, index_t i) { return a_val(i, k); });
-    else fill2(A, [](index_t i, index_t k) { return a_val(i, k); });
+    if (transposed)
+      fill2(A, [](index_t k, index_t i) { return a_val(i, k); });
+    else
+      fill2(A, [](index_t i, index_t k) { return a_val(i, k); });
     fill2(B, [](index_t k, index_t j) { return b_val(k, j); });
     if (prefill) fill2(C, [](index_t i, index_t j) { return c_old(i, j); });
   }
@@ -75,16 +77,20 @@ std::string run_schedule(const wp::context& ctx, const wp::grid_shape& g, bool t
                                              ? ""
                                              : "rank " + std::to_string(ctx.rank()) + " ran " +
                                                    std::to_string(gemms) + " GEMMs on its block");
-    problems += all_problems(ctx.comm(), plan.explain().find("-> gemm: C[i0 x i1]") != std::string::npos
-                                             ? "" : "explain() does not say the block runs as a GEMM");
+    problems +=
+        all_problems(ctx.comm(), plan.explain().find("-> gemm: C[i0 x i1]") != std::string::npos
+                                     ? ""
+                                     : "explain() does not say the block runs as a GEMM");
     problems += compare_on_root(ctx.comm(), ops.C, reference(M, N, K, prefill));
     // every rank measured what the plan predicted for it, and explain() agrees everywhere
     problems += all_problems(ctx.comm(), measured_problems(plan));
     problems += explain_differs(ctx.comm(), plan);
     problems += all_problems(ctx.comm(), plan.stats().runs == 1 ? "" : "stats().runs != 1");
   };
-  if (transposed) check(wp::map("matmul_t", wp::space(M, N, K), ops.C(i, j) += ops.A(k, i) * ops.B(k, j)));
-  else check(wp::map("matmul", wp::space(M, N, K), ops.C(i, j) += ops.A(i, k) * ops.B(k, j)));
+  if (transposed)
+    check(wp::map("matmul_t", wp::space(M, N, K), ops.C(i, j) += ops.A(k, i) * ops.B(k, j)));
+  else
+    check(wp::map("matmul", wp::space(M, N, K), ops.C(i, j) += ops.A(i, k) * ops.B(k, j)));
   return problems;
 }
 
@@ -177,7 +183,7 @@ bytes_by_rank expected_bytes(const std::string& kind, int P, index_t M, index_t 
     b.scatter(0, 2, M * cols1 * es);  // C old values
     b.gather(1, 0, M * cols0 * es);   // C partial sums (Reduce)
     b.gather(3, 2, M * cols1 * es);
-    b.gather(2, 0, M * cols1 * es);   // C leaders' blocks (Gatherv)
+    b.gather(2, 0, M * cols1 * es);  // C leaders' blocks (Gatherv)
   } else if (kind == "221") {
     const index_t rows0 = block_of(M, 2, 0).size, rows1 = block_of(M, 2, 1).size;
     const index_t cols0 = block_of(N, 2, 0).size, cols1 = block_of(N, 2, 1).size;
@@ -212,17 +218,18 @@ void check_plan_bytes(const wp::context& ctx, const std::string& kind, const wp:
   REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want, ctx.rank())) == "");
   REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
   const auto& st = plan.stats();
-  REQUIRE(all_problems(ctx.comm(),
-                       st.scatter.bytes_sent == want.scatter_sent[ctx.rank()] &&
-                               st.scatter.bytes_received == want.scatter_recv[ctx.rank()] &&
-                               st.gather.bytes_sent == want.gather_sent[ctx.rank()] &&
-                               st.gather.bytes_received == want.gather_recv[ctx.rank()]
-                           ? ""
-                           : "measured bytes differ from the hand-derived ones") == "");
+  REQUIRE(
+      all_problems(ctx.comm(), st.scatter.bytes_sent == want.scatter_sent[ctx.rank()] &&
+                                       st.scatter.bytes_received == want.scatter_recv[ctx.rank()] &&
+                                       st.gather.bytes_sent == want.gather_sent[ctx.rank()] &&
+                                       st.gather.bytes_received == want.gather_recv[ctx.rank()]
+                                   ? ""
+                                   : "measured bytes differ from the hand-derived ones") == "");
   REQUIRE(compare_on_root(ctx.comm(), ops.C, reference(M0, N0, K0, true)) == "");
 
   // the collectives named for each array, and in explain()
-  const auto cA = plan.collectives(ops.A), cB = plan.collectives(ops.B), cC = plan.collectives(ops.C);
+  const auto cA = plan.collectives(ops.A), cB = plan.collectives(ops.B),
+             cC = plan.collectives(ops.C);
   const std::string e = plan.explain();
   INFO("A: " << join(cA) << "; B: " << join(cB) << "; C: " << join(cC) << "\n" << e);
   REQUIRE(explain_differs(ctx.comm(), plan) == "");
@@ -309,8 +316,10 @@ TEMPLATE_TEST_CASE("distribute matmul: every thesis schedule gives the triple-lo
   for (const auto& g : schedules(ctx))
     for (bool transposed : {false, true})
       for (bool prefill : {false, true}) {
-        INFO("grid " << grid_text(g) << (transposed ? ", C(i,j) += A(k,i)*B(k,j)" : ", C(i,j) += A(i,k)*B(k,j)")
-                     << (prefill ? ", pre-filled C" : ", zero C") << ", " << ctx.size() << " ranks");
+        INFO("grid " << grid_text(g)
+                     << (transposed ? ", C(i,j) += A(k,i)*B(k,j)" : ", C(i,j) += A(i,k)*B(k,j)")
+                     << (prefill ? ", pre-filled C" : ", zero C") << ", " << ctx.size()
+                     << " ranks");
         const std::string problems = run_schedule<TestType>(ctx, g, transposed, prefill);
         REQUIRE(problems == "");
       }
@@ -325,7 +334,8 @@ TEMPLATE_TEST_CASE("distribute matmul: small and degenerate extents", "[mpi][dis
     index_t M, N, K;
   };
   for (const ext e : {ext{2, 3, 1}, ext{1, 5, 3}, ext{3, 1, 2}, ext{5, 4, 7}})
-    for (const wp::grid_shape& g : {wp::grid_shape{p, 1, 1}, wp::grid_shape{1, p, 1}, wp::grid_shape{1, 1, p}}) {
+    for (const wp::grid_shape& g :
+         {wp::grid_shape{p, 1, 1}, wp::grid_shape{1, p, 1}, wp::grid_shape{1, 1, p}}) {
       INFO("M N K = " << e.M << " " << e.N << " " << e.K << ", grid " << g.str());
       REQUIRE(run_schedule<TestType>(ctx, g, false, true, e.M, e.N, e.K) == "");
     }
@@ -369,7 +379,7 @@ TEMPLATE_TEST_CASE("distribute matmul: bytes equal the hand-derived counts on ev
     std::string kind;
     wp::grid_shape g;
   };
-  std::vector<sched> list = {{"p11", {p, 1, 1}}, {"1p1", {1, p, 1}}, {"11p", {1, 1, p}},
+  std::vector<sched> list = {{"p11", {p, 1, 1}},  {"1p1", {1, p, 1}}, {"11p", {1, 1, p}},
                              {"p11t", {p, 1, 1}}, {"111", {1, 1, 1}}, {"111t", {1, 1, 1}}};
   if (P >= 4) {
     list.push_back({"221", {2, 2, 1}});
@@ -384,11 +394,14 @@ TEMPLATE_TEST_CASE("distribute matmul: bytes equal the hand-derived counts on ev
     operands<TestType> ops(M0, N0, K0, transposed, true);
     const auto sp = wp::space(M0, N0, K0);
     if (transposed)
-      check_plan_bytes(ctx, s.kind, s.g,
-                       wp::distribute(wp::map("matmul", sp, ops.C(i, j) += ops.A(k, i) * ops.B(k, j)), s.g, ctx), ops);
+      check_plan_bytes(
+          ctx, s.kind, s.g,
+          wp::distribute(wp::map("matmul", sp, ops.C(i, j) += ops.A(k, i) * ops.B(k, j)), s.g, ctx),
+          ops);
     else
-      check_plan_bytes(ctx, s.kind, s.g,
-                       wp::distribute(wp::map("matmul", sp, ops.C(i, j) += ops.A(i, k) * ops.B(k, j)), s.g, ctx), ops);
+      check_plan_bytes(
+          ctx, s.kind, s.g,
+          wp::distribute(wp::map("matmul", sp, ops.C(i, j) += ops.A(i, k) * ops.B(k, j)), s.g, ctx),
+          ops);
   }
 }
-

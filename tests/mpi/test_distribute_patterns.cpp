@@ -23,9 +23,11 @@ using namespace mpitest;
 std::vector<wp::grid_shape> fitting(const wp::context& ctx, std::vector<wp::grid_shape> gs) {
   std::vector<wp::grid_shape> out;
   for (auto& g : gs) {
-    if (g.product() <= ctx.size()) out.push_back(g);
+    if (g.product() <= ctx.size())
+      out.push_back(g);
     else if (ctx.is_root())
-      WARN("grid " << g.str() << " skipped: it needs " << g.product() << " ranks, this run has " << ctx.size());
+      WARN("grid " << g.str() << " skipped: it needs " << g.product() << " ranks, this run has "
+                   << ctx.size());
   }
   return out;
 }
@@ -56,7 +58,8 @@ TEST_CASE("patterns: elementwise with broadcasting out(i,j,k) = x(i,j,k) + y(j,k
     std::vector<double> want;
     for (index_t a = 0; a < I; ++a)
       for (index_t b = 0; b < J; ++b)
-        for (index_t c = 0; c < K; ++c) want.push_back(double(a * 100 + b * 10 + c - (b * 1000 + c * 7)));
+        for (index_t c = 0; c < K; ++c)
+          want.push_back(double(a * 100 + b * 10 + c - (b * 1000 + c * 7)));
     REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
     REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
     REQUIRE(explain_differs(ctx.comm(), plan) == "");
@@ -73,8 +76,10 @@ TEST_CASE("patterns: elementwise with broadcasting out(i,j,k) = x(i,j,k) + y(j,k
       want_b.gather(r, 0, rows * cols * K * es);   // out
       // y: the leader of r's group is (0, b) = rank b; root sends it, it broadcasts
       const int leader = int(b);
-      if (leader == r) want_b.scatter(0, r, cols * K * es);
-      else want_b.scatter(leader, r, cols * K * es);
+      if (leader == r)
+        want_b.scatter(0, r, cols * K * es);
+      else
+        want_b.scatter(leader, r, cols * K * es);
     }
     REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
     const auto cy = plan.collectives(y), cout = plan.collectives(out);
@@ -133,15 +138,21 @@ std::string run_reduction(const wp::context& ctx, const wp::grid_shape& g) {
   wp::array<T, 1> out("out", {rows});
   fill2(x, [](index_t a, index_t b) { return xv2(a, b); });
   auto old = [](index_t a) -> double {
-    if constexpr (R == red::sum) return std::is_integral_v<T> ? double(a * 2 - 9) : double(a) / 2.0;
-    else if constexpr (R == red::max) return a % 3 == 0 ? 100.0 : -100.0;  // some rows keep it
-    else return a % 4 == 0 ? -100.0 : 100.0;
+    if constexpr (R == red::sum)
+      return std::is_integral_v<T> ? double(a * 2 - 9) : double(a) / 2.0;
+    else if constexpr (R == red::max)
+      return a % 3 == 0 ? 100.0 : -100.0;  // some rows keep it
+    else
+      return a % 4 == 0 ? -100.0 : 100.0;
   };
   fill1(out, old);
   auto stmt = [&] {
-    if constexpr (R == red::sum) return out(i) += x(i, j);
-    else if constexpr (R == red::max) return wp::max_into(out(i), x(i, j));
-    else return wp::min_into(out(i), x(i, j));
+    if constexpr (R == red::sum)
+      return out(i) += x(i, j);
+    else if constexpr (R == red::max)
+      return wp::max_into(out(i), x(i, j));
+    else
+      return wp::min_into(out(i), x(i, j));
   }();
   auto plan = wp::distribute(wp::map("reduce", wp::space(rows, cols), stmt), g, ctx);
   plan.run();
@@ -149,9 +160,12 @@ std::string run_reduction(const wp::context& ctx, const wp::grid_shape& g) {
   for (index_t a = 0; a < rows; ++a) {
     double acc = old(a);
     for (index_t b = 0; b < cols; ++b) {
-      if constexpr (R == red::sum) acc += xv2(a, b);
-      else if constexpr (R == red::max) acc = std::max(acc, xv2(a, b));
-      else acc = std::min(acc, xv2(a, b));
+      if constexpr (R == red::sum)
+        acc += xv2(a, b);
+      else if constexpr (R == red::max)
+        acc = std::max(acc, xv2(a, b));
+      else
+        acc = std::min(acc, xv2(a, b));
     }
     want[a] = acc;
   }
@@ -175,10 +189,14 @@ std::string run_reduction(const wp::context& ctx, const wp::grid_shape& g) {
     }
   }
   problems += all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank()));
-  const std::string op = R == red::sum ? "Reduce(sum)" : R == red::max ? "Reduce(max)" : "Reduce(min)";
+  const std::string op = R == red::sum   ? "Reduce(sum)"
+                         : R == red::max ? "Reduce(max)"
+                                         : "Reduce(min)";
   const auto c = plan.collectives(out);
-  if (has(c, op) != (g1 > 1)) problems += "collectives(out) = " + join(c) + " under " + g.str() + "\n";
-  if (g1 > 1 && plan.explain().find(op) == std::string::npos) problems += "explain() lacks " + op + "\n";
+  if (has(c, op) != (g1 > 1))
+    problems += "collectives(out) = " + join(c) + " under " + g.str() + "\n";
+  if (g1 > 1 && plan.explain().find(op) == std::string::npos)
+    problems += "explain() lacks " + op + "\n";
   return problems;
 }
 
@@ -238,8 +256,9 @@ TEST_CASE("patterns: overlapping += writes out(i) += x(i); out(i + 1) += x(i)",
   if (P > 1) REQUIRE(has(plan.collectives(out), "Gatherv+combine"));
 }
 
-TEST_CASE("patterns: overlapping += writes with partial sums, out(i) += x(i, j); out(i + 1) += x(i, j)",
-          "[mpi][distribute][patterns][reduce]") {
+TEST_CASE(
+    "patterns: overlapping += writes with partial sums, out(i) += x(i, j); out(i + 1) += x(i, j)",
+    "[mpi][distribute][patterns][reduce]") {
   // Along j the partial sums are reduced within groups; along i the groups' boxes overlap at
   // the block boundaries and are combined on root.
   wp::context ctx(g_argc, g_argv);
@@ -289,9 +308,11 @@ TEST_CASE("patterns: reductions into rank-0 arrays", "[mpi][distribute][patterns
     s += xf(a) * xf(a);
     t = std::max(t, xf(a));
   }
-  auto p1 = wp::distribute(wp::map("loss", wp::space(n), loss() += x(i) * x(i)), wp::grid_shape{index_t(P)}, ctx);
+  auto p1 = wp::distribute(wp::map("loss", wp::space(n), loss() += x(i) * x(i)),
+                           wp::grid_shape{index_t(P)}, ctx);
   p1.run();
-  auto p2 = wp::distribute(wp::map("top", wp::space(n), wp::max_into(top(), x(i))), wp::grid_shape{index_t(P)}, ctx);
+  auto p2 = wp::distribute(wp::map("top", wp::space(n), wp::max_into(top(), x(i))),
+                           wp::grid_shape{index_t(P)}, ctx);
   p2.run();
   REQUIRE(compare_on_root(ctx.comm(), loss, {s}) == "");
   REQUIRE(compare_on_root(ctx.comm(), top, {t}) == "");
@@ -313,7 +334,8 @@ TEST_CASE("patterns: swapped axes out(i, j) = x(j, i)", "[mpi][distribute][patte
   const index_t p = ctx.size();
   auto [i, j] = wp::indices<2>();
   constexpr index_t I = 7, J = 9;
-  for (const wp::grid_shape& g : {wp::grid_shape{1, 1}, wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
+  for (const wp::grid_shape& g :
+       {wp::grid_shape{1, 1}, wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
     INFO("grid " << g.str());
     wp::array<float, 2> x("x", {J, I}), out("out", {I, J});
     fill2(x, [](index_t b, index_t a) { return float(b * 16 + a); });
@@ -350,7 +372,8 @@ TEST_CASE("patterns: 1-D subscripts (halo, reversed, strided, constant, strided 
     wp::array<double, 1> x("x", {n}), out("out", {n});
     fill1(x, xf);
     fill1(out, [](index_t) { return -1.0; });
-    auto plan = wp::distribute(wp::map("stencil", wp::space({1, n - 1}), out(i) = x(i - 1) + x(i + 1)), g, ctx);
+    auto plan = wp::distribute(
+        wp::map("stencil", wp::space({1, n - 1}), out(i) = x(i - 1) + x(i + 1)), g, ctx);
     plan.run();
     std::vector<double> want(n, -1.0);  // out(0) and out(n-1) are not written: root's values stay
     for (index_t a = 1; a < n - 1; ++a) want[a] = xf(a - 1) + xf(a + 1);
@@ -369,8 +392,9 @@ TEST_CASE("patterns: 1-D subscripts (halo, reversed, strided, constant, strided 
     REQUIRE_THAT(e, Catch::Contains("x[GENERAL:0] (general)"));
     for (int r = 0; r < P; ++r) {
       const block b = block_of(1, n - 1, p, r);
-      const std::string line = "rank " + std::to_string(r) + " reads [" + std::to_string(b.start - 1) + ":" +
-                               std::to_string(b.end() + 1) + "]";
+      const std::string line = "rank " + std::to_string(r) + " reads [" +
+                               std::to_string(b.start - 1) + ":" + std::to_string(b.end() + 1) +
+                               "]";
       INFO(e);
       REQUIRE(e.find(line) != std::string::npos);
     }
@@ -454,7 +478,8 @@ TEST_CASE("patterns: global coordinates, affine inner ranges and wp::all under a
     for (const wp::grid_shape& g : {wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
       INFO("grid " << g.str());
       wp::array<std::int64_t, 2> out("out", {9, 7});
-      auto plan = wp::distribute(wp::map("coords", wp::space(9, 7), out(i, j) = wp::val(i) * 100 + wp::val(j)), g, ctx);
+      auto plan = wp::distribute(
+          wp::map("coords", wp::space(9, 7), out(i, j) = wp::val(i) * 100 + wp::val(j)), g, ctx);
       plan.run();
       std::vector<double> want;
       for (index_t a = 0; a < 9; ++a)
@@ -470,8 +495,9 @@ TEST_CASE("patterns: global coordinates, affine inner ranges and wp::all under a
     wp::array<double, 1> x("x", {n}), w("w", {3}), out("out", {n - 2});
     fill1(x, xf);
     fill1(w, [](index_t a) { return double(a) - 1.0; });
-    auto plan = wp::distribute(wp::map("conv", wp::space(n - 2), out(i) = wp::sum(wp::range(r, 0, 3), w(r) * x(i + r))),
-                               wp::grid_shape{p}, ctx);
+    auto plan = wp::distribute(
+        wp::map("conv", wp::space(n - 2), out(i) = wp::sum(wp::range(r, 0, 3), w(r) * x(i + r))),
+        wp::grid_shape{p}, ctx);
     plan.run();
     std::vector<double> want(n - 2);
     for (index_t a = 0; a < n - 2; ++a) want[a] = -xf(a) + xf(a + 2);
@@ -492,7 +518,8 @@ TEST_CASE("patterns: global coordinates, affine inner ranges and wp::all under a
     wp::array<double, 2> x("x", {10, 6});
     wp::array<double, 1> out("out", {10});
     fill2(x, xv2);
-    auto plan = wp::distribute(wp::map("rowsum", wp::space(10), out(i) = wp::sum(x(i, wp::all))), wp::grid_shape{p}, ctx);
+    auto plan = wp::distribute(wp::map("rowsum", wp::space(10), out(i) = wp::sum(x(i, wp::all))),
+                               wp::grid_shape{p}, ctx);
     plan.run();
     std::vector<double> want(10, 0.0);
     for (index_t a = 0; a < 10; ++a)
@@ -507,7 +534,8 @@ TEST_CASE("patterns: global coordinates, affine inner ranges and wp::all under a
 
 // ================================================================ CSR
 
-TEST_CASE("patterns: CSR SpMV row-partitioned, data-dependent ranges", "[mpi][distribute][patterns][csr]") {
+TEST_CASE("patterns: CSR SpMV row-partitioned, data-dependent ranges",
+          "[mpi][distribute][patterns][csr]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   auto [i, jj] = wp::indices<2>();
@@ -574,7 +602,8 @@ TEST_CASE("patterns: CSR SpMV row-partitioned, data-dependent ranges", "[mpi][di
 
 // ================================================================ init()
 
-TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][distribute][patterns][init]") {
+TEST_CASE("patterns: arrays filled with init() are generated in place",
+          "[mpi][distribute][patterns][init]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   const index_t p = P;
@@ -590,7 +619,8 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
       wp::array<double, 1> y("y", {C});
       x.init(gx);
       fill1(y, [](index_t b) { return double(b) / 4.0; });
-      auto plan = wp::distribute(wp::map("gen", wp::space(R, C), out(i, j) = x(i, j) * 2.0 + y(j)), g, ctx);
+      auto plan =
+          wp::distribute(wp::map("gen", wp::space(R, C), out(i, j) = x(i, j) * 2.0 + y(j)), g, ctx);
       plan.run();
       std::vector<double> want;
       for (index_t a = 0; a < R; ++a)
@@ -669,8 +699,10 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
       INFO("grid " << g.str());
       wp::array<double, 2> x("x", {R, C}), out("out", {R, C});
       x.init(gx);
-      auto doubler = wp::distribute(wp::map("dbl", wp::space(R, C), x(i, j) = x(i, j) * 2.0), g, ctx);
-      auto reader = wp::distribute(wp::map("rd", wp::space(R, C), out(i, j) = x(i, j) + 1.0), g, ctx);
+      auto doubler =
+          wp::distribute(wp::map("dbl", wp::space(R, C), x(i, j) = x(i, j) * 2.0), g, ctx);
+      auto reader =
+          wp::distribute(wp::map("rd", wp::space(R, C), out(i, j) = x(i, j) + 1.0), g, ctx);
       REQUIRE(reader.collectives(x) == std::vector<std::string>{"generate"});
       doubler.run();
       reader.run();
@@ -688,7 +720,8 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
       INFO("grid " << g.str());
       wp::array<double, 2> x("x", {R, C}), out("out", {R, C});
       x.init(gx);
-      auto plan = wp::distribute(wp::map("rootedit", wp::space(R, C), out(i, j) = x(i, j) - 3.0), g, ctx);
+      auto plan =
+          wp::distribute(wp::map("rootedit", wp::space(R, C), out(i, j) = x(i, j) - 3.0), g, ctx);
       if (ctx.is_root()) x.data()[R * C - 1] = 1000.0;  // root's copy made and changed
       plan.run();
       std::vector<double> want;
@@ -706,7 +739,7 @@ TEST_CASE("patterns: arrays filled with init() are generated in place", "[mpi][d
     x.init(gx);
     acc.init(gz);
     auto plan = wp::distribute(wp::map("reinit", wp::space(R, C), acc(i) += x(i, j)), g, ctx);
-    plan.run();                                                 // acc now on root
+    plan.run();                                                        // acc now on root
     acc.init([](std::array<index_t, 1> c) { return -double(c[0]); });  // new old values
     plan.run();
     std::vector<double> want(R);
@@ -751,7 +784,8 @@ TEST_CASE("patterns: scatter, execute twice, gather: C += A*B holds old + 2*A*B"
     fill2(A, sa);
     fill2(B, sb);
     fill2(C, sc);
-    auto plan = wp::distribute(wp::map("mm", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
+    auto plan =
+        wp::distribute(wp::map("mm", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
     plan.scatter();
     plan.execute();
     plan.execute();
@@ -842,7 +876,8 @@ TEST_CASE("patterns: a plan only root works in runs in place on root's arrays",
   // An init() input keeps being generated in place: root makes no copy, so no in-place run.
   wp::array<double, 1> gx("gx", {n}), out("out", {n});
   gx.init([](std::array<index_t, 1> c) { return 3.0 * double(c[0]); });
-  auto gen = wp::distribute(wp::map("gen1", wp::space(n), out(a) = gx(a) + 1.0), wp::grid_shape{1}, ctx);
+  auto gen =
+      wp::distribute(wp::map("gen1", wp::space(n), out(a) = gx(a) + 1.0), wp::grid_shape{1}, ctx);
   REQUIRE_THAT(gen.explain(), !Catch::Contains("run(): in place"));
   gen.run();
   for (index_t q = 0; q < n; ++q) want[q] = 3.0 * double(q) + 1.0;
@@ -850,18 +885,22 @@ TEST_CASE("patterns: a plan only root works in runs in place on root's arrays",
   REQUIRE(from_root(ctx.comm(), int(gx.root_materialized())) == 0);
 }
 
-TEST_CASE("patterns: execute() before any scatter() starts from root's values; gather() first changes nothing",
-          "[mpi][distribute][patterns][steps]") {
+TEST_CASE(
+    "patterns: execute() before any scatter() starts from root's values; gather() first changes "
+    "nothing",
+    "[mpi][distribute][patterns][steps]") {
   wp::context ctx(g_argc, g_argv);
   auto [i, j, k] = wp::indices<3>();
   const index_t p = ctx.size();
-  for (const wp::grid_shape& g : {wp::grid_shape{1, 1, 1}, wp::grid_shape{p, 1, 1}, wp::grid_shape{1, 1, p}}) {
+  for (const wp::grid_shape& g :
+       {wp::grid_shape{1, 1, 1}, wp::grid_shape{p, 1, 1}, wp::grid_shape{1, 1, p}}) {
     INFO("grid " << g.str() << " on " << p << " ranks");
     wp::array<double, 2> A("A", {SM, SK}), B("B", {SK, SN}), C("C", {SM, SN});
     fill2(A, sa);
     fill2(B, sb);
     fill2(C, sc);
-    auto plan = wp::distribute(wp::map("mm0", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
+    auto plan =
+        wp::distribute(wp::map("mm0", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
     plan.gather();  // nothing executed yet
     REQUIRE(compare_on_root(ctx.comm(), C, step_ref(0)) == "");
     plan.execute();
@@ -880,8 +919,9 @@ TEST_CASE("patterns: gather(a) leaves root's other outputs alone until they are 
   fill1(x, [](index_t a) { return double(a); });
   fill1(o1, [](index_t) { return -1.0; });
   fill1(o2, [](index_t) { return -2.0; });
-  auto plan = wp::distribute(wp::map("two_outputs", wp::space(n), o1(i) = x(i) + 1.0, o2(i) = x(i) * 2.0),
-                             wp::grid_shape{index_t(ctx.size())}, ctx);
+  auto plan =
+      wp::distribute(wp::map("two_outputs", wp::space(n), o1(i) = x(i) + 1.0, o2(i) = x(i) * 2.0),
+                     wp::grid_shape{index_t(ctx.size())}, ctx);
   plan.scatter();
   plan.execute();
   plan.gather(o1);
@@ -910,7 +950,8 @@ TEST_CASE("patterns: plan.local() blocks match the tiling", "[mpi][distribute][p
     fill2(A, sa);
     fill2(B, sb);
     fill2(C, sc);
-    auto plan = wp::distribute(wp::map("mm", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
+    auto plan =
+        wp::distribute(wp::map("mm", wp::space(SM, SN, SK), C(i, j) += A(i, k) * B(k, j)), g, ctx);
     plan.scatter();
     plan.execute();
     std::ostringstream os;
@@ -925,8 +966,9 @@ TEST_CASE("patterns: plan.local() blocks match the tiling", "[mpi][distribute][p
       // C is written over i x j: its block does not depend on k's grid coordinate
       const std::array<index_t, 2> co{bi.start, bj.start}, ce{bi.size, bj.size};
       if (lc.offset != co || lc.extent != ce)
-        os << "local(C) offset (" << lc.offset[0] << "," << lc.offset[1] << ") extent (" << lc.extent[0] << ","
-           << lc.extent[1] << "), expected (" << co[0] << "," << co[1] << ") (" << ce[0] << "," << ce[1] << "); ";
+        os << "local(C) offset (" << lc.offset[0] << "," << lc.offset[1] << ") extent ("
+           << lc.extent[0] << "," << lc.extent[1] << "), expected (" << co[0] << "," << co[1]
+           << ") (" << ce[0] << "," << ce[1] << "); ";
       if (lc.stride[1] != 1 || lc.stride[0] != bj.size) os << "local(C) strides; ";
       if (lc.data == nullptr) os << "local(C) has no data; ";
       const std::array<index_t, 2> ao{bi.start, bk.start}, ae{bi.size, bk.size};
@@ -935,13 +977,15 @@ TEST_CASE("patterns: plan.local() blocks match the tiling", "[mpi][distribute][p
       // A's block holds root's values; with k unsplit, C's block holds old + A*B already
       for (index_t a = bi.start; a < bi.end() && la.data; ++a)
         for (index_t q = bk.start; q < bk.end(); ++q)
-          if (la({a, q}) != sa(a, q)) os << "local(A)(" << a << "," << q << ") = " << la({a, q}) << "; ";
+          if (la({a, q}) != sa(a, q))
+            os << "local(A)(" << a << "," << q << ") = " << la({a, q}) << "; ";
       if (g.dims[2] == 1 && lc.data)
         for (index_t a = bi.start; a < bi.end(); ++a)
           for (index_t b = bj.start; b < bj.end(); ++b) {
             double s = sc(a, b);
             for (index_t q = 0; q < SK; ++q) s += sa(a, q) * sb(q, b);
-            if (lc({a, b}) != s) os << "local(C)(" << a << "," << b << ") = " << lc({a, b}) << " != " << s << "; ";
+            if (lc({a, b}) != s)
+              os << "local(C)(" << a << "," << b << ") = " << lc({a, b}) << " != " << s << "; ";
           }
     }
     REQUIRE(all_problems(ctx.comm(), os.str()) == "");
@@ -952,7 +996,8 @@ TEST_CASE("patterns: plan.local() blocks match the tiling", "[mpi][distribute][p
 
 // ================================================================ idle ranks, empty spaces
 
-TEST_CASE("patterns: ranks beyond the grid's product stay idle", "[mpi][distribute][patterns][idle]") {
+TEST_CASE("patterns: ranks beyond the grid's product stay idle",
+          "[mpi][distribute][patterns][idle]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   if (P == 1) {
@@ -975,14 +1020,15 @@ TEST_CASE("patterns: ranks beyond the grid's product stay idle", "[mpi][distribu
     REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
     const std::string e = plan.explain();
     INFO(e);
-    REQUIRE(e.find(std::to_string(g.product()) + " of " + std::to_string(P) + " ranks active") != std::string::npos);
+    REQUIRE(e.find(std::to_string(g.product()) + " of " + std::to_string(P) + " ranks active") !=
+            std::string::npos);
     std::ostringstream os;
     const bool idle = ctx.rank() >= g.product();
     const auto& s = plan.stats();
     if (idle) {
-      if (s.scatter.bytes_sent || s.scatter.bytes_received || s.gather.bytes_sent || s.gather.bytes_received ||
-          s.predicted_scatter_sent || s.predicted_scatter_received || s.predicted_gather_sent ||
-          s.predicted_gather_received)
+      if (s.scatter.bytes_sent || s.scatter.bytes_received || s.gather.bytes_sent ||
+          s.gather.bytes_received || s.predicted_scatter_sent || s.predicted_scatter_received ||
+          s.predicted_gather_sent || s.predicted_gather_received)
         os << "an idle rank moved bytes; ";
       if (!plan.local(out).empty() || !plan.local(x).empty()) os << "an idle rank holds a block; ";
     }
@@ -1006,7 +1052,8 @@ TEST_CASE("patterns: a zero-extent space changes nothing and moves nothing",
   for (const wp::grid_shape& g : {wp::grid_shape{p, 1}, wp::grid_shape{1, p}}) {
     INFO("grid " << g.str());
     SECTION("'=' over space(0, 5), grid " + g.str()) {
-      auto plan = wp::distribute(wp::map("empty_rows", wp::space(0, 5), out(i, j) = x(i, j) + 1.0), g, ctx);
+      auto plan =
+          wp::distribute(wp::map("empty_rows", wp::space(0, 5), out(i, j) = x(i, j) + 1.0), g, ctx);
       plan.run();
       REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
       REQUIRE(plan.predicted_total(true) == 0);
@@ -1014,7 +1061,8 @@ TEST_CASE("patterns: a zero-extent space changes nothing and moves nothing",
       REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
     }
     SECTION("'+=' over space({2, 2}, {0, 5}), grid " + g.str()) {
-      auto plan = wp::distribute(wp::map("empty_lohi", wp::space({2, 2}, {0, 5}), out(i, j) += x(i, j)), g, ctx);
+      auto plan = wp::distribute(
+          wp::map("empty_lohi", wp::space({2, 2}, {0, 5}), out(i, j) += x(i, j)), g, ctx);
       plan.run();
       REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
       REQUIRE(plan.predicted_total(true) == 0);
@@ -1024,7 +1072,8 @@ TEST_CASE("patterns: a zero-extent space changes nothing and moves nothing",
     SECTION("max_into over space(4, 0), grid " + g.str()) {
       wp::array<double, 1> m("m", {4});
       fill1(m, [](index_t a) { return double(a); });
-      auto plan = wp::distribute(wp::map("empty_cols", wp::space(4, 0), wp::max_into(m(i), x(i, j) + 100.0)), g, ctx);
+      auto plan = wp::distribute(
+          wp::map("empty_cols", wp::space(4, 0), wp::max_into(m(i), x(i, j) + 100.0)), g, ctx);
       plan.run();
       REQUIRE(compare_on_root(ctx.comm(), m, {0.0, 1.0, 2.0, 3.0}) == "");
       REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
@@ -1069,8 +1118,8 @@ TEST_CASE("patterns: a later statement reads what an earlier one wrote on the sa
       wp::array<double, 2> x("x", {R, C}), t("t", {R, C}), y("y", {R, C});
       fill2(x, xv);
       fill2(t, [](index_t, index_t) { return -5.0; });
-      auto m = wp::map("fused", wp::space(R, C), t(i, j) = x(i, j) * 2.0, y(i, j) = t(i, j) + x(i, j),
-                       t(i, j) = t(i, j) * 3.0 + 1.0);
+      auto m = wp::map("fused", wp::space(R, C), t(i, j) = x(i, j) * 2.0,
+                       y(i, j) = t(i, j) + x(i, j), t(i, j) = t(i, j) * 3.0 + 1.0);
       auto plan = wp::distribute(m, g, ctx);
       REQUIRE(plan.collectives(t).front() == "none");
       plan.run();
@@ -1090,8 +1139,9 @@ TEST_CASE("patterns: a later statement reads what an earlier one wrote on the sa
       INFO("grid " << g.str() << " on " << P << " ranks");
       wp::array<double, 2> x("x", {R, C}), t("t", {R, C}), y("y", {R, C});
       fill2(x, xv);
-      auto plan = wp::distribute(
-          wp::map("temp", wp::space(R, C), t(i, j) = x(i, j) * x(i, j), y(i, j) = t(i, j) - x(i, j)), g, ctx);
+      auto plan = wp::distribute(wp::map("temp", wp::space(R, C), t(i, j) = x(i, j) * x(i, j),
+                                         y(i, j) = t(i, j) - x(i, j)),
+                                 g, ctx);
       plan.run();
       std::vector<double> wy;
       for (index_t a = 0; a < R; ++a)

@@ -48,7 +48,8 @@ double xf(index_t c) { return double(c % 7) - 2.5; }
 
 }  // namespace
 
-TEST_CASE("inspect: CSR SpMV sends each rank exactly its rows' entries", "[mpi][distribute][inspect][csr]") {
+TEST_CASE("inspect: CSR SpMV sends each rank exactly its rows' entries",
+          "[mpi][distribute][inspect][csr]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   auto [i, jj] = wp::indices<2>();
@@ -58,7 +59,8 @@ TEST_CASE("inspect: CSR SpMV sends each rank exactly its rows' entries", "[mpi][
     INFO("seed " << seed << ", nnz " << nnz << ", " << P << " ranks");
     wp::array<std::int64_t, 1> row("row", {A.rows + 1});
     wp::array<std::int32_t, 1> col("col", {std::max<index_t>(nnz, 1)});
-    wp::array<double, 1> val("val", {std::max<index_t>(nnz, 1)}), x("x", {A.cols}), y("y", {A.rows});
+    wp::array<double, 1> val("val", {std::max<index_t>(nnz, 1)}), x("x", {A.cols}),
+        y("y", {A.rows});
     fill1(row, [&](index_t a) { return A.ptr[std::size_t(a)]; });
     fill1(col, [&](index_t q) { return q < nnz ? A.col[std::size_t(q)] : 0; });
     fill1(val, [&](index_t q) { return q < nnz ? A.val[std::size_t(q)] : 0.0; });
@@ -76,12 +78,15 @@ TEST_CASE("inspect: CSR SpMV sends each rank exactly its rows' entries", "[mpi][
     const index_t lo = A.ptr[std::size_t(b.start)], hi = A.ptr[std::size_t(b.end())];
     std::ostringstream mine;
     for (const auto& blk : {plan.local(val).offset[0], plan.local(col).offset[0]})
-      if (hi > lo && blk != lo) mine << "local block starts at " << blk << ", expected " << lo << "; ";
+      if (hi > lo && blk != lo)
+        mine << "local block starts at " << blk << ", expected " << lo << "; ";
     if (hi > lo) {
       if (plan.local(val).extent[0] != hi - lo)
-        mine << "val's local extent " << plan.local(val).extent[0] << ", expected " << hi - lo << "; ";
+        mine << "val's local extent " << plan.local(val).extent[0] << ", expected " << hi - lo
+             << "; ";
       if (plan.local(col).extent[0] != hi - lo)
-        mine << "col's local extent " << plan.local(col).extent[0] << ", expected " << hi - lo << "; ";
+        mine << "col's local extent " << plan.local(col).extent[0] << ", expected " << hi - lo
+             << "; ";
     } else if (P > 1 && plan.local(val).extent[0] > 0) {
       mine << "a rank whose rows are empty holds " << plan.local(val).extent[0] << " values; ";
     }
@@ -111,7 +116,9 @@ TEST_CASE("inspect: CSR SpMV sends each rank exactly its rows' entries", "[mpi][
       }
     }
     fill1(row, [&](index_t a) { return ptr2[std::size_t(a)]; });
-    fill1(col, [&](index_t q) { return q < nnz ? std::int32_t((A.col[std::size_t(q)] + 5) % A.cols) : 0; });
+    fill1(col, [&](index_t q) {
+      return q < nnz ? std::int32_t((A.col[std::size_t(q)] + 5) % A.cols) : 0;
+    });
     std::vector<double> want2(std::size_t(A.rows), 0.0);
     for (index_t a = 0; a < A.rows; ++a)
       for (std::int64_t q = ptr2[std::size_t(a)]; q < ptr2[std::size_t(a + 1)]; ++q)
@@ -122,7 +129,8 @@ TEST_CASE("inspect: CSR SpMV sends each rank exactly its rows' entries", "[mpi][
   }
 }
 
-TEST_CASE("inspect: bounds root holds no copy of keep the whole axis", "[mpi][distribute][inspect][csr]") {
+TEST_CASE("inspect: bounds root holds no copy of keep the whole axis",
+          "[mpi][distribute][inspect][csr]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   auto [i, jj] = wp::indices<2>();
@@ -137,10 +145,12 @@ TEST_CASE("inspect: bounds root holds no copy of keep the whole axis", "[mpi][di
   fill1(x, xf);
   std::vector<double> want(rows, 0.0);
   for (index_t a = 0; a < rows; ++a)
-    for (index_t q = 2 * a; q < 2 * a + 2; ++q) want[std::size_t(a)] += double(q) / 4.0 * xf((q * 3) % cols);
-  auto plan = wp::distribute(wp::map("spmv", wp::space(rows),
-                                     y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), val(jj) * x(col(jj)))),
-                             wp::grid_shape{index_t(P)}, ctx);
+    for (index_t q = 2 * a; q < 2 * a + 2; ++q)
+      want[std::size_t(a)] += double(q) / 4.0 * xf((q * 3) % cols);
+  auto plan = wp::distribute(
+      wp::map("spmv", wp::space(rows),
+              y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), val(jj) * x(col(jj)))),
+      wp::grid_shape{index_t(P)}, ctx);
   plan.run();
   REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
   REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");

@@ -75,7 +75,8 @@ TEST_CASE("programs: a chain on one grid moves nothing between maps", "[mpi][pro
   REQUIRE(compare_on_root(ctx.comm(), z, want_z) == "");
   REQUIRE(compare_on_root(ctx.comm(), y, want_y) == "");
   const rank_bytes b = between_maps(plan);
-  REQUIRE(all_problems(ctx.comm(), b.sent == 0 && b.received == 0 ? "" : "bytes moved between maps") == "");
+  REQUIRE(all_problems(ctx.comm(),
+                       b.sent == 0 && b.received == 0 ? "" : "bytes moved between maps") == "");
   REQUIRE(plan.predicted_rank_bytes(true) == 0);
   REQUIRE(plan.explain().find("y -> 'shift' from 'scale'") != std::string::npos);
   REQUIRE(plan.explain().find("none, total 0 B") != std::string::npos);
@@ -86,9 +87,11 @@ TEST_CASE("programs: a chain on one grid moves nothing between maps", "[mpi][pro
   REQUIRE(st.maps.size() == 2);
   const auto [r0, r1] = rows(I, P, ctx.rank());
   const index_t x_once = ctx.rank() == 0 ? 0 : (r1 - r0) * J * index_t(sizeof(double));
-  REQUIRE(all_problems(ctx.comm(), st.scatter.bytes_received == x_once
-                                       ? "" : "scatter received " + std::to_string(st.scatter.bytes_received) +
-                                                  " B, expected x once: " + std::to_string(x_once)) == "");
+  REQUIRE(all_problems(ctx.comm(),
+                       st.scatter.bytes_received == x_once
+                           ? ""
+                           : "scatter received " + std::to_string(st.scatter.bytes_received) +
+                                 " B, expected x once: " + std::to_string(x_once)) == "");
   REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
 }
 
@@ -120,7 +123,9 @@ TEST_CASE("programs: transposed grids (P,1) -> (1,P) move exactly what readers l
   const index_t want_recv = 2 * (c1 - c0) * (I - (r1 - r0)) * es;
   const index_t want_sent = 2 * (r1 - r0) * (J - (c1 - c0)) * es;
   const index_t x_once = me == 0 ? 0 : (r1 - r0) * J * es;
-  REQUIRE(all_problems(ctx.comm(), plan.stats().scatter.bytes_received == x_once ? "" : "x sent more than once") == "");
+  REQUIRE(all_problems(ctx.comm(), plan.stats().scatter.bytes_received == x_once
+                                       ? ""
+                                       : "x sent more than once") == "");
   const rank_bytes b = between_maps(plan);
   std::string prob;
   if (b.received != want_recv || b.sent != want_sent)
@@ -153,7 +158,9 @@ TEST_CASE("programs: grids of different rank, idle ranks, init() inputs", "[mpi]
     for (index_t b = 0; b < J; ++b) want.push_back((double(a % 5) + 0.5) * 2.0 + xv(a, b));
   // (vec grid, outer grid): every rank reads all of v; one rank works then all; all then one
   const std::vector<std::pair<wp::grid_shape, wp::grid_shape>> cases = {
-      {{index_t(P)}, {1, index_t(P)}}, {{1}, {index_t(P), 1}}, {{index_t(P)}, {1, 1}},
+      {{index_t(P)}, {1, index_t(P)}},
+      {{1}, {index_t(P), 1}},
+      {{index_t(P)}, {1, 1}},
       {{index_t(P)}, {index_t(P), 1}}};
   for (const auto& [g1, g2] : cases) {
     INFO("grids " << g1.str() << " -> " << g2.str() << " on " << P << " ranks");
@@ -174,7 +181,8 @@ TEST_CASE("programs: grids of different rank, idle ranks, init() inputs", "[mpi]
         std::tie(need_lo, need_hi) = rows(I, g2.dims[0], gi);
       }
       if (r < g1.product()) std::tie(held_lo, held_hi) = rows(I, g1.dims[0], r);
-      const index_t overlap = std::max<index_t>(0, std::min(need_hi, held_hi) - std::max(need_lo, held_lo));
+      const index_t overlap =
+          std::max<index_t>(0, std::min(need_hi, held_hi) - std::max(need_lo, held_lo));
       expect += (need_hi - need_lo) - overlap;
     }
     REQUIRE(plan.predicted_rank_bytes(true) == expect * index_t(sizeof(double)));
@@ -208,7 +216,8 @@ TEST_CASE("programs: Jacobi 2-D iterated with execute() moves only the halo", "[
   for (int t = 0; t < iters; ++t) {
     for (index_t r = 1; r < n - 1; ++r)
       for (index_t c = 1; c < m - 1; ++c)
-        b[r * m + c] = (a[(r - 1) * m + c] + a[(r + 1) * m + c] + a[r * m + c - 1] + a[r * m + c + 1]) * 0.25;
+        b[r * m + c] =
+            (a[(r - 1) * m + c] + a[(r + 1) * m + c] + a[r * m + c - 1] + a[r * m + c + 1]) * 0.25;
     for (index_t r = 1; r < n - 1; ++r)
       for (index_t c = 1; c < m - 1; ++c) a[r * m + c] = b[r * m + c];
   }
@@ -220,8 +229,8 @@ TEST_CASE("programs: Jacobi 2-D iterated with execute() moves only the halo", "[
   const auto [lo, hi] = rows(n - 2, P, me);  // block of interior rows, offset by 1
   index_t halo = 0;
   if (hi > lo) {
-    if (lo > 0) halo += m - 2;          // row lo (global lo+1-1) written by the rank above
-    if (hi < n - 2) halo += m - 2;      // row below
+    if (lo > 0) halo += m - 2;      // row lo (global lo+1-1) written by the rank above
+    if (hi < n - 2) halo += m - 2;  // row below
   }
   const auto st = plan.stats();
   index_t later = 0;
@@ -249,7 +258,8 @@ TEST_CASE("programs: softmax as three maps, over the leading or the last axis", 
     for (index_t b = 0; b < L; ++b) want.push_back(std::exp(xf(a, b) - mx) / sum);
   }
   for (bool last_axis : {false, true}) {
-    INFO((last_axis ? "partitioned over the last axis" : "partitioned over rows") << ", " << P << " ranks");
+    INFO((last_axis ? "partitioned over the last axis" : "partitioned over rows")
+         << ", " << P << " ranks");
     wp::array<double, 2> x("x", {R, L}), y("y", {R, L});
     wp::array<double, 1> mx("mx", {R}), sm("sm", {R});
     fill2(x, xf);
@@ -257,7 +267,8 @@ TEST_CASE("programs: softmax as three maps, over the leading or the last axis", 
     auto m1 = wp::map("max", wp::space(R, L), wp::max_into(mx(i), x(i, j)));
     auto m2 = wp::map("expsum", wp::space(R, L), sm(i) += wp::exp(x(i, j) - mx(i)));
     auto m3 = wp::map("norm", wp::space(R, L), y(i, j) = wp::exp(x(i, j) - mx(i)) / sm(i));
-    const wp::grid_shape g = last_axis ? wp::grid_shape{1, index_t(P)} : wp::grid_shape{index_t(P), 1};
+    const wp::grid_shape g =
+        last_axis ? wp::grid_shape{1, index_t(P)} : wp::grid_shape{index_t(P), 1};
     wp::schedule s;
     s.set(m1, g).set(m2, g).set(m3, g);
     auto plan = wp::distribute(wp::program(m1, m2, m3), s, ctx);
@@ -302,9 +313,11 @@ TEST_CASE("programs: a split reduction read by the next map", "[mpi][programs]")
     auto m2 = wp::map("f", wp::space(I), y(i) = t(i) * t(i) + 1.0);
     wp::schedule s;
     s.set(m1, wp::grid_shape{1, index_t(P)});  // k split: partial sums on every rank
-    s.set(m2, variant == 0 ? wp::grid_shape{index_t(P)} : variant == 1 ? wp::grid_shape{1}
-                                                                       : wp::grid_shape{index_t(P)});
-    if (variant == 2) s.set(m1, wp::grid_shape{index_t(std::max(1, P / 2)), index_t(P >= 2 ? 2 : 1)});
+    s.set(m2, variant == 0   ? wp::grid_shape{index_t(P)}
+              : variant == 1 ? wp::grid_shape{1}
+                             : wp::grid_shape{index_t(P)});
+    if (variant == 2)
+      s.set(m1, wp::grid_shape{index_t(std::max(1, P / 2)), index_t(P >= 2 ? 2 : 1)});
     auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
     plan.run();
     REQUIRE(compare_on_root(ctx.comm(), y, y_want, 1e-12) == "");
@@ -377,8 +390,10 @@ TEST_CASE("programs: a split reduction over more ranks than its extent, read by 
       REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
       REQUIRE(plan.explain().find("combined on root") == std::string::npos);
     };
-    if (max_kind) run(wp::map("rowmax", wp::space(I, K), wp::max_into(t(i), x(i, k) * w(k))));
-    else run(wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)));
+    if (max_kind)
+      run(wp::map("rowmax", wp::space(I, K), wp::max_into(t(i), x(i, k) * w(k))));
+    else
+      run(wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)));
   }
 }
 
@@ -397,7 +412,8 @@ TEST_CASE("programs: a one-map program is the one-map plan", "[mpi][programs]") 
   REQUIRE(a.to_json() == b.to_json());
 }
 
-TEST_CASE("programs: schedule errors are raised on every rank, naming the map", "[mpi][programs][errors]") {
+TEST_CASE("programs: schedule errors are raised on every rank, naming the map",
+          "[mpi][programs][errors]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size();
   auto [i] = wp::indices<1>();
@@ -448,20 +464,23 @@ TEST_CASE("programs: schedule errors are raised on every rank, naming the map", 
     auto m2same = wp::map("first", wp::space(8), z(i) = y(i) * 2.0);
     wp::schedule s;
     s.set(m1, wp::grid_shape{1});
-    const std::string e = what_of([&] { auto p = wp::distribute(wp::program(m1, m2same), s, ctx); });
+    const std::string e =
+        what_of([&] { auto p = wp::distribute(wp::program(m1, m2same), s, ctx); });
     REQUIRE(e.find("two maps named 'first'") != std::string::npos);
   }
   REQUIRE(a_plan_still_works(ctx) == "");
 }
 
-TEST_CASE("programs: views of overlapping root memory across maps are refused", "[mpi][programs][errors]") {
+TEST_CASE("programs: views of overlapping root memory across maps are refused",
+          "[mpi][programs][errors]") {
   wp::context ctx(g_argc, g_argv);
   const index_t P = ctx.size();
   auto [i] = wp::indices<1>();
   constexpr index_t n = 10;
   std::vector<double> buf(ctx.is_root() ? n + 1 : 0, 1.0);
   double* root = ctx.is_root() ? buf.data() : nullptr;
-  wp::array<double, 1> a("a", {n}, root), b("b", {n}, root ? root + 1 : nullptr), c("c", {n}), d("d", {n});
+  wp::array<double, 1> a("a", {n}, root), b("b", {n}, root ? root + 1 : nullptr), c("c", {n}),
+      d("d", {n});
   auto m1 = wp::map("writes_a", wp::space(n), a(i) = c(i) + 1.0);
   auto m2 = wp::map("reads_b", wp::space(n), d(i) = b(i) * 2.0);
   wp::schedule s;
@@ -472,8 +491,9 @@ TEST_CASE("programs: views of overlapping root memory across maps are refused", 
   REQUIRE(a_plan_still_works(ctx) == "");
 }
 
-TEST_CASE("programs: overlapping partial results read again are refused; gathered they are combined",
-          "[mpi][programs][errors]") {
+TEST_CASE(
+    "programs: overlapping partial results read again are refused; gathered they are combined",
+    "[mpi][programs][errors]") {
   wp::context ctx(g_argc, g_argv);
   const index_t P = ctx.size();
   auto [i, k] = wp::indices<2>();
@@ -488,9 +508,12 @@ TEST_CASE("programs: overlapping partial results read again are refused; gathere
   {
     wp::schedule s;
     s.set(spread, wp::grid_shape{P, 1}).set(copy, wp::grid_shape{1});
-    const std::string e = what_of([&] { auto p = wp::distribute(wp::program(spread, copy), s, ctx); });
-    if (P > 1) REQUIRE(e.find("partial results of 'y' overlap") != std::string::npos);
-    else REQUIRE(e.empty());
+    const std::string e =
+        what_of([&] { auto p = wp::distribute(wp::program(spread, copy), s, ctx); });
+    if (P > 1)
+      REQUIRE(e.find("partial results of 'y' overlap") != std::string::npos);
+    else
+      REQUIRE(e.empty());
     REQUIRE(same_everywhere(ctx.comm(), e) == "");
   }
   {
@@ -505,9 +528,12 @@ TEST_CASE("programs: overlapping partial results read again are refused; gathere
     REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
     const auto st = plan.stats();
     std::string prob;
-    if (st.gather.bytes_received != st.predicted_gather_received || st.gather.bytes_sent != st.predicted_gather_sent)
-      prob = "gather measured " + std::to_string(st.gather.bytes_sent) + "/" + std::to_string(st.gather.bytes_received) +
-             " predicted " + std::to_string(st.predicted_gather_sent) + "/" + std::to_string(st.predicted_gather_received);
+    if (st.gather.bytes_received != st.predicted_gather_received ||
+        st.gather.bytes_sent != st.predicted_gather_sent)
+      prob = "gather measured " + std::to_string(st.gather.bytes_sent) + "/" +
+             std::to_string(st.gather.bytes_received) + " predicted " +
+             std::to_string(st.predicted_gather_sent) + "/" +
+             std::to_string(st.predicted_gather_received);
     REQUIRE(all_problems(ctx.comm(), prob) == "");
   }
   REQUIRE(a_plan_still_works(ctx) == "");
@@ -553,7 +579,8 @@ TEST_CASE("programs: a partly written split reduction read by two maps", "[mpi][
   }
 }
 
-TEST_CASE("programs: root sends only the parts of an input no earlier map writes", "[mpi][programs]") {
+TEST_CASE("programs: root sends only the parts of an input no earlier map writes",
+          "[mpi][programs]") {
   // "head" writes x over [0, 6) of 11; "all" reads x and w over [0, 11); "bump" adds 1 to every
   // x. Root must send x's [6, 11) (to "all", and as old values to "bump") and w's [6, 11)
   // beyond what "head" reads: nothing that the first execute() overwrites.

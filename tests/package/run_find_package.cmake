@@ -67,15 +67,16 @@ endif()
 # (c) build
 step("build consumer" ${CMAKE_COMMAND} --build "${BINARY_DIR}" ${config_args})
 
-# (d) run: the plain consumer, and the one built against workpart::device_omp where the
-# installed package has it (the device path on the CPU)
-foreach(name app app_device)
+# (d) run: the plain consumer, the same with the precompiled header (workpart::pch), and the
+# one built against workpart::device_omp where the installed package has it (the device path
+# on the CPU)
+foreach(name app app_pch app_device)
   set(app "${BINARY_DIR}/${name}")
   if(CONFIG AND EXISTS "${BINARY_DIR}/${CONFIG}/${name}")
     set(app "${BINARY_DIR}/${CONFIG}/${name}")
   endif()
   if(NOT EXISTS "${app}")
-    if(name STREQUAL "app")
+    if(NOT name STREQUAL "app_device")
       message(FATAL_ERROR "package.find_package: the consumer '${app}' was not built")
     endif()
     message(STATUS "package.find_package: no ${name} (the package has no workpart::device_omp)")

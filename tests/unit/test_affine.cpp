@@ -138,7 +138,8 @@ TEST_CASE("affine: access types record the structure of each axis", "[affine][ex
   STATIC_REQUIRE(decltype(x(i + j))::step_along<0>() == step_kind::unit);
   STATIC_REQUIRE(decltype(x(i + j))::step_along<1>() == step_kind::unit);
   STATIC_REQUIRE(decltype(x(i))::step_along<1>() == step_kind::zero);
-  STATIC_REQUIRE(decltype(x(i + j))::info.free == (wp::detail::dim_bit(0) | wp::detail::dim_bit(1)));
+  STATIC_REQUIRE(decltype(x(i + j))::info.free ==
+                 (wp::detail::dim_bit(0) | wp::detail::dim_bit(1)));
   STATIC_REQUIRE(decltype(x(i + j))::all_affine);
 
   // The runtime offsets and coefficients are kept in the access.
@@ -229,7 +230,8 @@ TEST_CASE("affine: reads through offsets", "[affine][expr]") {
   }
   SECTION("runtime offsets") {
     const int64_t off = 5;
-    wp::run(wp::map("runtime_off", wp::space(n - off), out(i) = x(i + off) - x(off + i - 1 - 4 + 4)));
+    wp::run(
+        wp::map("runtime_off", wp::space(n - off), out(i) = x(i + off) - x(off + i - 1 - 4 + 4)));
     for (int64_t a = 0; a < n - off; ++a) REQUIRE(out.data()[a] == xs[a + off] - xs[a + off - 1]);
   }
   SECTION("offset on both sides with a shifted space") {
@@ -296,8 +298,10 @@ TEST_CASE("affine: runtime coefficients (strides)", "[affine][expr]") {
     for (int64_t a = 0; a < n; ++a) out.data()[a] = -1.0 - double(a);
     wp::run(wp::map("stride_write", wp::space(m), out(3 * i + 1) = x(i)));
     for (int64_t a = 0; a < n; ++a) {
-      if (a % 3 == 1 && (a - 1) / 3 < m) REQUIRE(out.data()[a] == xs[(a - 1) / 3]);
-      else REQUIRE(out.data()[a] == -1.0 - double(a));
+      if (a % 3 == 1 && (a - 1) / 3 < m)
+        REQUIRE(out.data()[a] == xs[(a - 1) / 3]);
+      else
+        REQUIRE(out.data()[a] == -1.0 - double(a));
     }
   }
   SECTION("strides in two dimensions, 2 * i + 3 * j") {

@@ -69,9 +69,9 @@ TEST_CASE("errors: affine accesses that leave the array when the map is built", 
   }
   SECTION("x(i - 1) at i = 0 reads -1") {
     REQUIRE_THROWS_AS(wp::map("shift_down", wp::space(n), out(i) = x(i - 1)), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::map("shift_down", wp::space(n), out(i) = x(i - 1)),
-                        Contains("'shift_down'") && Contains("'x'") && Contains("axis 0") &&
-                            Contains("at -1"));
+    REQUIRE_THROWS_WITH(
+        wp::map("shift_down", wp::space(n), out(i) = x(i - 1)),
+        Contains("'shift_down'") && Contains("'x'") && Contains("axis 0") && Contains("at -1"));
   }
   SECTION("reversed x(N - i) reads N") {
     const int64_t N = n;
@@ -89,21 +89,27 @@ TEST_CASE("errors: affine accesses that leave the array when the map is built", 
                         Contains("'neg_stride'") && Contains("'x'") && Contains("at -2"));
   }
   SECTION("sums x(i + r) with an inner range that overruns") {
-    REQUIRE_NOTHROW(wp::map("conv_ok", wp::space(n - 3), out(i) = wp::sum(wp::range(r, 0, 4), x(i + r))));
-    REQUIRE_THROWS_AS(wp::map("conv", wp::space(n - 2), out(i) = wp::sum(wp::range(r, 0, 4), x(i + r))),
-                      wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::map("conv", wp::space(n - 2), out(i) = wp::sum(wp::range(r, 0, 4), x(i + r))),
-                        Contains("'conv'") && Contains("'x'") && Contains("axis 0") && Contains("at 13"));
+    REQUIRE_NOTHROW(
+        wp::map("conv_ok", wp::space(n - 3), out(i) = wp::sum(wp::range(r, 0, 4), x(i + r))));
+    REQUIRE_THROWS_AS(
+        wp::map("conv", wp::space(n - 2), out(i) = wp::sum(wp::range(r, 0, 4), x(i + r))),
+        wp::shape_error);
+    REQUIRE_THROWS_WITH(
+        wp::map("conv", wp::space(n - 2), out(i) = wp::sum(wp::range(r, 0, 4), x(i + r))),
+        Contains("'conv'") && Contains("'x'") && Contains("axis 0") && Contains("at 13"));
     // An affine range bound that depends on the outer index.
-    REQUIRE_THROWS_WITH(wp::map("tri", wp::space(n), out(i) = wp::sum(wp::range(r, 0, i + 2), x(r))),
-                        Contains("'tri'") && Contains("'x'") && Contains("at 13"));
-    REQUIRE_THROWS_WITH(wp::map("tri_lo", wp::space(n), out(i) = wp::max_of(wp::range(r, i - 1, i + 1), x(r))),
-                        Contains("'tri_lo'") && Contains("'x'") && Contains("at -1"));
+    REQUIRE_THROWS_WITH(
+        wp::map("tri", wp::space(n), out(i) = wp::sum(wp::range(r, 0, i + 2), x(r))),
+        Contains("'tri'") && Contains("'x'") && Contains("at 13"));
+    REQUIRE_THROWS_WITH(
+        wp::map("tri_lo", wp::space(n), out(i) = wp::max_of(wp::range(r, i - 1, i + 1), x(r))),
+        Contains("'tri_lo'") && Contains("'x'") && Contains("at -1"));
   }
   SECTION("a left-hand side that overruns") {
     REQUIRE_THROWS_AS(wp::map("lhs", wp::space(n), out(i + 1) = x(i)), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::map("lhs", wp::space(n), out(i + 1) = x(i)),
-                        Contains("'lhs'") && Contains("'out'") && Contains("writes") && Contains("at 13"));
+    REQUIRE_THROWS_WITH(
+        wp::map("lhs", wp::space(n), out(i + 1) = x(i)),
+        Contains("'lhs'") && Contains("'out'") && Contains("writes") && Contains("at 13"));
     REQUIRE_THROWS_WITH(wp::map("lhs_add", wp::space(n), out(i - 1) += x(i)),
                         Contains("'lhs_add'") && Contains("'out'") && Contains("at -1"));
     REQUIRE_THROWS_WITH(wp::map("lhs_max", wp::space({0, n + 1}), wp::max_into(out(i), 1.0)),
@@ -112,12 +118,15 @@ TEST_CASE("errors: affine accesses that leave the array when the map is built", 
   SECTION("the axis at fault is named") {
     arr2 A("A", {5, 7});
     arr2 B("B", {5, 7});
-    REQUIRE_THROWS_WITH(wp::map("axis1", wp::space(5, 7), B(i, j) = A(i, j + 1)),
-                        Contains("'axis1'") && Contains("'A'") && Contains("axis 1") && Contains("at 7"));
-    REQUIRE_THROWS_WITH(wp::map("axis0", wp::space(5, 7), B(i, j) = A(4 - i + 1, j)),
-                        Contains("'axis0'") && Contains("'A'") && Contains("axis 0") && Contains("at 5"));
-    REQUIRE_THROWS_WITH(wp::map("const_sub", wp::space(5), out(i) = A(i, 7)),
-                        Contains("'const_sub'") && Contains("'A'") && Contains("axis 1") && Contains("at 7"));
+    REQUIRE_THROWS_WITH(
+        wp::map("axis1", wp::space(5, 7), B(i, j) = A(i, j + 1)),
+        Contains("'axis1'") && Contains("'A'") && Contains("axis 1") && Contains("at 7"));
+    REQUIRE_THROWS_WITH(
+        wp::map("axis0", wp::space(5, 7), B(i, j) = A(4 - i + 1, j)),
+        Contains("'axis0'") && Contains("'A'") && Contains("axis 0") && Contains("at 5"));
+    REQUIRE_THROWS_WITH(
+        wp::map("const_sub", wp::space(5), out(i) = A(i, 7)),
+        Contains("'const_sub'") && Contains("'A'") && Contains("axis 1") && Contains("at 7"));
   }
   SECTION("constant subscripts in a rank-0 space") {
     wp::array<double, 0> s("s", {});
@@ -133,10 +142,12 @@ TEST_CASE("errors: affine accesses that leave the array when the map is built", 
   }
   SECTION("the error is raised by the second statement too, and in a wp::all reduction") {
     arr2 A("A", {5, 7});
-    REQUIRE_THROWS_WITH(wp::map("second", wp::space(n - 1), out(i) = x(i), out(i + 1) = x(i + 1) + x(i + 2)),
-                        Contains("'second'") && Contains("'x'") && Contains("at 13"));
-    REQUIRE_THROWS_WITH(wp::map("all_row", wp::space(6), out(i) = wp::sum(A(i, wp::all))),
-                        Contains("'all_row'") && Contains("'A'") && Contains("axis 0") && Contains("at 5"));
+    REQUIRE_THROWS_WITH(
+        wp::map("second", wp::space(n - 1), out(i) = x(i), out(i + 1) = x(i + 1) + x(i + 2)),
+        Contains("'second'") && Contains("'x'") && Contains("at 13"));
+    REQUIRE_THROWS_WITH(
+        wp::map("all_row", wp::space(6), out(i) = wp::sum(A(i, wp::all))),
+        Contains("'all_row'") && Contains("'A'") && Contains("axis 0") && Contains("at 5"));
   }
 }
 
@@ -147,16 +158,17 @@ TEST_CASE("errors: ranges empty at some points are bounded exactly where they ru
   arr1 x10("x10", {10}), x9("x9", {9}), y("y", {13});
   for (int64_t a = 0; a < 10; ++a) x10.data()[a] = double(a * a) - 7.0;
   for (int64_t a = 0; a < 13; ++a) y.data()[a] = -1.0;
-  REQUIRE_NOTHROW(wp::run(wp::map("tri_ok", wp::space(13), y(i) = wp::sum(wp::range(r, i, 4), x10(r - 2 * i + 6)))));
+  REQUIRE_NOTHROW(wp::run(
+      wp::map("tri_ok", wp::space(13), y(i) = wp::sum(wp::range(r, i, 4), x10(r - 2 * i + 6)))));
   for (int64_t a = 0; a < 13; ++a) {
     double e = 0;  // empty rows sum to 0
     for (int64_t q = a; q < 4; ++q) e += double((q - 2 * a + 6) * (q - 2 * a + 6)) - 7.0;
     INFO("y(" << a << ")");
     REQUIRE(y.data()[a] == e);
   }
-  REQUIRE_THROWS_WITH(wp::map("tri_bad", wp::space(13), y(i) = wp::sum(wp::range(r, i, 4), x9(r - 2 * i + 6))),
-                      Contains("'tri_bad'") && Contains("'x9'") && Contains("at 9") &&
-                          Contains("span [3, 9]"));
+  REQUIRE_THROWS_WITH(
+      wp::map("tri_bad", wp::space(13), y(i) = wp::sum(wp::range(r, i, 4), x9(r - 2 * i + 6))),
+      Contains("'tri_bad'") && Contains("'x9'") && Contains("at 9") && Contains("span [3, 9]"));
   // Two outer dimensions: range(r, j, i + 1) runs where j <= i (a lower triangle). There
   // x(r - 2j + i) spans [0, 2(m - 1)] (min at r = j = i, max at r = i = m - 1, j = 0); over the
   // whole square it would reach -(m - 1) at i = 0, j = m - 1, where the range is empty.
@@ -164,7 +176,8 @@ TEST_CASE("errors: ranges empty at some points are bounded exactly where they ru
   arr1 x11("x11", {2 * m - 1});
   for (int64_t a = 0; a < 2 * m - 1; ++a) x11.data()[a] = double(a) + 0.5;
   wp::array<double, 2> S("S", {m, m});
-  REQUIRE_NOTHROW(wp::run(wp::map("band", wp::space(m, m), S(i, j) = wp::sum(wp::range(r, j, i + 1), x11(r - 2 * j + i)))));
+  REQUIRE_NOTHROW(wp::run(wp::map("band", wp::space(m, m),
+                                  S(i, j) = wp::sum(wp::range(r, j, i + 1), x11(r - 2 * j + i)))));
   for (int64_t a = 0; a < m; ++a)
     for (int64_t b = 0; b < m; ++b) {
       double e = 0;
@@ -178,21 +191,24 @@ TEST_CASE("errors: a stencil restricted by its space is in bounds", "[errors]") 
   arr1 x("x", {n});
   arr1 out("out", {n});
   for (int64_t a = 0; a < n; ++a) x.data()[a] = double(a * a);
-  REQUIRE_NOTHROW(wp::run(wp::map("stencil", wp::space({1, n - 1}), out(i) = x(i - 1) - 2 * x(i) + x(i + 1))));
+  REQUIRE_NOTHROW(
+      wp::run(wp::map("stencil", wp::space({1, n - 1}), out(i) = x(i - 1) - 2 * x(i) + x(i + 1))));
   for (int64_t a = 1; a < n - 1; ++a) REQUIRE(out.data()[a] == 2.0);  // second difference of a^2
   REQUIRE(out.data()[0] == 0.0);
   REQUIRE(out.data()[n - 1] == 0.0);
   arr2 G("G", {7, 9});
   arr2 H("H", {7, 9});
-  REQUIRE_NOTHROW(wp::run(wp::map("stencil2d", wp::space({1, 6}, {1, 8}),
-                                  H(i, j) = G(i - 1, j) + G(i + 1, j) + G(i, j - 1) + G(i, j + 1))));
+  REQUIRE_NOTHROW(
+      wp::run(wp::map("stencil2d", wp::space({1, 6}, {1, 8}),
+                      H(i, j) = G(i - 1, j) + G(i + 1, j) + G(i, j - 1) + G(i, j + 1))));
 }
 
 TEST_CASE("errors: negative extents", "[errors]") {
   REQUIRE_THROWS_AS(arr1("neg", {-1}), wp::shape_error);
   REQUIRE_THROWS_WITH(arr1("neg", {-1}), Contains("'neg'") && Contains("-1"));
   REQUIRE_THROWS_AS(arr2("neg2", {3, -4}), wp::shape_error);
-  REQUIRE_THROWS_WITH(arr2("neg2", {3, -4}), Contains("'neg2'") && Contains("-4") && Contains("axis 1"));
+  REQUIRE_THROWS_WITH(arr2("neg2", {3, -4}),
+                      Contains("'neg2'") && Contains("-4") && Contains("axis 1"));
   REQUIRE_THROWS_AS(arr3i("neg3", {-2, 3, 4}), wp::shape_error);
   REQUIRE_NOTHROW(arr2("zero", {0, 4}));
 
@@ -228,7 +244,8 @@ TEST_CASE("errors: a CSR with a corrupt row pointer throws from wp::run", "[erro
   }
   for (int64_t a = 0; a < n; ++a) x.data()[a] = double(a) - 6.0;
   auto spmv = [&] {
-    return wp::map("spmv", wp::space(rows), y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), vals(jj) * x(col(jj))));
+    return wp::map("spmv", wp::space(rows),
+                   y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), vals(jj) * x(col(jj))));
   };
   // The map is fine with good data.
   REQUIRE_NOTHROW(wp::run(spmv()));
@@ -242,14 +259,16 @@ TEST_CASE("errors: a CSR with a corrupt row pointer throws from wp::run", "[erro
     row.data()[rows] = nnz + 1;  // the last row reads vals(9) and col(9)
     auto m = spmv();             // building the map cannot see the data
     REQUIRE_THROWS_AS(wp::run(m), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::run(m), Contains("'spmv'") && (Contains("'vals'") || Contains("'col'")) &&
+    REQUIRE_THROWS_WITH(wp::run(m), Contains("'spmv'") &&
+                                        (Contains("'vals'") || Contains("'col'")) &&
                                         Contains("at 9") && Contains("[0, 9)"));
   }
   SECTION("a row pointer far past the end") {
     row.data()[3] = nnz + 40;
     row.data()[4] = nnz + 50;
     REQUIRE_THROWS_AS(wp::run(spmv()), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::run(spmv()), Contains("'spmv'") && (Contains("'vals'") || Contains("'col'")));
+    REQUIRE_THROWS_WITH(wp::run(spmv()),
+                        Contains("'spmv'") && (Contains("'vals'") || Contains("'col'")));
   }
   SECTION("a negative row pointer") {
     row.data()[0] = -1;
@@ -258,7 +277,8 @@ TEST_CASE("errors: a CSR with a corrupt row pointer throws from wp::run", "[erro
   }
   SECTION("an affine body access past the end inside a data-dependent range") {
     // vals(jj + 1) is in bounds except for the last entry of the last row.
-    auto m = wp::map("next", wp::space(rows), y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), vals(jj + 1)));
+    auto m = wp::map("next", wp::space(rows),
+                     y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), vals(jj + 1)));
     REQUIRE_THROWS_AS(wp::run(m), wp::shape_error);
     REQUIRE_THROWS_WITH(wp::run(m), Contains("'next'") && Contains("'vals'") && Contains("at 9"));
   }
@@ -266,15 +286,16 @@ TEST_CASE("errors: a CSR with a corrupt row pointer throws from wp::run", "[erro
     // For each entry jj, a window vals(jj), vals(jj + 1): the last entry's window leaves vals.
     const wp::index<2> r;
     auto m = wp::map("window", wp::space(rows),
-                     y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)), wp::sum(wp::range(r, jj, jj + 2), vals(r))));
+                     y(i) = wp::sum(wp::range(jj, row(i), row(i + 1)),
+                                    wp::sum(wp::range(r, jj, jj + 2), vals(r))));
     REQUIRE_THROWS_AS(wp::run(m), wp::shape_error);
     REQUIRE_THROWS_WITH(wp::run(m), Contains("'window'") && Contains("'vals'") && Contains("at 9"));
   }
   SECTION("a column index out of range") {
     col.data()[4] = int32_t(n + 2);
     REQUIRE_THROWS_AS(wp::run(spmv()), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::run(spmv()), Contains("'spmv'") && Contains("'x'") && Contains("at 15") &&
-                                             Contains("[0, 13)"));
+    REQUIRE_THROWS_WITH(wp::run(spmv()), Contains("'spmv'") && Contains("'x'") &&
+                                             Contains("at 15") && Contains("[0, 13)"));
   }
   // Whatever failed, nothing was written around the arrays.
   REQUIRE(ybuf.guards_intact());
@@ -299,13 +320,15 @@ TEST_CASE("errors: an indirect subscript x(col(j)) out of range throws from wp::
   SECTION("past the end") {
     col.data()[5] = n;
     REQUIRE_THROWS_AS(wp::run(gather), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::run(gather), Contains("'gather'") && Contains("'x'") && Contains("axis 0") &&
-                                             Contains("at 13") && Contains("[0, 13)"));
+    REQUIRE_THROWS_WITH(wp::run(gather), Contains("'gather'") && Contains("'x'") &&
+                                             Contains("axis 0") && Contains("at 13") &&
+                                             Contains("[0, 13)"));
   }
   SECTION("negative") {
     col.data()[0] = -2;
     REQUIRE_THROWS_AS(wp::run(gather), wp::shape_error);
-    REQUIRE_THROWS_WITH(wp::run(gather), Contains("'gather'") && Contains("'x'") && Contains("at -2"));
+    REQUIRE_THROWS_WITH(wp::run(gather),
+                        Contains("'gather'") && Contains("'x'") && Contains("at -2"));
   }
   SECTION("far out, with the subscript computed from the data") {
     wp::array<int64_t, 1> big("big", {m});
@@ -313,7 +336,8 @@ TEST_CASE("errors: an indirect subscript x(col(j)) out of range throws from wp::
     auto m2 = wp::map("gather_far", wp::space(m), y(i) = x(big(i) / 1000));
     REQUIRE_NOTHROW(wp::run(m2));  // big(i) / 1000 = i: in bounds
     big.data()[6] = 1000 * 1000;
-    REQUIRE_THROWS_WITH(wp::run(m2), Contains("'gather_far'") && Contains("'x'") && Contains("at 1000"));
+    REQUIRE_THROWS_WITH(wp::run(m2),
+                        Contains("'gather_far'") && Contains("'x'") && Contains("at 1000"));
   }
   SECTION("an error in one run does not stick to the next") {
     col.data()[2] = 100;
@@ -351,8 +375,10 @@ TEST_CASE("errors: an out-of-range indirect subscript is never read", "[errors]"
   }
   SECTION("constant along an inner range: sum(range(r, 0, C), x(col(i)))") {
     arr2 Y("Y", {m, 1});
-    auto mp = wp::map("inner_bcast", wp::space(m, 1), Y(i, j) = wp::sum(wp::range(r, 0, C), x(col(i))));
-    REQUIRE_THROWS_WITH(wp::run(mp), Contains("'inner_bcast'") && Contains("'x'") && Contains("at 15"));
+    auto mp =
+        wp::map("inner_bcast", wp::space(m, 1), Y(i, j) = wp::sum(wp::range(r, 0, C), x(col(i))));
+    REQUIRE_THROWS_WITH(wp::run(mp),
+                        Contains("'inner_bcast'") && Contains("'x'") && Contains("at 15"));
     for (int64_t a = 0; a < m; ++a) CHECK(Y.data()[a] != Approx(12345.0 * C));
   }
   REQUIRE(xbuf.guards_intact());
@@ -368,10 +394,13 @@ TEST_CASE("errors: nothing is written out of bounds when a map is refused", "[er
     A.data()[k] = double(k);
     out.data()[k] = -1.0;
   }
-  REQUIRE_THROWS_AS(wp::run(wp::map("over_rows", wp::space(R + 1, C), out(i, j) = 1.0)), wp::shape_error);
-  REQUIRE_THROWS_AS(wp::run(wp::map("over_cols", wp::space(R, C), out(i, j + 1) += A(i, j))), wp::shape_error);
-  REQUIRE_THROWS_AS(wp::run(wp::map("under", wp::space(R, C), wp::min_into(out(i, j - 1), A(i, j)))),
+  REQUIRE_THROWS_AS(wp::run(wp::map("over_rows", wp::space(R + 1, C), out(i, j) = 1.0)),
                     wp::shape_error);
+  REQUIRE_THROWS_AS(wp::run(wp::map("over_cols", wp::space(R, C), out(i, j + 1) += A(i, j))),
+                    wp::shape_error);
+  REQUIRE_THROWS_AS(
+      wp::run(wp::map("under", wp::space(R, C), wp::min_into(out(i, j - 1), A(i, j)))),
+      wp::shape_error);
   REQUIRE(obuf.guards_intact());
   // The map was refused before anything ran: the array itself is untouched too.
   for (int64_t k = 0; k < R * C; ++k) REQUIRE(out.data()[k] == -1.0);

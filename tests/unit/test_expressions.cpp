@@ -22,8 +22,10 @@ constexpr int64_t n = 37;
 // Value for position a: integers for integer types, fractions for floating types.
 template <class T>
 T make_value(double v) {
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v * 0.375);
-  else return static_cast<T>(v);
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(v * 0.375);
+  else
+    return static_cast<T>(v);
 }
 
 // Compares one element: exact for integers, relative tolerance for floating types.
@@ -75,8 +77,10 @@ struct inputs {
 // C++ arithmetic on the element type, as the reference: exp(int) works on double.
 template <class T>
 auto real(T v) {
-  if constexpr (std::is_integral_v<T>) return static_cast<double>(v);
-  else return v;
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<double>(v);
+  else
+    return v;
 }
 
 }  // namespace
@@ -102,7 +106,8 @@ TEMPLATE_TEST_CASE("expressions: arithmetic between accesses", "[expr][ops]", WP
   in.check("unary_plus", out(i) = +x(i), [&](int64_t a) { return xs[a]; });
   in.check("precedence", out(i) = x(i) + y(i) * x(i) - y(i) / y(i),
            [&](int64_t a) { return xs[a] + ys[a] * xs[a] - ys[a] / ys[a]; });
-  in.check("same_array_twice", out(i) = x(i) * x(i) - x(i), [&](int64_t a) { return xs[a] * xs[a] - xs[a]; });
+  in.check("same_array_twice", out(i) = x(i) * x(i) - x(i),
+           [&](int64_t a) { return xs[a] * xs[a] - xs[a]; });
 }
 
 TEMPLATE_TEST_CASE("expressions: scalars on either side", "[expr][ops]", WP_ELEMENT_TYPES) {
@@ -157,14 +162,15 @@ TEST_CASE("expressions: runtime scalars are captured by value", "[expr][ops]") {
   double s = 2.0;
   int64_t off = 1;
   auto m = wp::map("captured", wp::space(n - 1), out(i) = x(i + off) * s + s);
-  s = 100.0;   // changing the variables after the map is built changes nothing
+  s = 100.0;  // changing the variables after the map is built changes nothing
   off = 0;
   wp::run(m);
   for (int64_t a = 0; a < n - 1; ++a) REQUIRE(out.data()[a] == Approx(x.data()[a + 1] * 2.0 + 2.0));
   REQUIRE(out.data()[n - 1] == 0.0);
 }
 
-TEMPLATE_TEST_CASE("expressions: functions exp log sqrt tanh abs", "[expr][ops]", WP_ELEMENT_TYPES) {
+TEMPLATE_TEST_CASE("expressions: functions exp log sqrt tanh abs", "[expr][ops]",
+                   WP_ELEMENT_TYPES) {
   using T = TestType;
   auto [i] = wp::indices<1>();
   inputs<T> in;
@@ -180,9 +186,11 @@ TEMPLATE_TEST_CASE("expressions: functions exp log sqrt tanh abs", "[expr][ops]"
   in.check("log", out(i) = wp::log(y(i)), [&](int64_t a) { return std::log(real(ys[a])); });
   in.check("sqrt", out(i) = wp::sqrt(y(i)), [&](int64_t a) { return std::sqrt(real(ys[a])); });
   in.check("tanh", out(i) = wp::tanh(x(i)), [&](int64_t a) { return std::tanh(real(xs[a])); });
-  in.check("abs", out(i) = wp::abs(x(i)), [&](int64_t a) { return xs[a] < T(0) ? T(-xs[a]) : xs[a]; });
+  in.check("abs", out(i) = wp::abs(x(i)),
+           [&](int64_t a) { return xs[a] < T(0) ? T(-xs[a]) : xs[a]; });
   // Results in double for integer arrays: scaling before the conversion keeps the fraction.
-  in.check("log_scaled", out(i) = wp::log(y(i)) * 100, [&](int64_t a) { return std::log(real(ys[a])) * 100; });
+  in.check("log_scaled", out(i) = wp::log(y(i)) * 100,
+           [&](int64_t a) { return std::log(real(ys[a])) * 100; });
   in.check("sqrt_scaled", out(i) = 10 * wp::sqrt(y(i) + 2),
            [&](int64_t a) { return 10 * std::sqrt(real(T(ys[a] + 2))); });
   in.check("tanh_scaled", out(i) = wp::tanh(s(i)) * 1000,
@@ -274,7 +282,8 @@ TEMPLATE_TEST_CASE("expressions: comparisons and wp::select", "[expr][ops]", WP_
   in.check("cmp_assigned", out(i) = (x(i) != z(i)), [&](int64_t a) { return xs[a] != zs[a]; });
 }
 
-TEMPLATE_TEST_CASE("expressions: wp::val gives global coordinates", "[expr][ops]", WP_ELEMENT_TYPES) {
+TEMPLATE_TEST_CASE("expressions: wp::val gives global coordinates", "[expr][ops]",
+                   WP_ELEMENT_TYPES) {
   using T = TestType;
   auto [i, j] = wp::indices<2>();
   inputs<T> in;
@@ -285,7 +294,8 @@ TEMPLATE_TEST_CASE("expressions: wp::val gives global coordinates", "[expr][ops]
   in.check("val", out(i) = wp::val(i), [&](int64_t a) { return a; });
   in.check("val_plus_x", out(i) = x(i) + wp::val(i), [&](int64_t a) { return xs[a] + a; });
   in.check("val_times_x", out(i) = x(i) * wp::val(i) - 1, [&](int64_t a) { return xs[a] * a - 1; });
-  in.check("val_float_mix", out(i) = wp::val(i) * 0.25 + x(i), [&](int64_t a) { return double(a) * 0.25 + xs[a]; });
+  in.check("val_float_mix", out(i) = wp::val(i) * 0.25 + x(i),
+           [&](int64_t a) { return double(a) * 0.25 + xs[a]; });
   in.check("val_int_div", out(i) = wp::val(i) / 4, [&](int64_t a) { return a / 4; });
   in.check("val_in_select", out(i) = wp::select(wp::val(i) < 10, x(i), 0),
            [&](int64_t a) { return a < 10 ? xs[a] : T(0); });
@@ -295,14 +305,17 @@ TEMPLATE_TEST_CASE("expressions: wp::val gives global coordinates", "[expr][ops]
     for (int64_t a = 0; a < n; ++a) out.data()[a] = T(-9);
     wp::run(wp::map("val_lo", wp::space({lo, hi}), out(i) = wp::val(i) * 2 + x(i - lo)));
     for (int64_t a = 0; a < n; ++a) {
-      if (a >= lo && a < hi) check_element<T>(out.data()[a], 2 * a + xs[a - lo], a);
-      else check_element<T>(out.data()[a], T(-9), a);
+      if (a >= lo && a < hi)
+        check_element<T>(out.data()[a], 2 * a + xs[a - lo], a);
+      else
+        check_element<T>(out.data()[a], T(-9), a);
     }
   }
   SECTION("a space with lo > 0 mixed with floats") {
     const int64_t lo = 3, hi = 20;
     for (int64_t a = 0; a < n; ++a) out.data()[a] = T(0);
-    wp::run(wp::map("val_lo_f", wp::space({lo, hi}), out(i) = wp::val(i) * 0.5f + wp::sqrt(wp::val(i) + x(i) * 0)));
+    wp::run(wp::map("val_lo_f", wp::space({lo, hi}),
+                    out(i) = wp::val(i) * 0.5f + wp::sqrt(wp::val(i) + x(i) * 0)));
     for (int64_t a = lo; a < hi; ++a)
       check_element<T>(out.data()[a], double(a) * 0.5f + std::sqrt(double(a + xs[a] * 0)), a);
     for (int64_t a = 0; a < lo; ++a) check_element<T>(out.data()[a], T(0), a);
@@ -314,9 +327,10 @@ TEMPLATE_TEST_CASE("expressions: wp::val gives global coordinates", "[expr][ops]
     for (int64_t a = 0; a < M.size(); ++a) M.data()[a] = T(-5);
     for (int64_t a = 0; a < Mt.size(); ++a) Mt.data()[a] = T(-5);
     // M(i, j): rows along j; Mt(j, i): rows along i.
-    wp::run(wp::program(
-        wp::map("val2d", wp::space({2, R + 2}, {1, C + 1}), M(i, j) = wp::val(i) * 100 + wp::val(j)),
-        wp::map("val2dt", wp::space({2, R + 2}, {1, C + 1}), Mt(j, i) = wp::val(i) * 100 - wp::val(j))));
+    wp::run(wp::program(wp::map("val2d", wp::space({2, R + 2}, {1, C + 1}),
+                                M(i, j) = wp::val(i) * 100 + wp::val(j)),
+                        wp::map("val2dt", wp::space({2, R + 2}, {1, C + 1}),
+                                Mt(j, i) = wp::val(i) * 100 - wp::val(j))));
     for (int64_t a = 0; a < R + 2; ++a)
       for (int64_t b = 0; b < C + 1; ++b) {
         const bool inside = a >= 2 && b >= 1;
@@ -341,9 +355,10 @@ TEMPLATE_TEST_CASE("expressions: two-dimensional expressions with strided rows",
   }
   for (int64_t b = 0; b < C; ++b) v.data()[b] = make_value<T>(double(b - 6));
   const T s = make_value<T>(3.0);
-  wp::run(wp::map("mix2d", wp::space(R, C),
-                  out(i, j) = wp::select(A(i, j) > v(j), A(i, j) * B(j, i) - s, wp::abs(v(j)) + s * A(i, j)) /
-                                  B(j, i)));
+  wp::run(wp::map(
+      "mix2d", wp::space(R, C),
+      out(i, j) = wp::select(A(i, j) > v(j), A(i, j) * B(j, i) - s, wp::abs(v(j)) + s * A(i, j)) /
+                  B(j, i)));
   for (int64_t a = 0; a < R; ++a)
     for (int64_t b = 0; b < C; ++b) {
       const T av = A.data()[a * C + b], bv = B.data()[b * R + a], vv = v.data()[b];

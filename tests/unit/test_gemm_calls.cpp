@@ -39,8 +39,10 @@ std::string host_gemm(const strided_gemm<T>& g) {
       for (int j = 0; j < g.n; ++j) {
         T acc = 0;
         for (int p = 0; p < g.k; ++p) {
-          const T a = g.trans_a ? A[p + std::ptrdiff_t(i) * g.lda] : A[i + std::ptrdiff_t(p) * g.lda];
-          const T bb = g.trans_b ? B[j + std::ptrdiff_t(p) * g.ldb] : B[p + std::ptrdiff_t(j) * g.ldb];
+          const T a =
+              g.trans_a ? A[p + std::ptrdiff_t(i) * g.lda] : A[i + std::ptrdiff_t(p) * g.lda];
+          const T bb =
+              g.trans_b ? B[j + std::ptrdiff_t(p) * g.ldb] : B[p + std::ptrdiff_t(j) * g.ldb];
           acc += a * bb;
         }
         C[i + std::ptrdiff_t(j) * g.ldc] += g.alpha * acc;
@@ -75,11 +77,13 @@ int run_planned(const Stmt& st, const wp::detail::buffer_env& env, const std::ar
                 const std::array<index_t, N>& hi, std::string& problem) {
   using T = typename Stmt::value_type;
   int calls = 0;
-  const bool ok = wp::detail::plan_strided_gemms<N>(st, env, env, lo.data(), hi.data(), [&](const strided_gemm<T>& g) {
-    ++calls;
-    const std::string p = host_gemm(g);
-    if (!p.empty() && problem.empty()) problem = p;
-  });
+  const bool ok = wp::detail::plan_strided_gemms<N>(st, env, env, lo.data(), hi.data(),
+                                                    [&](const strided_gemm<T>& g) {
+                                                      ++calls;
+                                                      const std::string p = host_gemm(g);
+                                                      if (!p.empty() && problem.empty())
+                                                        problem = p;
+                                                    });
   return ok ? calls : -1;
 }
 
@@ -115,10 +119,12 @@ TEST_CASE("gemm calls: 2-D contractions in every operand layout", "[device][gemm
   auto want_at = [&](index_t x, index_t y, double scale) {
     double s = 0.5;
     if (x >= lo[0] && x < hi[0] && y >= lo[1] && y < hi[1])
-      for (index_t p = lo[2]; p < hi[2]; ++p) s += scale * A.data()[x * K + p] * B.data()[p * N + y];
+      for (index_t p = lo[2]; p < hi[2]; ++p)
+        s += scale * A.data()[x * K + p] * B.data()[p * N + y];
     return s;
   };
-  std::vector<double> want(std::size_t(M * N)), want_t(std::size_t(M * N)), want_s(std::size_t(M * N));
+  std::vector<double> want(std::size_t(M * N)), want_t(std::size_t(M * N)),
+      want_s(std::size_t(M * N));
   for (index_t x = 0; x < M; ++x)
     for (index_t y = 0; y < N; ++y) {
       want[std::size_t(x * N + y)] = want_at(x, y, 1.0);
@@ -199,7 +205,8 @@ TEST_CASE("gemm calls: a rank's blocks held at an offset", "[device][gemm]") {
   for (index_t x = lo[0]; x < hi[0]; ++x)
     for (index_t y = lo[1]; y < hi[1]; ++y) {
       double s = 1.0;
-      for (index_t p = 0; p < K; ++p) s += double(A.data()[x * K + p]) * double(B.data()[p * N + y]);
+      for (index_t p = 0; p < K; ++p)
+        s += double(A.data()[x * K + p]) * double(B.data()[p * N + y]);
       const float got = c_blk[std::size_t((x - lo[0]) * (hi[1] - lo[1]) + (y - lo[1]))];
       if (std::abs(got - s) > 1e-5) bad = "C(" + std::to_string(x) + "," + std::to_string(y) + ")";
     }
@@ -219,13 +226,15 @@ TEST_CASE("gemm calls: batches, index groups, and what is refused", "[device][ge
     env.add(&A, whole(A));
     env.add(&B, whole(B));
     env.add(&C, whole(C));
-    REQUIRE(run_planned<4>(C(b, i, j) += A(b, i, k) * B(b, k, j), env, {0, 0, 0, 0}, {Bn, M, N, K}, problem) == 1);
+    REQUIRE(run_planned<4>(C(b, i, j) += A(b, i, k) * B(b, k, j), env, {0, 0, 0, 0}, {Bn, M, N, K},
+                           problem) == 1);
     std::vector<double> want;
     for (index_t q = 0; q < Bn; ++q)
       for (index_t x = 0; x < M; ++x)
         for (index_t y = 0; y < N; ++y) {
           double s = 0;
-          for (index_t p = 0; p < K; ++p) s += A.data()[(q * M + x) * K + p] * B.data()[(q * K + p) * N + y];
+          for (index_t p = 0; p < K; ++p)
+            s += A.data()[(q * M + x) * K + p] * B.data()[(q * K + p) * N + y];
           want.push_back(s);
         }
     REQUIRE(max_diff(C.data(), want) < 1e-12);
@@ -243,15 +252,16 @@ TEST_CASE("gemm calls: batches, index groups, and what is refused", "[device][ge
     env.add(&W, whole(W));
     env.add(&Q, whole(Q));
     // (b, s) fuse into one m of Bn*S rows, (h, d) into one n: a single GEMM
-    REQUIRE(run_planned<5>(Q(b, s, h, d) += X(b, s, e) * W(e, h, d), env, {0, 0, 0, 0, 0}, {Bn, S, H, D, E},
-                           problem) == 1);
+    REQUIRE(run_planned<5>(Q(b, s, h, d) += X(b, s, e) * W(e, h, d), env, {0, 0, 0, 0, 0},
+                           {Bn, S, H, D, E}, problem) == 1);
     std::vector<double> want;
     for (index_t q = 0; q < Bn; ++q)
       for (index_t t = 0; t < S; ++t)
         for (index_t x = 0; x < H; ++x)
           for (index_t y = 0; y < D; ++y) {
             double acc = 0;
-            for (index_t p = 0; p < E; ++p) acc += X.data()[(q * S + t) * E + p] * W.data()[(p * H + x) * D + y];
+            for (index_t p = 0; p < E; ++p)
+              acc += X.data()[(q * S + t) * E + p] * W.data()[(p * H + x) * D + y];
             want.push_back(acc);
           }
     REQUIRE(max_diff(Q.data(), want) < 1e-12);
@@ -269,14 +279,16 @@ TEST_CASE("gemm calls: batches, index groups, and what is refused", "[device][ge
     env.add(&A, whole(A));
     env.add(&B, whole(B));
     env.add(&C, whole(C));
-    const int calls = run_planned<4>(C(i, j) += A(i, k2, k1) * B(k1, k2, j), env, {0, 0, 0, 0}, {M, N, K1, K2}, problem);
+    const int calls = run_planned<4>(C(i, j) += A(i, k2, k1) * B(k1, k2, j), env, {0, 0, 0, 0},
+                                     {M, N, K1, K2}, problem);
     REQUIRE(calls >= 1);
     std::vector<double> want;
     for (index_t x = 0; x < M; ++x)
       for (index_t y = 0; y < N; ++y) {
         double acc = 0;
         for (index_t p = 0; p < K1; ++p)
-          for (index_t r = 0; r < K2; ++r) acc += A.data()[(x * K2 + r) * K1 + p] * B.data()[(p * K2 + r) * N + y];
+          for (index_t r = 0; r < K2; ++r)
+            acc += A.data()[(x * K2 + r) * K1 + p] * B.data()[(p * K2 + r) * N + y];
         want.push_back(acc);
       }
     REQUIRE(max_diff(C.data(), want) < 1e-12);
@@ -288,7 +300,8 @@ TEST_CASE("gemm calls: batches, index groups, and what is refused", "[device][ge
     env.add(&A, whole(A));
     env.add(&B, whole(B));
     env.add(&C, whole(C));
-    REQUIRE(run_planned<4>(C(i, j, b) += A(i, k, b) * B(k, j, b), env, {0, 0, 0, 0}, {M, N, K, Bn}, problem) == -1);
+    REQUIRE(run_planned<4>(C(i, j, b) += A(i, k, b) * B(k, j, b), env, {0, 0, 0, 0}, {M, N, K, Bn},
+                           problem) == -1);
   }
   SECTION("integer elements: refused (cuBLAS has no integer GEMM)") {
     auto [i, j, k] = wp::indices<3>();

@@ -72,7 +72,8 @@ double brute_force(const wp::cost_graph& g) {
   for (;;) {
     double c = 0;
     for (std::size_t v = 0; v < V; ++v) c += g.vertex_cost(v, k[v]);
-    for (std::size_t e = 0; e < g.num_edges(); ++e) c += g.edge_cost(e, k[g.edge_source(e)], k[g.edge_target(e)]);
+    for (std::size_t e = 0; e < g.num_edges(); ++e)
+      c += g.edge_cost(e, k[g.edge_source(e)], k[g.edge_target(e)]);
     best = std::min(best, c);
     std::size_t v = 0;
     for (; v < V; ++v) {
@@ -111,7 +112,8 @@ TEST_CASE("optimize: the schedule is the cheapest of all under the model", "[uni
       while (!(t.grids[m][c] == *g)) ++c;
       chosen[m + 1] = c;
     }
-    for (std::size_t v = 0; v < t.graph.num_vertices(); ++v) again += t.graph.vertex_cost(v, chosen[v]);
+    for (std::size_t v = 0; v < t.graph.num_vertices(); ++v)
+      again += t.graph.vertex_cost(v, chosen[v]);
     for (std::size_t e = 0; e < t.graph.num_edges(); ++e)
       again += t.graph.edge_cost(e, chosen[t.graph.edge_source(e)], chosen[t.graph.edge_target(e)]);
     REQUIRE(again == Approx(r.cost).epsilon(1e-12));

@@ -1,5 +1,5 @@
 /// \file test_program_description.cpp
-/// Programs given as data (optimize/program_description.hpp, program_reader.hpp): the cost
+/// Programs given as data (optimize/program_description.hpp, io/program_reader.hpp): the cost
 /// tables of a description equal, entry for entry, those of the typed program it describes
 /// (so workpart-optimize --program chooses what wp::optimize chooses), for matmul chains, a
 /// 3-map softmax (max_into, a broadcast read), a stencil with offsets, a transpose and a
@@ -10,7 +10,7 @@
 
 #include <workpart/workpart.hpp>
 #include <workpart/optimize/optimize.hpp>
-#include <workpart/optimize/program_reader.hpp>
+#include <workpart/io/program_reader.hpp>
 
 #include <string>
 #include <vector>
@@ -39,9 +39,11 @@ void require_same_tables(const wp::program_cost_tables& a, const wp::program_cos
     REQUIRE(a.graph.edge_source(e) == b.graph.edge_source(e));
     REQUIRE(a.graph.edge_target(e) == b.graph.edge_target(e));
     REQUIRE(a.edge_arrays[e] == b.edge_arrays[e]);
-    const std::size_t ku = a.graph.num_configs(a.graph.edge_source(e)), kv = a.graph.num_configs(a.graph.edge_target(e));
+    const std::size_t ku = a.graph.num_configs(a.graph.edge_source(e)),
+                      kv = a.graph.num_configs(a.graph.edge_target(e));
     for (std::size_t x = 0; x < ku; ++x)
-      for (std::size_t y = 0; y < kv; ++y) REQUIRE(a.graph.edge_cost(e, x, y) == b.graph.edge_cost(e, x, y));
+      for (std::size_t y = 0; y < kv; ++y)
+        REQUIRE(a.graph.edge_cost(e, x, y) == b.graph.edge_cost(e, x, y));
   }
 }
 
@@ -58,7 +60,9 @@ void require_same_as_typed(const Prog& prog, const wp::program_description& d) {
     }
 }
 
-wp::subscript idx(std::vector<index_t> coef, index_t offset = 0) { return {false, std::move(coef), offset}; }
+wp::subscript idx(std::vector<index_t> coef, index_t offset = 0) {
+  return {false, std::move(coef), offset};
+}
 wp::subscript whole() { return {true, {}, 0}; }
 
 constexpr index_t B = 7, D = 5, H = 9;  // uneven extents
@@ -69,18 +73,30 @@ wp::program_description mlp_description() {
   d.arrays = {{"x", {B, D}, 4},  {"W1", {D, H}, 4}, {"h", {B, H}, 4}, {"a", {B, H}, 4},
               {"W2", {H, D}, 4}, {"y", {B, D}, 4},  {"z", {B, D}, 4}};
   using M = wp::access_mode;
-  d.maps.push_back({"fc1", {"i", "j", "k"}, {B, H, D}, 2,
+  d.maps.push_back({"fc1",
+                    {"i", "j", "k"},
+                    {B, H, D},
+                    2,
                     {{"x", {idx({1, 0, 0}), idx({0, 0, 1})}, M::read, "x(i, k)"},
                      {"W1", {idx({0, 0, 1}), idx({0, 1, 0})}, M::read, "W1(k, j)"},
                      {"h", {idx({1, 0, 0}), idx({0, 1, 0})}, M::add, "h(i, j)"}}});
-  d.maps.push_back({"relu", {"i", "j"}, {B, H}, 1,
+  d.maps.push_back({"relu",
+                    {"i", "j"},
+                    {B, H},
+                    1,
                     {{"h", {idx({1, 0}), idx({0, 1})}, M::read, "h(i, j)"},
                      {"a", {idx({1, 0}), idx({0, 1})}, M::assign, "a(i, j)"}}});
-  d.maps.push_back({"fc2", {"i", "j", "k"}, {B, D, H}, 2,
+  d.maps.push_back({"fc2",
+                    {"i", "j", "k"},
+                    {B, D, H},
+                    2,
                     {{"a", {idx({1, 0, 0}), idx({0, 0, 1})}, M::read, "a(i, k)"},
                      {"W2", {idx({0, 0, 1}), idx({0, 1, 0})}, M::read, "W2(k, j)"},
                      {"y", {idx({1, 0, 0}), idx({0, 1, 0})}, M::add, "y(i, j)"}}});
-  d.maps.push_back({"res", {"i", "j"}, {B, D}, 1,
+  d.maps.push_back({"res",
+                    {"i", "j"},
+                    {B, D},
+                    1,
                     {{"y", {idx({1, 0}), idx({0, 1})}, M::read, "y(i, j)"},
                      {"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"},
                      {"z", {idx({1, 0}), idx({0, 1})}, M::assign, "z(i, j)"}}});
@@ -110,10 +126,11 @@ const char* mlp_json = R"({
 
 }  // namespace
 
-TEST_CASE("program description: an MLP with a skip edge prices as the typed program", "[unit][optimize]") {
+TEST_CASE("program description: an MLP with a skip edge prices as the typed program",
+          "[unit][optimize]") {
   auto [i, j, k] = wp::indices<3>();
-  wp::array<float, 2> x("x", {B, D}), W1("W1", {D, H}), h("h", {B, H}), a("a", {B, H}), W2("W2", {H, D}),
-      y("y", {B, D}), z("z", {B, D});
+  wp::array<float, 2> x("x", {B, D}), W1("W1", {D, H}), h("h", {B, H}), a("a", {B, H}),
+      W2("W2", {H, D}), y("y", {B, D}), z("z", {B, D});
   auto fc1 = wp::map("fc1", wp::space(B, H, D), h(i, j) += x(i, k) * W1(k, j));
   auto relu = wp::map("relu", wp::space(B, H), a(i, j) = wp::max(h(i, j), 0.0f));
   auto fc2 = wp::map("fc2", wp::space(B, D, H), y(i, j) += a(i, k) * W2(k, j));
@@ -122,7 +139,8 @@ TEST_CASE("program description: an MLP with a skip edge prices as the typed prog
 
   // the JSON form reads into the same description
   const wp::program_description r = wp::parse_program_description(mlp_json, "mlp.json");
-  for (int P : {1, 3, 4}) require_same_tables(wp::program_costs(mlp_description(), P), wp::program_costs(r, P));
+  for (int P : {1, 3, 4})
+    require_same_tables(wp::program_costs(mlp_description(), P), wp::program_costs(r, P));
   REQUIRE(r.maps[3].indices == std::vector<std::string>{"i0", "i1"});
   REQUIRE(r.maps[1].ops_per_point == 1);
   REQUIRE(r.maps[0].accesses[2].text == "h(i, j)");
@@ -141,13 +159,23 @@ TEST_CASE("program description: softmax, a stencil, a transpose and two statemen
     auto m3 = wp::map("norm", wp::space(R, L), y(i, j) = wp::exp(x(i, j) - mx(i)) / sm(i));
     wp::program_description d;
     d.arrays = {{"x", {R, L}, 8}, {"y", {R, L}, 8}, {"mx", {R}, 8}, {"sm", {R}, 8}};
-    d.maps.push_back({"max", {"i", "j"}, {R, L}, 1,
-                      {{"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"}, {"mx", {idx({1, 0})}, M::max, "mx(i)"}}});
-    d.maps.push_back({"expsum", {"i", "j"}, {R, L}, 3,
+    d.maps.push_back({"max",
+                      {"i", "j"},
+                      {R, L},
+                      1,
+                      {{"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"},
+                       {"mx", {idx({1, 0})}, M::max, "mx(i)"}}});
+    d.maps.push_back({"expsum",
+                      {"i", "j"},
+                      {R, L},
+                      3,
                       {{"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"},
                        {"mx", {idx({1, 0})}, M::read, "mx(i)"},
                        {"sm", {idx({1, 0})}, M::add, "sm(i)"}}});
-    d.maps.push_back({"norm", {"i", "j"}, {R, L}, 3,
+    d.maps.push_back({"norm",
+                      {"i", "j"},
+                      {R, L},
+                      3,
                       {{"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"},
                        {"mx", {idx({1, 0})}, M::read, "mx(i)"},
                        {"sm", {idx({1, 0})}, M::read, "sm(i)"},
@@ -161,12 +189,18 @@ TEST_CASE("program description: softmax, a stencil, a transpose and two statemen
     auto tr = wp::map("transpose", wp::space(R, L), T(j, i) = A(i, j) * v(j));
     wp::program_description d;
     d.arrays = {{"u", {L + 2}, 8}, {"v", {L}, 8}, {"A", {R, L}, 8}, {"T", {L, R}, 8}};
-    d.maps.push_back({"stencil", {"i"}, {L}, 3,
+    d.maps.push_back({"stencil",
+                      {"i"},
+                      {L},
+                      3,
                       {{"u", {idx({1})}, M::read, "u(i)"},
                        {"u", {idx({1}, 2)}, M::read, "u(i+2)"},
                        {"u", {idx({1}, 1)}, M::read, "u(i+1)"},
                        {"v", {idx({1})}, M::assign, "v(i)"}}});
-    d.maps.push_back({"transpose", {"i", "j"}, {R, L}, 1,
+    d.maps.push_back({"transpose",
+                      {"i", "j"},
+                      {R, L},
+                      1,
                       {{"A", {idx({1, 0}), idx({0, 1})}, M::read, "A(i, j)"},
                        {"v", {idx({0, 1})}, M::read, "v(j)"},
                        {"T", {idx({0, 1}), idx({1, 0})}, M::assign, "T(j, i)"}}});
@@ -180,12 +214,18 @@ TEST_CASE("program description: softmax, a stencil, a transpose and two statemen
     auto after = wp::map("scale", wp::space(R, L), x(i, j) = e(i, j) / s(i));
     wp::program_description d;
     d.arrays = {{"x", {R, L}, 8}, {"e", {R, L}, 8}, {"s", {R}, 8}};
-    d.maps.push_back({"rows", {"i", "j"}, {R, L}, 2,
+    d.maps.push_back({"rows",
+                      {"i", "j"},
+                      {R, L},
+                      2,
                       {{"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"},
                        {"e", {idx({1, 0}), idx({0, 1})}, M::assign, "e(i, j)"},
                        {"e", {idx({1, 0}), idx({0, -1}, L - 1)}, M::read, "e(i, L - 1 - j)"},
                        {"s", {idx({1, 0})}, M::add, "s(i)"}}});
-    d.maps.push_back({"scale", {"i", "j"}, {R, L}, 1,
+    d.maps.push_back({"scale",
+                      {"i", "j"},
+                      {R, L},
+                      1,
                       {{"e", {idx({1, 0}), idx({0, 1})}, M::read, "e(i, j)"},
                        {"s", {idx({1, 0})}, M::read, "s(i)"},
                        {"x", {idx({1, 0}), idx({0, 1})}, M::assign, "x(i, j)"}}});
@@ -200,7 +240,10 @@ TEST_CASE("program description: softmax, a stencil, a transpose and two statemen
     auto m = wp::map("rowdot", wp::space(R, L), y(i) += x(i, j) * w(j));
     wp::program_description d;
     d.arrays = {{"x", {R, L}, 8}, {"w", {L}, 8}, {"y", {R}, 8}};
-    d.maps.push_back({"rowdot", {"i", "j"}, {R, L}, 2,
+    d.maps.push_back({"rowdot",
+                      {"i", "j"},
+                      {R, L},
+                      2,
                       {{"x", {idx({1, 0}), idx({0, 1})}, M::read, "x(i, j)"},
                        {"w", {idx({0, 1})}, M::read, "w(j)"},
                        {"y", {idx({1, 0})}, M::add, "y(i)"}}});
@@ -212,12 +255,17 @@ TEST_CASE("program description: softmax, a stencil, a transpose and two statemen
   }
 }
 
-TEST_CASE("program description: a JSON subscript is any affine form of the indices", "[unit][optimize]") {
-  const std::string head = R"({"arrays": [{"name": "u", "shape": [40]}, {"name": "v", "shape": [10]}],
+TEST_CASE("program description: a JSON subscript is any affine form of the indices",
+          "[unit][optimize]") {
+  const std::string head =
+      R"({"arrays": [{"name": "u", "shape": [40]}, {"name": "v", "shape": [10]}],
      "maps": [{"name": "m", "indices": ["i", "j"], "extents": [10, 2], "accesses": [
        {"array": "v", "index": ["i"], "mode": "="}, {"array": "u", "index": [)";
   auto parse = [&](const std::string& sub) {
-    return wp::parse_program_description(head + sub + "]}]}]}", "s.json").maps[0].accesses[1].index[0];
+    return wp::parse_program_description(head + sub + "]}]}]}", "s.json")
+        .maps[0]
+        .accesses[1]
+        .index[0];
   };
   auto f = parse(R"("2*i - j + 3")");
   REQUIRE(!f.whole_axis);
@@ -232,16 +280,21 @@ TEST_CASE("program description: a JSON subscript is any affine form of the indic
   REQUIRE(parse(R"("*")").whole_axis);
   REQUIRE(parse(R"("all")").whole_axis);
   REQUIRE(parse(R"(":")").whole_axis);
-  for (const char* bad : {R"("k")", R"("i j")", R"("2*")", R"("")", R"("i**2")", R"("i/2")", R"("3*4")"}) {
+  for (const char* bad :
+       {R"("k")", R"("i j")", R"("2*")", R"("")", R"("i**2")", R"("i/2")", R"("3*4")"}) {
     INFO(bad);
-    REQUIRE_THROWS_WITH(parse(bad), Catch::Contains("s.json: byte") && Catch::Contains("subscript"));
+    REQUIRE_THROWS_WITH(parse(bad),
+                        Catch::Contains("s.json: byte") && Catch::Contains("subscript"));
   }
 }
 
-TEST_CASE("program description: bad descriptions are errors that say where", "[unit][optimize][errors]") {
-  const std::string arrays = R"("arrays": [{"name": "x", "shape": [6, 4]}, {"name": "y", "shape": [6]}])";
+TEST_CASE("program description: bad descriptions are errors that say where",
+          "[unit][optimize][errors]") {
+  const std::string arrays =
+      R"("arrays": [{"name": "x", "shape": [6, 4]}, {"name": "y", "shape": [6]}])";
   auto parse = [&](const std::string& maps, const std::string& extra = "") {
-    return wp::parse_program_description("{" + arrays + R"(, "maps": [)" + maps + "]" + extra + "}", "p.json");
+    return wp::parse_program_description("{" + arrays + R"(, "maps": [)" + maps + "]" + extra + "}",
+                                         "p.json");
   };
   const std::string good =
       R"({"name": "sum", "indices": ["i", "k"], "extents": [6, 4], "accesses": [{"array": "y", "index": ["i"], "mode": "+="}, {"array": "x", "index": ["i", "k"]}]})";
@@ -254,26 +307,31 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
     std::string maps, extra, says;
   };
   const std::vector<bad_case> cases = {
-      {R"({"name": "m", "extents": [6], "accesses": [{"array": "q", "index": ["i0"], "mode": "="}]})", "",
-       "no array is called 'q'"},
-      {R"({"name": "m", "extents": [6], "accesses": [{"array": "x", "index": ["i0"], "mode": "="}]})", "",
-       "1 subscripts for an array of 2 axes"},
-      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mode": "*="}]})", "",
-       "mode \"*=\""},
-      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"]}]})", "", "writes no array"},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "q", "index": ["i0"], "mode": "="}]})",
+       "", "no array is called 'q'"},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "x", "index": ["i0"], "mode": "="}]})",
+       "", "1 subscripts for an array of 2 axes"},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mode": "*="}]})",
+       "", "mode \"*=\""},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"]}]})", "",
+       "writes no array"},
       {R"({"name": "m", "indices": ["i", "j"], "extents": [6], "accesses": [{"array": "y", "index": ["i"], "mode": "="}]})",
        "", "names 2 indices for 1 extents"},
-      {R"({"name": "m", "extents": [-6], "accesses": [{"array": "y", "index": ["i0"], "mode": "="}]})", "",
-       "negative extent"},
+      {R"({"name": "m", "extents": [-6], "accesses": [{"array": "y", "index": ["i0"], "mode": "="}]})",
+       "", "negative extent"},
       {R"({"extents": [6], "accesses": []})", "", "has no \"name\""},
       {R"({"name": "m", "accesses": []})", "", "has no \"extents\""},
       {R"({"name": "m", "extents": [6], "extents": [6]})", "", "appears twice"},
       {R"({"name": "m", "extents": [6], "accesses": [{"index": ["i0"]}]})", "", "has no \"array\""},
       {good + ", " + good.substr(0, good.size()), "", "two maps are called 'sum'"},
-      {good + then, R"(, "edges": [{"from": "sum", "to": "twice", "arrays": ["y"]}])", "no array written by \"sum\""},
-      {good + R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})",
-       R"(, "edges": [{"from": "sum", "to": "use", "arrays": ["x"]}])", "array \"x\" does not pass"},
-      {good + R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})",
+      {good + then, R"(, "edges": [{"from": "sum", "to": "twice", "arrays": ["y"]}])",
+       "no array written by \"sum\""},
+      {good +
+           R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})",
+       R"(, "edges": [{"from": "sum", "to": "use", "arrays": ["x"]}])",
+       "array \"x\" does not pass"},
+      {good +
+           R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})",
        R"(, "edges": [{"from": "use", "to": "sum", "arrays": []}])", "no array written by \"use\""},
       {"", "", "it has no maps"},
       {R"({"name": "m", "indices": ["i", "i"], "extents": [6, 4], "accesses": [{"array": "y", "index": ["i"], "mode": "="}]})",
@@ -282,8 +340,8 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
        "", "index name 'all'"},
       {R"({"name": "m", "indices": ["2i"], "extents": [6], "accesses": [{"array": "y", "index": ["0"], "mode": "="}]})",
        "", "index name '2i'"},
-      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mdoe": "="}]})", "",
-       "unknown key \"mdoe\""},
+      {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mdoe": "="}]})",
+       "", "unknown key \"mdoe\""},
       {R"({"name": "m", "extents": [4000000000, 4000000000, 4000000000], "accesses": [{"array": "y", "index": ["i0"], "mode": "="}]})",
        "", "more than 2^62 points"},
       {R"({"name": "m", "extents": [6], "accesses": [{"array": "y", "index": ["i0 + 1000000000000000 + 1000000000000000"], "mode": "="}]})",
@@ -293,15 +351,20 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
   for (const auto& c : cases) {
     INFO(c.maps << c.extra);
     REQUIRE_THROWS_AS(parse(c.maps, c.extra), wp::error);
-    REQUIRE_THROWS_WITH(parse(c.maps, c.extra), Catch::Contains(c.says) && Catch::Contains("p.json"));
+    REQUIRE_THROWS_WITH(parse(c.maps, c.extra),
+                        Catch::Contains(c.says) && Catch::Contains("p.json"));
   }
   // an edge the accesses imply but "edges" leaves out: "again" combines into y (old values
   // from "sum") and reads x (from "use"); "twice" reads only what it wrote itself
-  const std::string two = good + R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})";
-  const std::string again = R"(, {"name": "again", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mode": "+="}, {"array": "x", "index": ["i0", "1"]}]})";
-  REQUIRE_THROWS_WITH(parse(two + again, R"(, "edges": [{"from": "sum", "to": "use", "arrays": ["y"]}])"),
-                      Catch::Contains("pass array \"y\" from \"sum\" to \"again\"") &&
-                          Catch::Contains("\"edges\" does not list it"));
+  const std::string two =
+      good +
+      R"(, {"name": "use", "extents": [6], "accesses": [{"array": "x", "index": ["i0", "0"], "mode": "="}, {"array": "y", "index": ["i0"]}]})";
+  const std::string again =
+      R"(, {"name": "again", "extents": [6], "accesses": [{"array": "y", "index": ["i0"], "mode": "+="}, {"array": "x", "index": ["i0", "1"]}]})";
+  REQUIRE_THROWS_WITH(
+      parse(two + again, R"(, "edges": [{"from": "sum", "to": "use", "arrays": ["y"]}])"),
+      Catch::Contains("pass array \"y\" from \"sum\" to \"again\"") &&
+          Catch::Contains("\"edges\" does not list it"));
   REQUIRE(parse(two + again + then, R"(, "edges": [{"from": "sum", "to": "use", "arrays": ["y"]},
       {"from": "sum", "to": "again", "arrays": ["y"]}, {"from": "use", "to": "again", "arrays": ["x"]}])")
               .maps.size() == 4);
@@ -309,7 +372,10 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
   wp::program_description d;
   d.arrays = {{"x", {6, 4}, 8}, {"e", {6, 4}, 8}};
   using M = wp::access_mode;
-  d.maps.push_back({"shift", {"i", "k"}, {6, 4}, 1,
+  d.maps.push_back({"shift",
+                    {"i", "k"},
+                    {6, 4},
+                    1,
                     {{"e", {idx({1, 0}), idx({0, 1})}, M::assign, "e(i, k)"},
                      {"e", {idx({-1, 0}, 5), idx({0, -1}, 3)}, M::read, "e(5 - i, 3 - k)"},
                      {"x", {idx({1, 0}), idx({0, 1})}, M::assign, "x(i, k)"}}});
@@ -321,7 +387,8 @@ TEST_CASE("program description: bad descriptions are errors that say where", "[u
     wp::program_description big;
     big.arrays = {{"z", {index_t(1) << 40, index_t(1) << 30}, 8}};
     big.maps.push_back({"m", {"i"}, {4}, 1, {{"z", {idx({1}), idx({0})}, M::assign, "z(i, 0)"}}});
-    REQUIRE_THROWS_WITH(wp::program_costs(big, 2), Catch::Contains("array 'z' has more than 2^62 bytes"));
+    REQUIRE_THROWS_WITH(wp::program_costs(big, 2),
+                        Catch::Contains("array 'z' has more than 2^62 bytes"));
   }
   // the file reader names a missing file
   REQUIRE_THROWS_AS(wp::read_program_description("/nonexistent/program.json"), wp::error);

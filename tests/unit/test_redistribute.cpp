@@ -1,11 +1,11 @@
-// Redistribution planning (comm/redistribute.hpp), no MPI: every element a rank needs is
+// Redistribution planning (plan/redistribute.hpp), no MPI: every element a rank needs is
 // covered by exactly one piece from a holder of it (the newest layer that holds it), or left
 // to root when no layer holds it; pieces the rank holds itself come first. Checked element
 // by element against random boxes, by brute force written here.
 
 #include <catch2/catch.hpp>
 
-#include <workpart/comm/redistribute.hpp>
+#include <workpart/plan/redistribute.hpp>
 
 #include <map>
 #include <random>
@@ -68,8 +68,10 @@ TEST_CASE("redistribute: each needed element comes once, from its newest holder,
       layers[std::size_t(l)].map = l;
       layers[std::size_t(l)].boxes.resize(P);
       for (auto& b : layers[std::size_t(l)].boxes)
-        if (g() % 3) b = random_box(g, n);
-        else b = wd::box{};
+        if (g() % 3)
+          b = random_box(g, n);
+        else
+          b = wd::box{};
     }
     const wd::transfer tr = wd::plan_transfer(need, layers);
     for (int r = 0; r < P; ++r) {
@@ -139,7 +141,8 @@ TEST_CASE("redistribute: kinds and bytes of simple layouts", "[unit][redistribut
 namespace {
 /// plan_transfer as it was first written: every rank tried, in order r, r+1, ... (the
 /// holder index must change which ranks are tried, never the pieces).
-wd::transfer plan_transfer_every_rank(const std::vector<wd::box>& need, const std::vector<wd::layer>& layers) {
+wd::transfer plan_transfer_every_rank(const std::vector<wd::box>& need,
+                                      const std::vector<wd::layer>& layers) {
   const int P = int(need.size());
   wd::transfer t;
   t.remainder.assign(std::size_t(P), 0);
@@ -172,7 +175,8 @@ wd::transfer plan_transfer_every_rank(const std::vector<wd::box>& need, const st
 bool same_pieces(const std::vector<wd::piece>& a, const std::vector<wd::piece>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].from != b[i].from || a[i].to != b[i].to || a[i].layer != b[i].layer || !(a[i].b == b[i].b))
+    if (a[i].from != b[i].from || a[i].to != b[i].to || a[i].layer != b[i].layer ||
+        !(a[i].b == b[i].b))
       return false;
   return true;
 }
@@ -190,7 +194,8 @@ std::vector<wd::box> grid_boxes(index_t n0, index_t n1, int g0, int g1, int repl
 }
 }  // namespace
 
-TEST_CASE("redistribute: the holder index gives the pieces of trying every rank", "[unit][redistribute]") {
+TEST_CASE("redistribute: the holder index gives the pieces of trying every rank",
+          "[unit][redistribute]") {
   std::mt19937 g(7);
   for (int rep = 0; rep < 300; ++rep) {
     const int P = 1 + int(g() % 13);

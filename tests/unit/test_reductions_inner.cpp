@@ -22,8 +22,10 @@ namespace {
 template <class T>
 T value_at(int64_t k, int64_t salt = 0) {
   const double v = double((k * 7 + salt * 5) % 17 - 8);
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v * 0.375);
-  else return static_cast<T>(v);
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(v * 0.375);
+  else
+    return static_cast<T>(v);
 }
 
 template <class T, int N>
@@ -92,7 +94,8 @@ TEMPLATE_TEST_CASE("reductions: constant bounds", "[reduce]", WP_ELEMENT_TYPES) 
     const int64_t lo = 2, hi = 9;  // i + 2 r: at most 7 + 16 = 23 < 37 for i < 8
     wp::array<T, 1> y("y", {8});
     fill(y, 1);
-    wp::run(wp::map("strided", wp::space(8), y(i) += wp::sum(wp::range(r, lo, hi), x(2 * r + i) - 1)));
+    wp::run(
+        wp::map("strided", wp::space(8), y(i) += wp::sum(wp::range(r, lo, hi), x(2 * r + i) - 1)));
     std::vector<double> e(8);
     for (int64_t a = 0; a < 8; ++a) {
       double s = 0;
@@ -103,7 +106,8 @@ TEMPLATE_TEST_CASE("reductions: constant bounds", "[reduce]", WP_ELEMENT_TYPES) 
   }
   SECTION("the inner index through wp::val") {
     wp::array<T, 1> y("y", {m});
-    wp::run(wp::map("val_inner", wp::space(m), y(i) = wp::sum(wp::range(r, 1, R + 1), wp::val(r) * x(i + r - 1))));
+    wp::run(wp::map("val_inner", wp::space(m),
+                    y(i) = wp::sum(wp::range(r, 1, R + 1), wp::val(r) * x(i + r - 1))));
     std::vector<double> e(m, 0.0);
     for (int64_t a = 0; a < m; ++a)
       for (int64_t b = 1; b <= R; ++b) e[a] += double(b) * double(xs[a + b - 1]);
@@ -125,7 +129,8 @@ TEST_CASE("reductions: a sum of comparisons counts (rank of each element)", "[re
   }
 }
 
-TEMPLATE_TEST_CASE("reductions: affine bounds that depend on outer indices", "[reduce]", WP_ELEMENT_TYPES) {
+TEMPLATE_TEST_CASE("reductions: affine bounds that depend on outer indices", "[reduce]",
+                   WP_ELEMENT_TYPES) {
   using T = TestType;
   auto [i, j, r] = wp::indices<3>();
   constexpr int64_t n = 13;
@@ -164,14 +169,17 @@ TEMPLATE_TEST_CASE("reductions: affine bounds that depend on outer indices", "[r
   SECTION("backward window: range(r, i - 3, i + 1) over [3, n)") {
     wp::array<T, 1> y("y", {n});
     const auto ys = fill(y, 5);
-    wp::run(wp::map("back", wp::space({3, n}), y(i) = wp::min_of(wp::range(r, i - 3, i + 1), x(r))));
+    wp::run(
+        wp::map("back", wp::space({3, n}), y(i) = wp::min_of(wp::range(r, i - 3, i + 1), x(r))));
     std::vector<double> e(ys.begin(), ys.end());
-    for (int64_t a = 3; a < n; ++a) e[a] = double(*std::min_element(xs.begin() + a - 3, xs.begin() + a + 1));
+    for (int64_t a = 3; a < n; ++a)
+      e[a] = double(*std::min_element(xs.begin() + a - 3, xs.begin() + a + 1));
     require_equal(y, e);
   }
   SECTION("bounds from two outer indices: range(r, j, i + 1), empty where j > i") {
     wp::array<T, 2> S("S", {n, n});
-    wp::run(wp::map("band", wp::space(n, n), S(i, j) = wp::sum(wp::range(r, j, i + 1), x(r) * 2 + 1)));
+    wp::run(
+        wp::map("band", wp::space(n, n), S(i, j) = wp::sum(wp::range(r, j, i + 1), x(r) * 2 + 1)));
     std::vector<double> e(n * n, 0.0);
     for (int64_t a = 0; a < n; ++a)
       for (int64_t b = 0; b < n; ++b)
@@ -212,8 +220,9 @@ TEST_CASE("reductions: data-dependent bounds (CSR)", "[reduce][csr]") {
   SECTION("row max with max_into: empty rows keep their values") {
     wp::array<double, 1> y("y", {rows});
     const auto ys = fill(y, 9);
-    wp::run(wp::map("rowmax", wp::space(rows),
-                    wp::max_into(y(i), wp::max_of(wp::range(jj, row(i), row(i + 1)), vals(jj) * 2))));
+    wp::run(
+        wp::map("rowmax", wp::space(rows),
+                wp::max_into(y(i), wp::max_of(wp::range(jj, row(i), row(i + 1)), vals(jj) * 2))));
     std::vector<double> e(ys.begin(), ys.end());
     for (int64_t a = 0; a < rows; ++a)
       for (int64_t q = ptr[a]; q < ptr[a + 1]; ++q) e[a] = std::max(e[a], vals.data()[q] * 2);
@@ -250,7 +259,8 @@ TEST_CASE("reductions: data-dependent bounds (CSR)", "[reduce][csr]") {
   }
   SECTION("a data-dependent lower bound with a constant upper bound") {
     wp::array<double, 1> y("y", {rows});
-    wp::run(wp::map("tail", wp::space(rows), y(i) = wp::sum(wp::range(jj, row(i), nnz), vals(jj) + wp::val(jj))));
+    wp::run(wp::map("tail", wp::space(rows),
+                    y(i) = wp::sum(wp::range(jj, row(i), nnz), vals(jj) + wp::val(jj))));
     std::vector<double> e(rows, 0.0);
     for (int64_t a = 0; a < rows; ++a)
       for (int64_t q = ptr[a]; q < nnz; ++q) e[a] += vals.data()[q] + double(q);
@@ -280,7 +290,8 @@ TEST_CASE("reductions: empty ranges give the identity", "[reduce]") {
     wp::array<double, 1> y("y", {n});
     fill(y, 3);
     const int64_t five = 5;
-    wp::run(wp::map("empty_sum", wp::space(n), y(i) = wp::sum(wp::range(r, five, five), x(r)) + 1.5));
+    wp::run(
+        wp::map("empty_sum", wp::space(n), y(i) = wp::sum(wp::range(r, five, five), x(r)) + 1.5));
     for (int64_t a = 0; a < n; ++a) REQUIRE(y.data()[a] == 1.5);
   }
   SECTION("a reversed range (hi < lo) is empty") {
@@ -309,7 +320,8 @@ TEST_CASE("reductions: empty ranges give the identity", "[reduce]") {
     const auto hs = fill(hi, 4);
     const auto los = fill(lo, 5);
     const int64_t zero = 0;
-    wp::run(wp::map("empty_max", wp::space(n), wp::max_into(hi(i), wp::max_of(wp::range(r, zero, zero), x(r))),
+    wp::run(wp::map("empty_max", wp::space(n),
+                    wp::max_into(hi(i), wp::max_of(wp::range(r, zero, zero), x(r))),
                     wp::min_into(lo(i), wp::min_of(wp::range(r, i, i), xi(r)))));
     for (int64_t a = 0; a < n; ++a) {
       REQUIRE(hi.data()[a] == hs[a]);
@@ -336,8 +348,9 @@ TEST_CASE("reductions: nested inner reductions over two inner indices", "[reduce
 
   SECTION("constant bounds: sum over r of the max over s") {
     wp::array<double, 1> y("y", {n});
-    wp::run(wp::map("summax", wp::space(n),
-                    y(i) = wp::sum(wp::range(r, 0, R), w(r) * wp::max_of(wp::range(s, 0, S), A(i + r, s)))));
+    wp::run(wp::map(
+        "summax", wp::space(n),
+        y(i) = wp::sum(wp::range(r, 0, R), w(r) * wp::max_of(wp::range(s, 0, S), A(i + r, s)))));
     std::vector<double> e(n, 0.0);
     for (int64_t a = 0; a < n; ++a)
       for (int64_t b = 0; b < R; ++b) {
@@ -349,8 +362,10 @@ TEST_CASE("reductions: nested inner reductions over two inner indices", "[reduce
   }
   SECTION("the inner body uses both inner indices") {
     wp::array<double, 1> y("y", {n});
-    wp::run(wp::map("both", wp::space(n),
-                    y(i) = wp::min_of(wp::range(r, 0, R), wp::sum(wp::range(s, 0, S), A(i + r, s) * w(r) + wp::val(s)))));
+    wp::run(
+        wp::map("both", wp::space(n),
+                y(i) = wp::min_of(wp::range(r, 0, R),
+                                  wp::sum(wp::range(s, 0, S), A(i + r, s) * w(r) + wp::val(s)))));
     std::vector<double> e(n);
     for (int64_t a = 0; a < n; ++a) {
       double m = 1e300;
@@ -365,8 +380,9 @@ TEST_CASE("reductions: nested inner reductions over two inner indices", "[reduce
   }
   SECTION("triangular nest: the inner range depends on the outer inner index") {
     wp::array<double, 1> y("y", {n});
-    wp::run(wp::map("tri_nest", wp::space(n),
-                    y(i) = wp::sum(wp::range(r, 0, i + 1), wp::sum(wp::range(s, r, i + 1), x(s) * x(r)))));
+    wp::run(wp::map(
+        "tri_nest", wp::space(n),
+        y(i) = wp::sum(wp::range(r, 0, i + 1), wp::sum(wp::range(s, r, i + 1), x(s) * x(r)))));
     std::vector<double> e(n, 0.0);
     for (int64_t a = 0; a < n; ++a)
       for (int64_t b = 0; b <= a; ++b)
@@ -396,7 +412,8 @@ TEST_CASE("reductions: over wp::all axes", "[reduce][all]") {
   SECTION("column max and min: wp::max_of(A(wp::all, i))") {
     wp::array<double, 1> mx("mx", {C});
     wp::array<double, 1> mn("mn", {C});
-    wp::run(wp::map("colext", wp::space(C), mx(i) = wp::max_of(A(wp::all, i)), mn(i) = wp::min_of(A(wp::all, i) * 2)));
+    wp::run(wp::map("colext", wp::space(C), mx(i) = wp::max_of(A(wp::all, i)),
+                    mn(i) = wp::min_of(A(wp::all, i) * 2)));
     for (int64_t q = 0; q < C; ++q) {
       double hi = -1e300, lo = 1e300;
       for (int64_t a = 0; a < R; ++a) {
@@ -418,7 +435,8 @@ TEST_CASE("reductions: over wp::all axes", "[reduce][all]") {
   }
   SECTION("transposed product in a 2-D space: c(wp::all) * A(wp::all, j)") {
     wp::array<double, 2> y("y", {2, C});
-    wp::run(wp::map("gevm_all", wp::space(2, C), y(i, j) = wp::sum(c(wp::all) * A(wp::all, j)) * wp::val(i)));
+    wp::run(wp::map("gevm_all", wp::space(2, C),
+                    y(i, j) = wp::sum(c(wp::all) * A(wp::all, j)) * wp::val(i)));
     for (int64_t p = 0; p < 2; ++p)
       for (int64_t q = 0; q < C; ++q) {
         double s = 0;
@@ -436,7 +454,8 @@ TEST_CASE("reductions: over wp::all axes", "[reduce][all]") {
   }
   SECTION("a wp::all reduction nested in another") {
     wp::array<double, 1> y("y", {R});
-    wp::run(wp::map("nested_all", wp::space(R), y(i) = wp::sum(A(i, wp::all) - wp::max_of(b(wp::all)))));
+    wp::run(wp::map("nested_all", wp::space(R),
+                    y(i) = wp::sum(A(i, wp::all) - wp::max_of(b(wp::all)))));
     const double bmax = *std::max_element(bs.begin(), bs.end());
     std::vector<double> e(R, 0.0);
     for (int64_t a = 0; a < R; ++a)
@@ -447,7 +466,8 @@ TEST_CASE("reductions: over wp::all axes", "[reduce][all]") {
     wp::array<double, 3> T3("T3", {R + 1, 4, 5});
     const auto ts = fill(T3, 4);
     wp::array<double, 2> y("y", {R, 5});
-    wp::run(wp::map("mid", wp::space(R, 5), y(i, j) = wp::max_of(T3(i + 1, wp::all, j) + wp::val(j))));
+    wp::run(
+        wp::map("mid", wp::space(R, 5), y(i, j) = wp::max_of(T3(i + 1, wp::all, j) + wp::val(j))));
     for (int64_t a = 0; a < R; ++a)
       for (int64_t q = 0; q < 5; ++q) {
         double m = -1e300;

@@ -1,13 +1,13 @@
 // The strategy search (optimize/search.hpp) against brute force on many small random graphs:
 // optimal cost, the returned assignment's own cost, the runner-ups (min-marginals), the
-// time-budget and table-limit fallbacks; and the cost-table reader (optimize/table_reader.hpp):
+// time-budget and table-limit fallbacks; and the cost-table reader (io/table_reader.hpp):
 // good input, any JSON number, whitespace, key order, and every error with its byte offset.
 
 #include <catch2/catch.hpp>
 
 #include <workpart/optimize/cost_graph.hpp>
 #include <workpart/optimize/search.hpp>
-#include <workpart/optimize/table_reader.hpp>
+#include <workpart/io/table_reader.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -62,19 +62,27 @@ static_assert(wp::cost_table_graph<plain_graph>);
 enum class shape { chain, tree, diamond, skip, dag, dense, forest };
 const char* shape_name(shape s) {
   switch (s) {
-    case shape::chain: return "chain";
-    case shape::tree: return "tree";
-    case shape::diamond: return "diamond";
-    case shape::skip: return "skip";
-    case shape::dag: return "dag";
-    case shape::dense: return "dense";
-    case shape::forest: return "forest";
+    case shape::chain:
+      return "chain";
+    case shape::tree:
+      return "tree";
+    case shape::diamond:
+      return "diamond";
+    case shape::skip:
+      return "skip";
+    case shape::dag:
+      return "dag";
+    case shape::dense:
+      return "dense";
+    case shape::forest:
+      return "forest";
   }
   return "?";
 }
 
 /// Edges of a graph of n vertices of the given shape (u < v unless reversed at random).
-std::vector<std::pair<std::size_t, std::size_t>> make_edges(shape s, std::size_t n, std::mt19937_64& rng) {
+std::vector<std::pair<std::size_t, std::size_t>> make_edges(shape s, std::size_t n,
+                                                            std::mt19937_64& rng) {
   std::vector<std::pair<std::size_t, std::size_t>> e;
   std::uniform_real_distribution<double> U(0, 1);
   switch (s) {
@@ -126,7 +134,8 @@ double draw(std::mt19937_64& rng, bool integers) {
   return std::pow(10.0, 4 * U(rng)) * U(rng);
 }
 
-wp::cost_graph random_graph(shape s, std::size_t n, std::size_t max_k, bool integers, std::mt19937_64& rng) {
+wp::cost_graph random_graph(shape s, std::size_t n, std::size_t max_k, bool integers,
+                            std::mt19937_64& rng) {
   wp::cost_graph g;
   for (std::size_t v = 0; v < n; ++v) {
     const std::size_t k = 1 + rng() % max_k;
@@ -153,7 +162,8 @@ template <class G>
 double cost_of(const G& g, const std::vector<std::size_t>& a) {
   double c = 0;
   for (std::size_t v = 0; v < g.num_vertices(); ++v) c += g.vertex_cost(v, a[v]);
-  for (std::size_t e = 0; e < g.num_edges(); ++e) c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
+  for (std::size_t e = 0; e < g.num_edges(); ++e)
+    c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
   return c;
 }
 
@@ -175,7 +185,9 @@ brute brute_force(const G& g) {
   return b;
 }
 
-bool close(double x, double y) { return x == y || std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)); }
+bool close(double x, double y) {
+  return x == y || std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y));
+}
 
 /// The checks every exact search must pass against brute force.
 template <class G>
@@ -188,9 +200,11 @@ void check_exact(const G& g, bool integers, const wp::search_result& r) {
   for (std::size_t v = 0; v < g.num_vertices(); ++v) REQUIRE(r.config[v] < g.num_configs(v));
   // The reported cost is the assignment's own, summed as here; its parts add up.
   REQUIRE(r.cost == cost_of(g, r.config));
-  for (std::size_t v = 0; v < g.num_vertices(); ++v) REQUIRE(r.vertex_cost[v] == g.vertex_cost(v, r.config[v]));
+  for (std::size_t v = 0; v < g.num_vertices(); ++v)
+    REQUIRE(r.vertex_cost[v] == g.vertex_cost(v, r.config[v]));
   for (std::size_t e = 0; e < g.num_edges(); ++e)
-    REQUIRE(r.edge_cost[e] == g.edge_cost(e, r.config[g.edge_source(e)], r.config[g.edge_target(e)]));
+    REQUIRE(r.edge_cost[e] ==
+            g.edge_cost(e, r.config[g.edge_source(e)], r.config[g.edge_target(e)]));
   if (integers)
     REQUIRE(r.cost == b.best);
   else
@@ -250,7 +264,8 @@ TEST_CASE("search: equals brute force on random graphs of every shape", "[optimi
   REQUIRE(graphs == 7 * 8 * 6);
 }
 
-TEST_CASE("search: the min-plus kernels (scalar, SSE2, AVX2, AVX-512) agree", "[optimize][search]") {
+TEST_CASE("search: the min-plus kernels (scalar, SSE2, AVX2, AVX-512) agree",
+          "[optimize][search]") {
   namespace pase = wp::detail::pase;
   std::mt19937_64 rng(31);
   for (bool two : {false, true})
@@ -326,12 +341,14 @@ TEST_CASE("search: ties everywhere (all costs equal or zero)", "[optimize][searc
   for (double value : {0.0, 1.0}) {
     wp::cost_graph g;
     for (int v = 0; v < 6; ++v) g.add_vertex("v", std::vector<double>(3, value));
-    for (auto [u, v] : make_edges(shape::dag, 6, rng)) g.add_edge(u, v, std::vector<double>(9, value));
+    for (auto [u, v] : make_edges(shape::dag, 6, rng))
+      g.add_edge(u, v, std::vector<double>(9, value));
     check_exact(g, true, wp::pase_search(g));
   }
 }
 
-TEST_CASE("search: the generic graph path, self-loops, both directions, repeated edges", "[optimize][search]") {
+TEST_CASE("search: the generic graph path, self-loops, both directions, repeated edges",
+          "[optimize][search]") {
   std::mt19937_64 rng(99);
   for (int rep = 0; rep < 40; ++rep) {
     plain_graph g;
@@ -352,7 +369,8 @@ TEST_CASE("search: the generic graph path, self-loops, both directions, repeated
   }
 }
 
-TEST_CASE("search: dependent sets follow the paper (fewest unprocessed neighbours first)", "[optimize][search]") {
+TEST_CASE("search: dependent sets follow the paper (fewest unprocessed neighbours first)",
+          "[optimize][search]") {
   // A chain processes its ends first: every dependent set holds one neighbour.
   wp::cost_graph chain;
   for (int v = 0; v < 5; ++v) chain.add_vertex("c", {1, 2});
@@ -366,7 +384,8 @@ TEST_CASE("search: dependent sets follow the paper (fewest unprocessed neighbour
   wp::cost_graph clique;
   for (int v = 0; v < 4; ++v) clique.add_vertex("q", std::vector<double>(std::size_t(v) + 2, 0.0));
   for (std::size_t u = 0; u < 4; ++u)
-    for (std::size_t v = u + 1; v < 4; ++v) clique.add_edge(u, v, std::vector<double>((u + 2) * (v + 2), 1.0));
+    for (std::size_t v = u + 1; v < 4; ++v)
+      clique.add_edge(u, v, std::vector<double>((u + 2) * (v + 2), 1.0));
   const auto q = wp::pase_search(clique);
   REQUIRE(q.order.front() == 0);  // all have 3 neighbours and the same work: the first goes first
   REQUIRE(q.dependent_set[0] == std::vector<std::size_t>{1, 2, 3});
@@ -409,7 +428,8 @@ TEST_CASE("search: without runner-ups", "[optimize][search]") {
   REQUIRE(r.cost == brute_force(g).best);
 }
 
-TEST_CASE("search: the time budget and the table limit return a valid strategy, flagged", "[optimize][search]") {
+TEST_CASE("search: the time budget and the table limit return a valid strategy, flagged",
+          "[optimize][search]") {
   std::mt19937_64 rng(11);
   for (int rep = 0; rep < 10; ++rep) {
     const auto g = random_graph(rep % 2 ? shape::dag : shape::skip, 8, 4, true, rng);
@@ -436,7 +456,8 @@ TEST_CASE("search: the time budget and the table limit return a valid strategy, 
   }
 }
 
-TEST_CASE("search: a long chain with wide tables (larger than brute force can check)", "[optimize][search]") {
+TEST_CASE("search: a long chain with wide tables (larger than brute force can check)",
+          "[optimize][search]") {
   // Exact by construction: the cheapest configuration of every vertex is k = v % K and every
   // edge charges 0 for the pair (v % K, (v+1) % K), 1 otherwise (plus skip edges, all 0 on it).
   const std::size_t n = 60, K = 12;
@@ -470,7 +491,8 @@ TEST_CASE("search: errors for a bad graph", "[optimize][search]") {
   g.vc = {{1.0}, {2.0}};
   g.es = {{0, 5}};
   g.ec = {{0.0}};
-  REQUIRE_THAT(what_of([&] { wp::pase_search(g); }), Contains("[workpart.table_error]") && Contains("edge 0"));
+  REQUIRE_THAT(what_of([&] { wp::pase_search(g); }),
+               Contains("[workpart.table_error]") && Contains("edge 0"));
   g.es = {{0, 1}};
   g.ec = {{std::nan("")}};
   REQUIRE_THAT(what_of([&] { wp::pase_search(g); }), Contains("NaN"));
@@ -488,14 +510,21 @@ TEST_CASE("cost_graph: Boost.Graph storage and its checks", "[optimize][tables]"
   REQUIRE(g.config_string(a, 1) == "(2,1)");
   REQUIRE(g.config_string(b, 1) == "#1");
   REQUIRE(g.total_configs() == 5);
-  REQUIRE_THAT(what_of([&] { g.add_edge(a, b, std::vector<double>(6)); }), Contains("a second edge"));
+  REQUIRE_THAT(what_of([&] { g.add_edge(a, b, std::vector<double>(6)); }),
+               Contains("a second edge"));
   REQUIRE_THAT(what_of([&] { g.add_edge(b, a, std::vector<double>(5)); }),
                Contains("[workpart.shape_error]") && Contains("expected 3 x 2"));
   REQUIRE_THAT(what_of([&] { g.add_edge(a, 7, {}); }), Contains("does not exist"));
   REQUIRE_THAT(what_of([&] { g.add_edge(a, a, {1, 2, 3, 4}); }), Contains("to itself"));
   REQUIRE_THAT(what_of([&] { g.add_vertex("c", {}); }), Contains("at least one configuration"));
-  REQUIRE_THAT(what_of([&] { g.add_vertex("c", {1, 2}, {{1}, {1, 2}}); }), Contains("different lengths"));
-  REQUIRE_THAT(what_of([&] { g.add_vertex("c", {1, 2}, {{1}}); }), Contains("1 configurations but 2 costs"));
+  REQUIRE_THAT(what_of([&] {
+                 g.add_vertex("c", {1, 2}, {{1}, {1, 2}});
+               }),
+               Contains("different lengths"));
+  REQUIRE_THAT(what_of([&] {
+                 g.add_vertex("c", {1, 2}, {{1}});
+               }),
+               Contains("1 configurations but 2 costs"));
   // Copies and moves keep nothing that points into the source graph.
   std::mt19937_64 rng(17);
   auto make = [&] { return random_graph(shape::dag, 6, 4, true, rng); };
@@ -510,7 +539,8 @@ TEST_CASE("cost_graph: Boost.Graph storage and its checks", "[optimize][tables]"
   REQUIRE(wp::pase_search(moved).cost == best);
   REQUIRE(wp::pase_search(many.back()).cost == best);
   REQUIRE(many.front().num_edges() == copy.num_edges());
-  for (std::size_t e = 0; e < copy.num_edges(); ++e) REQUIRE(many.front().graph()[many.front().edge_at(e)].index == e);
+  for (std::size_t e = 0; e < copy.num_edges(); ++e)
+    REQUIRE(many.front().graph()[many.front().edge_at(e)].index == e);
 }
 
 // ---------------------------------------------------------------------------- reader
@@ -578,11 +608,15 @@ TEST_CASE("reader: a written graph reads back equal, and searches the same", "[o
   }
 }
 
-TEST_CASE("reader: any JSON number, whitespace anywhere, keys in any order, unknown keys", "[optimize][tables]") {
+TEST_CASE("reader: any JSON number, whitespace anywhere, keys in any order, unknown keys",
+          "[optimize][tables]") {
   const std::string text =
-      " \n\t{ \"comment\" : {\"nested\": [1, {\"x\": null}, true, false, \"s\\\"\"], \"e\": -1.5e-3},\r\n"
-      "  \"edges\" :[ { \"cost\" : [ [ 1e3 , -2.5E-1 ] , [0,\n 1.0e+2] , [ 7 , 0.5 ] ] ,\"v\":1 , \"u\" : 0 } ] ,\n"
-      "  \"vertices\" : [ {\"cost\":[ 1E0 , 2 , 3.25 ] , \"configs\" : [ [1, 1] ,[ 2,1 ],[1e0,2.0]],"
+      " \n\t{ \"comment\" : {\"nested\": [1, {\"x\": null}, true, false, \"s\\\"\"], \"e\": "
+      "-1.5e-3},\r\n"
+      "  \"edges\" :[ { \"cost\" : [ [ 1e3 , -2.5E-1 ] , [0,\n 1.0e+2] , [ 7 , 0.5 ] ] ,\"v\":1 , "
+      "\"u\" : 0 } ] ,\n"
+      "  \"vertices\" : [ {\"cost\":[ 1E0 , 2 , 3.25 ] , \"configs\" : [ [1, 1] ,[ 2,1 "
+      "],[1e0,2.0]],"
       " \"name\":\"a\\u00e9\\ud83d\\ude00\\/\" } ,\n"
       "    { \"name\" : \"b\" , \"extra\": [[[]]], \"cost\" : [ 0 , -0.0 ] } , {\"cost\":[5]} ]\n"
       "} \n ";
@@ -599,15 +633,18 @@ TEST_CASE("reader: any JSON number, whitespace anywhere, keys in any order, unkn
   REQUIRE(g.edge_cost(0, 1, 1) == 100);
   REQUIRE(g.edge_cost(0, 2, 1) == 0.5);
   REQUIRE(wp::parse_cost_tables("{\"vertices\":[]}").num_vertices() == 0);
-  REQUIRE(wp::parse_cost_tables("{\"edges\":[],\"vertices\":[{\"cost\":[1]}]}").num_vertices() == 1);
+  REQUIRE(wp::parse_cost_tables("{\"edges\":[],\"vertices\":[{\"cost\":[1]}]}").num_vertices() ==
+          1);
 }
 
 TEST_CASE("reader: malformed JSON is a table_error with the byte offset", "[optimize][tables]") {
   using E = wp::table_error;
   std::string t = R"({"vertices": [{"cost": [1, 2] "name": "a"}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "\"name\"")) && Contains("expected ',' or '}'"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "\"name\"")) && Contains("expected ',' or '}'"));
   t = R"({"vertices": [{"cost": [1, 2.5.1]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "2.5.1")) && Contains("malformed number '2.5.1'"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "2.5.1")) && Contains("malformed number '2.5.1'"));
   t = R"({"vertices": [{"cost": [1, nan]}]})";
   REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "nan")) && Contains("expected a number"));
   t = R"({"vertices": [{"cost": [1e999]}]})";
@@ -621,7 +658,8 @@ TEST_CASE("reader: malformed JSON is a table_error with the byte offset", "[opti
   t = R"({"vertices": []} x)";
   REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "x")) && Contains("after the end"));
   t = R"({"vertices": [{"cost": [1], "cost": [2]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "\"cost\": [2]")) && Contains("appears twice"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "\"cost\": [2]")) && Contains("appears twice"));
   t = R"({"vertices": [{"name": "a"}]})";
   REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "{\"name\"")) && Contains("has no \"cost\""));
   t = R"({"edges": []})";
@@ -640,13 +678,16 @@ TEST_CASE("reader: edges to unknown vertices, duplicates, self-loops", "[optimiz
   using E = wp::table_error;
   const std::string two = R"({"vertices": [{"cost": [1, 2]}, {"cost": [3]}], "edges": [)";
   std::string t = two + R"({"u": 0, "v": 2, "cost": [[1], [2]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "2, \"cost")) && Contains("\"v\": 2 is not a vertex") &&
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "2, \"cost")) &&
+                                      Contains("\"v\": 2 is not a vertex") &&
                                       Contains("there are 2"));
   t = two + R"({"u": -1, "v": 1, "cost": [[1], [2]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "-1")) && Contains("\"u\": -1 is not a vertex"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "-1")) && Contains("\"u\": -1 is not a vertex"));
   t = two + R"({"u": 0, "v": 1, "cost": [[1], [2]]}, {"u": 0, "v": 1, "cost": [[1], [2]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "{\"u\": 0, \"v\": 1, \"cost\": [[1], [2]]}]")) &&
-                                      Contains("edge 1") && Contains("duplicates edge 0"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "{\"u\": 0, \"v\": 1, \"cost\": [[1], [2]]}]")) &&
+                   Contains("edge 1") && Contains("duplicates edge 0"));
   t = two + R"({"u": 1, "v": 1, "cost": [[1]]}]})";
   REQUIRE_THAT(parse_error<E>(t), Contains("to itself"));
   t = two + R"({"v": 1, "cost": [[1], [2]]}]})";
@@ -660,20 +701,25 @@ TEST_CASE("reader: wrong shapes are shape_errors with the byte offset", "[optimi
   using E = wp::shape_error;
   const std::string two = R"({"vertices": [{"cost": [1, 2]}, {"cost": [3, 4, 5]}], "edges": [)";
   std::string t = two + R"({"u": 0, "v": 1, "cost": [[1, 2], [3, 4], [5, 6]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "{\"u\"")) && Contains("cost matrix is 3 x 2, expected 2 x 3"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "{\"u\"")) && Contains("cost matrix is 3 x 2, expected 2 x 3"));
   t = two + R"({"u": 0, "v": 1, "cost": [[1, 2, 3], [4, 5]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "[4, 5]")) && Contains("row 1 of the cost matrix has 2 entries"));
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "[4, 5]")) &&
+                                      Contains("row 1 of the cost matrix has 2 entries"));
   t = R"({"vertices": [{"cost": [1, 2], "configs": [[1, 1], [2]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "[2]")) && Contains("configuration 1 has 1 factors"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "[2]")) && Contains("configuration 1 has 1 factors"));
   t = R"({"vertices": [{"cost": [1, 2], "configs": [[1, 1]]}]})";
-  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "{\"cost\"")) && Contains("1 configurations but 2 costs"));
+  REQUIRE_THAT(parse_error<E>(t),
+               Contains(byte_of(t, "{\"cost\"")) && Contains("1 configurations but 2 costs"));
   t = R"({"vertices": [{"cost": []}]})";
   REQUIRE_THAT(parse_error<E>(t), Contains("empty \"cost\" list"));
 }
 
 TEST_CASE("reader: files, gzip", "[optimize][tables]") {
   REQUIRE_THAT(what_of([] { wp::read_cost_tables("/nonexistent/tables.json"); }),
-               Contains("[workpart.table_error]") && Contains("cannot open") && Contains("/nonexistent/tables.json"));
+               Contains("[workpart.table_error]") && Contains("cannot open") &&
+                   Contains("/nonexistent/tables.json"));
   wp::cost_graph g;
   g.add_vertex("a", {1, 2}, {{1}, {2}});
   g.add_vertex("b", {0.5, 0.25});

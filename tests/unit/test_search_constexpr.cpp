@@ -21,7 +21,8 @@ constexpr double brute_force(const G& g) {
   while (true) {
     double c = 0;
     for (std::size_t v = 0; v < n; ++v) c += g.vertex_cost(v, a[v]);
-    for (std::size_t e = 0; e < g.num_edges(); ++e) c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
+    for (std::size_t e = 0; e < g.num_edges(); ++e)
+      c += g.edge_cost(e, a[g.edge_source(e)], a[g.edge_target(e)]);
     if (c < best) best = c;
     std::size_t i = 0;
     while (i < n && ++a[i] == g.num_configs(i)) a[i++] = 0;
@@ -80,7 +81,8 @@ static_assert([] {
 
 }  // namespace
 
-TEST_CASE("search: constexpr graphs (checked at compile time, again at run time)", "[optimize][search][constexpr]") {
+TEST_CASE("search: constexpr graphs (checked at compile time, again at run time)",
+          "[optimize][search][constexpr]") {
   REQUIRE(wp::pase_search(chain).cost == 5);
   REQUIRE(wp::pase_search(diamond).cost == brute_force(diamond));
   STATIC_REQUIRE(chain_cost == 5);

@@ -1,10 +1,10 @@
-// The MPI-free solver (comm/solve.hpp) on virtual communicators: no MPI is initialised here,
+// The MPI-free solver (plan/solve_array.hpp) on virtual communicators: no MPI is initialised here,
 // and rank counts far above this machine's are planned. Bytes are checked against counts
 // derived by hand from the balanced tiling (block sizes dealt out one element at a time).
 
 #include <catch2/catch.hpp>
 
-#include <workpart/comm/solve.hpp>
+#include <workpart/plan/solve_array.hpp>
 #include <workpart/workpart.hpp>
 
 #include <vector>
@@ -29,7 +29,8 @@ std::vector<wp::detail::array_solution> solve(const Map& m, const wp::grid_shape
   wp::detail::validate(m.name(), cons, g, ranks);
   std::vector<wp::detail::array_solution> out;
   for (std::size_t u = 0; u < cons.arrays.size(); ++u)
-    out.push_back(wp::detail::solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, ranks, false));
+    out.push_back(
+        wp::detail::solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, ranks, false));
   return out;
 }
 
@@ -61,7 +62,8 @@ TEST_CASE("solve: matmul on (P,1,1) for virtual communicators up to 1000 ranks",
     REQUIRE(wp::detail::predicted_total(view(sol), P, false) == gather);
     // rank 0 sends every scattered byte of A and C (Scatterv) and leads B's Bcast
     REQUIRE(wp::detail::predicted_bytes(view(sol), 0, true, true) == scatter);
-    if (P > 1) REQUIRE(wp::detail::predicted_bytes(view(sol), P - 1, false, true) == rows[P - 1] * N * 8);
+    if (P > 1)
+      REQUIRE(wp::detail::predicted_bytes(view(sol), P - 1, false, true) == rows[P - 1] * N * 8);
   }
 }
 

@@ -25,8 +25,10 @@ namespace {
 template <class T>
 T value_at(int64_t k, int64_t salt = 0) {
   const double v = double((k * 7 + salt * 3) % 19 - 9);
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v * 0.625);
-  else return static_cast<T>(v);
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(v * 0.625);
+  else
+    return static_cast<T>(v);
 }
 
 template <class T, int N>
@@ -56,7 +58,8 @@ void require_equal(wp::array<T, N>& a, const std::vector<double>& expect) {
 
 #define WP_ELEMENT_TYPES float, double, int32_t, int64_t
 
-TEMPLATE_TEST_CASE("statements: '=' writes every point of the space", "[statements]", WP_ELEMENT_TYPES) {
+TEMPLATE_TEST_CASE("statements: '=' writes every point of the space", "[statements]",
+                   WP_ELEMENT_TYPES) {
   using T = TestType;
   auto [i, j] = wp::indices<2>();
   constexpr int64_t R = 7, C = 13;
@@ -124,8 +127,8 @@ TEMPLATE_TEST_CASE("statements: '+=' adds into pre-filled values exactly once", 
   }
 }
 
-TEMPLATE_TEST_CASE("statements: max_into and min_into combine with pre-filled values", "[statements]",
-                   WP_ELEMENT_TYPES) {
+TEMPLATE_TEST_CASE("statements: max_into and min_into combine with pre-filled values",
+                   "[statements]", WP_ELEMENT_TYPES) {
   using T = TestType;
   auto [i, j] = wp::indices<2>();
   constexpr int64_t R = 7, C = 13;
@@ -137,7 +140,8 @@ TEMPLATE_TEST_CASE("statements: max_into and min_into combine with pre-filled va
     wp::array<T, 2> lo("lo", {R, C});
     const auto hs = fill(hi, 7);
     const auto ls = fill(lo, 7);
-    wp::run(wp::map("mm_elem", wp::space(R, C), wp::max_into(hi(i, j), A(i, j)), wp::min_into(lo(i, j), A(i, j))));
+    wp::run(wp::map("mm_elem", wp::space(R, C), wp::max_into(hi(i, j), A(i, j)),
+                    wp::min_into(lo(i, j), A(i, j))));
     std::vector<double> eh(R * C), el(R * C);
     for (int64_t k = 0; k < R * C; ++k) {
       eh[k] = double(std::max(hs[k], as[k]));
@@ -176,14 +180,16 @@ TEMPLATE_TEST_CASE("statements: max_into and min_into combine with pre-filled va
   SECTION("scalar right-hand sides") {
     wp::array<T, 2> out("out", {R, C});
     const auto os = fill(out, 2);
-    wp::run(wp::map("clamp", wp::space(R, C), wp::max_into(out(i, j), -2), wp::min_into(out(i, j), 3)));
+    wp::run(
+        wp::map("clamp", wp::space(R, C), wp::max_into(out(i, j), -2), wp::min_into(out(i, j), 3)));
     std::vector<double> e(R * C);
     for (int64_t k = 0; k < R * C; ++k) e[k] = std::min(std::max(double(os[k]), -2.0), 3.0);
     require_equal(out, e);
   }
 }
 
-TEST_CASE("statements: a map's statements run in order, each over the whole space", "[statements]") {
+TEST_CASE("statements: a map's statements run in order, each over the whole space",
+          "[statements]") {
   auto [i] = wp::indices<1>();
   constexpr int64_t n = 13;
   wp::array<double, 1> x("x", {n});
@@ -279,7 +285,8 @@ TEST_CASE("statements: spaces with lo/hi bounds", "[statements]") {
   const auto as = fill(A);
   const auto os = fill(out, 8);
   const int64_t r0 = 2, r1 = 7, c0 = 3, c1 = 12;
-  wp::run(wp::map("interior", wp::space({r0, r1}, {c0, c1}), out(i, j) = A(i, j) * 10 + wp::val(j)));
+  wp::run(
+      wp::map("interior", wp::space({r0, r1}, {c0, c1}), out(i, j) = A(i, j) * 10 + wp::val(j)));
   for (int64_t a = 0; a < R; ++a)
     for (int64_t b = 0; b < C; ++b) {
       const bool inside = a >= r0 && a < r1 && b >= c0 && b < c1;
@@ -412,7 +419,8 @@ TEST_CASE("statements: a program of maps connected through arrays", "[statements
 
   // Running the program again works on the current values (the sums grow).
   wp::run(wp::program(m1));
-  for (int64_t a = 0; a < R; ++a) REQUIRE(rowsum.data()[a] == Approx(2 * rs[a]).epsilon(1e-12).margin(1e-12));
+  for (int64_t a = 0; a < R; ++a)
+    REQUIRE(rowsum.data()[a] == Approx(2 * rs[a]).epsilon(1e-12).margin(1e-12));
 }
 
 TEST_CASE("statements: views over a user's buffer", "[statements]") {
@@ -580,7 +588,8 @@ TEST_CASE("statements: snapshot semantics when a statement reads its own output"
   }
 }
 
-TEST_CASE("statements: a(i) = b(i) with identical access types builds a statement", "[statements]") {
+TEST_CASE("statements: a(i) = b(i) with identical access types builds a statement",
+          "[statements]") {
   auto [i] = wp::indices<1>();
   constexpr int64_t n = 13;
   wp::array<double, 1> a("a", {n});
@@ -599,8 +608,8 @@ TEST_CASE("statements: a(i) = b(i) with identical access types builds a statemen
   REQUIRE(a.data()[n - 1] == value_at<double>(n - 1, 3));
 }
 
-TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values", "[statements][gemm]",
-                   float, double, int32_t, int64_t) {
+TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values",
+                   "[statements][gemm]", float, double, int32_t, int64_t) {
   using T = TestType;
   auto [i, j, k, l] = wp::indices<4>();
   constexpr int64_t M = 7, N = 5, K = 13;
@@ -625,7 +634,8 @@ TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values",
     std::vector<double> e(cs.begin(), cs.end());
     for (int64_t a = 0; a < M; ++a)
       for (int64_t b = 0; b < N; ++b)
-        for (int64_t c = 0; c < K; ++c) e[a * N + b] += double(as[a * K + c]) * double(bs[c * N + b]);
+        for (int64_t c = 0; c < K; ++c)
+          e[a * N + b] += double(as[a * K + c]) * double(bs[c * N + b]);
     require_equal(Cm, e);
   }
   SECTION("transposed operands and output: Ct(j, i) += At(k, i) * Bt(j, k)") {
@@ -635,29 +645,34 @@ TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values",
     std::vector<double> e(cs.begin(), cs.end());
     for (int64_t a = 0; a < M; ++a)
       for (int64_t b = 0; b < N; ++b)
-        for (int64_t c = 0; c < K; ++c) e[b * M + a] += double(ats[c * M + a]) * double(bts[b * K + c]);
+        for (int64_t c = 0; c < K; ++c)
+          e[b * M + a] += double(ats[c * M + a]) * double(bts[b * K + c]);
     require_equal(Ct, e);
   }
   SECTION("scaled by an integer: C(i, j) += 3 * A(i, k) * B(k, j) and ... * 2") {
     wp::array<T, 2> Cm("C", {M, N});
     const auto cs = fill(Cm, 5);
-    wp::run(wp::program(wp::map("scaled_l", wp::space(M, N, K), Cm(i, j) += 3 * (A(i, k) * B(k, j))),
-                        wp::map("scaled_r", wp::space(M, N, K), Cm(i, j) += A(i, k) * B(k, j) * 2),
-                        wp::map("scaled_m", wp::space(M, N, K), Cm(i, j) += -1 * A(i, k) * B(k, j))));
+    wp::run(
+        wp::program(wp::map("scaled_l", wp::space(M, N, K), Cm(i, j) += 3 * (A(i, k) * B(k, j))),
+                    wp::map("scaled_r", wp::space(M, N, K), Cm(i, j) += A(i, k) * B(k, j) * 2),
+                    wp::map("scaled_m", wp::space(M, N, K), Cm(i, j) += -1 * A(i, k) * B(k, j))));
     std::vector<double> e(cs.begin(), cs.end());
     for (int64_t a = 0; a < M; ++a)
       for (int64_t b = 0; b < N; ++b)
-        for (int64_t c = 0; c < K; ++c) e[a * N + b] += 4.0 * double(as[a * K + c]) * double(bs[c * N + b]);
+        for (int64_t c = 0; c < K; ++c)
+          e[a * N + b] += 4.0 * double(as[a * K + c]) * double(bs[c * N + b]);
     require_equal(Cm, e);
   }
   SECTION("a sub-box of the space: lo > 0 in every dimension") {
     wp::array<T, 2> Cm("C", {M, N});
     const auto cs = fill(Cm, 5);
-    wp::run(wp::map("matmul_box", wp::space({1, M}, {2, N}, {3, K - 1}), Cm(i, j) += A(i, k) * B(k, j)));
+    wp::run(wp::map("matmul_box", wp::space({1, M}, {2, N}, {3, K - 1}),
+                    Cm(i, j) += A(i, k) * B(k, j)));
     std::vector<double> e(cs.begin(), cs.end());
     for (int64_t a = 1; a < M; ++a)
       for (int64_t b = 2; b < N; ++b)
-        for (int64_t c = 3; c < K - 1; ++c) e[a * N + b] += double(as[a * K + c]) * double(bs[c * N + b]);
+        for (int64_t c = 3; c < K - 1; ++c)
+          e[a * N + b] += double(as[a * K + c]) * double(bs[c * N + b]);
     require_equal(Cm, e);
   }
   SECTION("batched: C(l, i, j) += A3(l, i, k) * B3(l, k, j)") {
@@ -676,10 +691,13 @@ TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values",
       for (int64_t a = 0; a < M; ++a)
         for (int64_t b = 0; b < N; ++b)
           for (int64_t c = 0; c < K; ++c)
-            e[(q * M + a) * N + b] += double(a3[(q * M + a) * K + c]) * double(b3[(q * K + c) * N + b]);
+            e[(q * M + a) * N + b] +=
+                double(a3[(q * M + a) * K + c]) * double(b3[(q * K + c) * N + b]);
     require_equal(C3, e);
   }
-  SECTION("batched with the batch index last (strided operands): C(i, j, l) += A(i, k, l) * B(k, j, l)") {
+  SECTION(
+      "batched with the batch index last (strided operands): C(i, j, l) += A(i, k, l) * B(k, j, "
+      "l)") {
     constexpr int64_t L = 3;
     wp::array<T, 3> A3("A3", {M, K, L});
     wp::array<T, 3> B3("B3", {K, N, L});
@@ -693,7 +711,8 @@ TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values",
       for (int64_t a = 0; a < M; ++a)
         for (int64_t b = 0; b < N; ++b)
           for (int64_t c = 0; c < K; ++c)
-            e[(a * N + b) * L + q] += double(a3[(a * K + c) * L + q]) * double(b3[(c * N + b) * L + q]);
+            e[(a * N + b) * L + q] +=
+                double(a3[(a * K + c) * L + q]) * double(b3[(c * N + b) * L + q]);
     require_equal(C3, e);
   }
   SECTION("a rank-0 operand and an elementwise product") {
@@ -738,8 +757,8 @@ TEMPLATE_TEST_CASE("statements: contractions (GEMM) add into pre-filled values",
   }
 }
 
-TEMPLATE_TEST_CASE("statements: a fractional scalar on an integer contraction", "[statements][gemm]",
-                   int32_t, int64_t) {
+TEMPLATE_TEST_CASE("statements: a fractional scalar on an integer contraction",
+                   "[statements][gemm]", int32_t, int64_t) {
   // C(i, j) += 0.5 * A(i, k) * B(k, j) on integer arrays: the right side is a double, every
   // product A*B is even, so 0.5 * A * B is an exact integer and every reading of "+=" gives
   // the same result. (The loop executor gets it right; see the elementwise check below.)
@@ -757,7 +776,8 @@ TEMPLATE_TEST_CASE("statements: a fractional scalar on an integer contraction", 
   for (int64_t a = 0; a < M; ++a)
     for (int64_t b = 0; b < N; ++b) {
       double s = double(a * N + b);
-      for (int64_t c = 0; c < K; ++c) s += 0.5 * double(A.data()[a * K + c]) * double(B.data()[c * N + b]);
+      for (int64_t c = 0; c < K; ++c)
+        s += 0.5 * double(A.data()[a * K + c]) * double(B.data()[c * N + b]);
       e[a * N + b] = s;
     }
   SECTION("elementwise form (loop executor)") {
@@ -798,7 +818,7 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
   wp::run(m);
 #if defined(_OPENMP)
   REQUIRE(cnt.threaded_outer.load() - outer0 >= 1);  // out(i, j): threads over i0
-  REQUIRE(threaded() - threaded0 == 3);  // every statement ran on threads
+  REQUIRE(threaded() - threaded0 == 3);              // every statement ran on threads
 #else
   WARN("built without OpenMP: statements run on one thread, the threaded branches are not run");
 #endif

@@ -72,8 +72,8 @@ comparison compare(const T* got, std::size_t n, const std::vector<double>& want,
   for (std::size_t e = 0; e < n; ++e) {
     const double g = static_cast<double>(got[e]);
     const double scale = std::max(1.0, mag.empty() ? std::abs(want[e]) : mag[e]);
-    const double err = std::isfinite(g) ? std::abs(g - want[e]) / scale
-                                        : std::numeric_limits<double>::infinity();
+    const double err =
+        std::isfinite(g) ? std::abs(g - want[e]) / scale : std::numeric_limits<double>::infinity();
     if (err > c.worst) {
       c.worst = err;
       c.where = e;
@@ -91,8 +91,10 @@ void check_array(wp::array<T, N>& a, const std::vector<double>& want,
   const comparison c = compare(a.data(), static_cast<std::size_t>(a.size()), want, mag);
   INFO("array '" << a.name() << "': worst element " << c.where << " is " << c.got
                  << ", the plain loop gives " << c.want);
-  if constexpr (std::is_integral_v<T>) CHECK(c.worst == 0.0);
-  else CHECK(c.worst <= tolerance<T>());
+  if constexpr (std::is_integral_v<T>)
+    CHECK(c.worst == 0.0);
+  else
+    CHECK(c.worst <= tolerance<T>());
 }
 
 long gemm_calls() { return wp::detail::counters().gemm_calls.load(); }
@@ -106,9 +108,8 @@ void check_exact(const T* got, const std::vector<std::int64_t>& want) {
       ++bad;
       first = e;
     }
-  INFO(bad << " of " << want.size() << " elements differ; the first, element " << first
-            << ", is " << std::int64_t(got[first]) << " where the plain loop gives "
-            << want[first]);
+  INFO(bad << " of " << want.size() << " elements differ; the first, element " << first << ", is "
+           << std::int64_t(got[first]) << " where the plain loop gives " << want[first]);
   CHECK(bad == 0);
 }
 
@@ -216,16 +217,22 @@ void matmul_transposed(index_t m, index_t n, index_t kk) {
   constexpr wp::index<1> j{};
   constexpr wp::index<2> k{};
   auto acc_a = [&] {
-    if constexpr (TA) return A(k, i);
-    else return A(i, k);
+    if constexpr (TA)
+      return A(k, i);
+    else
+      return A(i, k);
   }();
   auto acc_b = [&] {
-    if constexpr (TB) return B(j, k);
-    else return B(k, j);
+    if constexpr (TB)
+      return B(j, k);
+    else
+      return B(k, j);
   }();
   auto acc_c = [&] {
-    if constexpr (TC) return C(j, i);
-    else return C(i, j);
+    if constexpr (TC)
+      return C(j, i);
+    else
+      return C(i, j);
   }();
   auto mm = wp::map("matmul_t", wp::space(m, n, kk), acc_c += acc_a * acc_b);
   const std::string text = wp::explain_local(mm);
@@ -290,8 +297,8 @@ void matmul_scaled(const char* form, MakeStmt make) {
 }
 }  // namespace
 
-TEMPLATE_TEST_CASE("scaled matmul 2.5 * A * B runs as one GEMM", "[workloads][matmul][gemm]",
-                   float, double) {
+TEMPLATE_TEST_CASE("scaled matmul 2.5 * A * B runs as one GEMM", "[workloads][matmul][gemm]", float,
+                   double) {
   constexpr wp::index<0> i{};
   constexpr wp::index<1> j{};
   constexpr wp::index<2> k{};
@@ -358,8 +365,8 @@ TEMPLATE_TEST_CASE("batched matmul 3x7x5x6 runs one GEMM per batch point",
   constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
   auto [bi, i, j, k] = wp::indices<4>();
   batched_matmul<TestType>(
-      Bt, m, n, kk, 31,
-      batched_extents{{Bt, m, kk}, {Bt, kk, n}, {Bt, m, n}}, [=](auto& A, auto& B, auto& C) {
+      Bt, m, n, kk, 31, batched_extents{{Bt, m, kk}, {Bt, kk, n}, {Bt, m, n}},
+      [=](auto& A, auto& B, auto& C) {
         return wp::map("bmm", wp::space(Bt, m, n, kk), C(bi, i, j) += A(bi, i, k) * B(bi, k, j));
       },
       [](index_t q, index_t x, index_t z) { return (q * m + x) * kk + z; },
@@ -374,8 +381,8 @@ TEMPLATE_TEST_CASE("batched matmul with the batch axis in the middle of every op
   constexpr index_t Bt = 4, m = 7, n = 5, kk = 6;
   auto [i, bi, j, k] = wp::indices<4>();
   batched_matmul<TestType>(
-      Bt, m, n, kk, 34,
-      batched_extents{{m, Bt, kk}, {kk, Bt, n}, {m, Bt, n}}, [=](auto& A, auto& B, auto& C) {
+      Bt, m, n, kk, 34, batched_extents{{m, Bt, kk}, {kk, Bt, n}, {m, Bt, n}},
+      [=](auto& A, auto& B, auto& C) {
         return wp::map("bmm_mid", wp::space(m, Bt, n, kk),
                        C(i, bi, j) += A(i, bi, k) * B(k, bi, j));
       },
@@ -391,8 +398,8 @@ TEMPLATE_TEST_CASE("batched matmul with the batch axis last in every operand",
   constexpr index_t Bt = 3, m = 7, n = 5, kk = 6;
   auto [bi, i, j, k] = wp::indices<4>();
   batched_matmul<TestType>(
-      Bt, m, n, kk, 37,
-      batched_extents{{m, kk, Bt}, {kk, n, Bt}, {m, n, Bt}}, [=](auto& A, auto& B, auto& C) {
+      Bt, m, n, kk, 37, batched_extents{{m, kk, Bt}, {kk, n, Bt}, {m, n, Bt}},
+      [=](auto& A, auto& B, auto& C) {
         return wp::map("bmm_last", wp::space(Bt, m, n, kk),
                        C(i, j, bi) += A(i, k, bi) * B(k, j, bi));
       },
@@ -548,8 +555,8 @@ TEMPLATE_TEST_CASE("integer matmul with a fractional scale 2.5 * A * B is exact"
   for (index_t i = 0; i < M; ++i)
     for (index_t j = 0; j < N; ++j)
       for (index_t k = 0; k < K; ++k)
-        want[i * N + j] += std::int64_t(2.5 * double(A.data()[i * K + k]) *
-                                        double(B.data()[k * N + j]));
+        want[i * N + j] +=
+            std::int64_t(2.5 * double(A.data()[i * K + k]) * double(B.data()[k * N + j]));
 
   auto [i, j, k] = wp::indices<3>();
   auto mm = wp::map("iscaled", wp::space(M, N, K), C(i, j) += 2.5 * A(i, k) * B(k, j));
@@ -610,7 +617,8 @@ TEMPLATE_TEST_CASE("contractions with several indices per role fuse them into on
           const std::size_t o = std::size_t(((p * S + q) * H + r) * D + t);
           mag[o] = std::abs(want[o]);
           for (index_t u = 0; u < E; ++u) {
-            const double v = x[std::size_t((p * S + q) * E + u)] * w[std::size_t((u * H + r) * D + t)];
+            const double v =
+                x[std::size_t((p * S + q) * E + u)] * w[std::size_t((u * H + r) * D + t)];
             want[o] += v;
             mag[o] += std::abs(v);
           }
@@ -618,7 +626,8 @@ TEMPLATE_TEST_CASE("contractions with several indices per role fuse them into on
   auto proj = wp::map("proj", wp::space(Bt, S, H, D, E), Q(b, s, h, d) += X(b, s, e) * W(e, h, d));
   const std::string text = wp::explain_local(proj);
   INFO(text);
-  CHECK_THAT(text, Catch::Contains("gemm: C[(i0,i1) x (i2,i3)] += A[(i0,i1) x i4] * B[i4 x (i2,i3)]"));
+  CHECK_THAT(text,
+             Catch::Contains("gemm: C[(i0,i1) x (i2,i3)] += A[(i0,i1) x i4] * B[i4 x (i2,i3)]"));
   const long before = gemm_calls();
   wp::run(proj);
   CHECK(gemm_calls() - before == 1);
@@ -644,7 +653,8 @@ TEMPLATE_TEST_CASE("contractions with several indices per role fuse them into on
         mag_y[o] += std::abs(t);
       }
     }
-  auto out = wp::map("out", wp::space(Bt, S, Fo, H, D), Y(b2, s2, f2) += Q(b2, s2, h2, d2) * V(h2, d2, f2));
+  auto out = wp::map("out", wp::space(Bt, S, Fo, H, D),
+                     Y(b2, s2, f2) += Q(b2, s2, h2, d2) * V(h2, d2, f2));
   const long before_y = gemm_calls();
   wp::run(out);
   CHECK(gemm_calls() - before_y == 1);
@@ -734,8 +744,8 @@ TEMPLATE_TEST_CASE("contraction-like statements that are not a GEMM run as loops
     auto mm = wp::map("square", wp::space(n, n, n), A(i, j) += A(i, k) * A(k, j));
     const std::string text = wp::explain_local(mm);
     INFO(text);
-    CHECK_THAT(text, Catch::Contains("loop") && Catch::Contains("snapshot") &&
-                         !Catch::Contains("gemm"));
+    CHECK_THAT(text,
+               Catch::Contains("loop") && Catch::Contains("snapshot") && !Catch::Contains("gemm"));
     const long before = gemm_calls();
     wp::run(mm);
     CHECK(gemm_calls() == before);
@@ -1078,7 +1088,7 @@ TEMPLATE_TEST_CASE("CSR SpMV y(i) = sum(range(jj, row(i), row(i + 1)), val(jj) *
   const auto c = random_csr<I>(rows, cols, 2024);
   const index_t nnz = index_t(c.col.size());
   REQUIRE(nnz > 0);
-  REQUIRE(c.row[1] == c.row[0]);  // row 0 is empty
+  REQUIRE(c.row[1] == c.row[0]);            // row 0 is empty
   REQUIRE(c.row[rows] == c.row[rows - 1]);  // so is the last row
 
   wp::array<I, 1> row("row", {rows + 1}), col("col", {nnz});
@@ -1172,12 +1182,10 @@ auto expr_mod(const S& a, std::int64_t m) {
 /// expression).
 template <class S>
 auto hit_expr(const S& s) {
-  const auto u = expr_mod(expr_mod(s * s, P) * std::int64_t(40503) + s * std::int64_t(69069) +
-                              std::int64_t(12345),
-                          Q);
-  const auto v = expr_mod(expr_mod(s * std::int64_t(7919) + std::int64_t(17), P) *
-                              std::int64_t(30011) + s,
-                          Q);
+  const auto u = expr_mod(
+      expr_mod(s * s, P) * std::int64_t(40503) + s * std::int64_t(69069) + std::int64_t(12345), Q);
+  const auto v =
+      expr_mod(expr_mod(s * std::int64_t(7919) + std::int64_t(17), P) * std::int64_t(30011) + s, Q);
   const auto fu = u / double(Q);
   const auto fv = v / double(Q);
   return wp::select(fu * fu + fv * fv < 1.0, 1, 0);

@@ -28,34 +28,32 @@ namespace workpart::detail {
 /// Which wp::error (or none) a failure is, so that every rank can throw the same type.
 enum class error_kind : int { none = 0, error, shape, grid, plan, comm, backend, foreign };
 
-/// What failed on this rank: the kind, and the message without its "[workpart.x] " tag.
+/// What failed on this rank: the kind, and the message without its "[workpart.x] " tag; for
+/// a failed MPI call also the routine and its result code (kept when rethrown everywhere).
 struct failure {
   error_kind kind = error_kind::none;
   std::string message;
+  std::string routine;
+  int code = 0;
   explicit operator bool() const { return kind != error_kind::none; }
 };
-
-/// e.what() without the leading "[workpart.<kind>] " tag (it is added again when rethrown).
-inline std::string untagged(const char* what) {
-  std::string s = what;
-  if (s.rfind("[workpart.", 0) == 0) {
-    const auto end = s.find("] ");
-    if (end != std::string::npos) s.erase(0, end + 2);
-  }
-  return s;
-}
 
 /// Throws the error a failure describes, with `prefix` before its message.
 [[noreturn]] inline void rethrow(const failure& f, const std::string& prefix) {
   const std::string m = prefix + f.message;
   switch (f.kind) {
-    case error_kind::shape: throw shape_error(m);
-    case error_kind::grid: throw grid_error(m);
-    case error_kind::plan: throw plan_error(m);
-    case error_kind::comm: throw comm_error("MPI", 0, m);
-    case error_kind::backend: throw backend_error(m);
-    case error_kind::foreign: throw error("[workpart.error] " + m);
-    default: throw error("[workpart.error] " + m);
+    case error_kind::shape:
+      throw shape_error(m);
+    case error_kind::grid:
+      throw grid_error(m);
+    case error_kind::plan:
+      throw plan_error(m);
+    case error_kind::comm:
+      throw comm_error(f.routine.empty() ? "MPI" : f.routine, f.code, m);
+    case error_kind::backend:
+      throw backend_error(m);
+    default:
+      throw error(m);
   }
 }
 
@@ -66,25 +64,28 @@ failure capture(F&& f) noexcept {
     f();
     return {};
   } catch (const shape_error& e) {
-    return {error_kind::shape, untagged(e.what())};
+    return {error_kind::shape, untagged(e.what()), {}, 0};
   } catch (const grid_error& e) {
-    return {error_kind::grid, untagged(e.what())};
+    return {error_kind::grid, untagged(e.what()), {}, 0};
   } catch (const plan_error& e) {
-    return {error_kind::plan, untagged(e.what())};
+    return {error_kind::plan, untagged(e.what()), {}, 0};
   } catch (const comm_error& e) {
-    return {error_kind::comm, untagged(e.what())};
+    // the message without the tag and the "routine: " comm_error puts before it
+    std::string m = untagged(e.what());
+    if (m.rfind(e.routine() + ": ", 0) == 0) m.erase(0, e.routine().size() + 2);
+    return {error_kind::comm, m, e.routine(), e.result_code()};
   } catch (const backend_error& e) {
-    return {error_kind::backend, untagged(e.what())};
+    return {error_kind::backend, untagged(e.what()), {}, 0};
   } catch (const error& e) {
-    return {error_kind::error, untagged(e.what())};
+    return {error_kind::error, untagged(e.what()), {}, 0};
   } catch (const boost::mpi::exception& e) {
-    return {error_kind::comm, e.what()};
+    return {error_kind::comm, e.what(), e.routine(), e.result_code()};
   } catch (const std::bad_alloc&) {
-    return {error_kind::foreign, "out of memory (std::bad_alloc)"};
+    return {error_kind::foreign, "out of memory (std::bad_alloc)", {}, 0};
   } catch (const std::exception& e) {
-    return {error_kind::foreign, e.what()};
+    return {error_kind::foreign, e.what(), {}, 0};
   } catch (...) {
-    return {error_kind::foreign, "an exception that is not a std::exception"};
+    return {error_kind::foreign, "an exception that is not a std::exception", {}, 0};
   }
 }
 
@@ -121,6 +122,8 @@ inline void agree(const boost::mpi::communicator& comm, const failure& mine,
     failure f = mine;
     int kind = int(f.kind);
     boost::mpi::broadcast(comm, f.message, first_bad);
+    boost::mpi::broadcast(comm, f.routine, first_bad);
+    boost::mpi::broadcast(comm, f.code, first_bad);
     boost::mpi::broadcast(comm, kind, first_bad);
     f.kind = error_kind(kind);
     const bool all_failed = out[1] == 1;
@@ -143,22 +146,19 @@ void local_then_agree(const boost::mpi::communicator& comm, F&& f) {
 }
 
 /// FNV-1a, for fingerprints of what each rank planned.
-struct fingerprint {
+struct fingerprint_hash {
   std::uint64_t h = 1469598103934665603ull;
-  fingerprint& add(const void* p, std::size_t n) {
+  fingerprint_hash& add(const void* p, std::size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
     for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
     return *this;
   }
-  fingerprint& add(const std::string& s) {
+  fingerprint_hash& add(const std::string& s) {
     add(s.data(), s.size());
     return add(std::int64_t(s.size()));
   }
   template <class T>
-    requires std::is_arithmetic_v<T>
-  fingerprint& add(T v) {
-    return add(&v, sizeof v);
-  }
+  requires std::is_arithmetic_v<T> fingerprint_hash& add(T v) { return add(&v, sizeof v); }
 };
 
 }  // namespace workpart::detail

@@ -46,9 +46,10 @@ class context {
   context(int& argc, char**& argv) : context(argc, argv, boost::mpi::communicator()) {}
   context(int& argc, char**& argv, const boost::mpi::communicator& comm) {
     if (!comm)  // MPI is initialised if a (null) communicator exists: nothing to finalise
-      throw plan_error("wp::context: this rank is not in the communicator given (a null "
-                       "communicator, e.g. from a split with MPI_UNDEFINED); build contexts, "
-                       "arrays and plans only on the communicator's ranks");
+      throw plan_error(
+          "wp::context: this rank is not in the communicator given (a null "
+          "communicator, e.g. from a split with MPI_UNDEFINED); build contexts, "
+          "arrays and plans only on the communicator's ranks");
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited) env_ = std::make_unique<boost::mpi::environment>(argc, argv);

@@ -6,14 +6,63 @@
 /// device, and every copy is counted in the phase that caused it. Both plans (map_plan.hpp,
 /// program_plan.hpp) call these; with the CPU backend (no context) they do nothing.
 
+#include <mpi.h>
+
 #include <cstddef>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "../exec/device/executor.hpp"
 #include "collectives/exchange.hpp"
-#include "plan.hpp"
+#include "array_buffers.hpp"
+
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
+#endif
 
 namespace workpart::detail {
+
+/// Whether the MPI library passes device buffers itself, asked at run time (Open MPI's
+/// MPIX_Query_cuda_support where the library has it; otherwise no).
+inline bool mpi_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+/// How device blocks meet MPI, for explain().
+inline std::string device_staging_text() {
+  return std::string("MPI ") +
+         (mpi_cuda_aware() ? "reports CUDA support, but collectives are given host blocks: "
+                           : "is not CUDA-aware: collectives are given host blocks: ") +
+         "a block crosses to the device when the host copy is newer (a scatter, a "
+         "redistribution, a refill) and back only before a collective or a gather reads it"
+#if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
+         "; host blocks are page-locked"
+#endif
+      ;
+}
+
+/// This rank's rank among the ranks of comm on its node (which GPU it takes), 0 when MPI
+/// cannot tell.
+inline int node_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  int local = 0;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+  }
+  return local;
+}
+
+/// The device context of a plan on comm (refused with wp::backend_error where this build has
+/// no device system or this rank no device).
+inline std::shared_ptr<device_context> make_device_context(const std::string& map, MPI_Comm comm) {
+  return std::make_shared<device_context>(map, node_rank(comm));
+}
 
 /// The context's copy counters at a point, to count what a phase copied.
 struct device_marks {
@@ -51,8 +100,8 @@ inline bool copy_box_on_device(device_context& dev, const array_use& u, const he
     dev.to_device(from.data);
     dev.to_device(to.data);  // the box may cover part of the target block
     dev.device_writes(to.data);
-    device_copy_box(u.rank, u.elem_size, tdev, to.held.lo, to.held.hi, fdev, from.held.lo, from.held.hi,
-                    b.lo, b.hi);
+    device_copy_box(u.rank, u.elem_size, tdev, to.held.lo, to.held.hi, fdev, from.held.lo,
+                    from.held.hi, b.lo, b.hi);
     return true;
   }
   dev.to_host(from.data);
@@ -68,8 +117,8 @@ inline bool copy_box_on_device(device_context& dev, const array_use& u, const he
 /// mirror is then stale). Returns the pieces left to the host (in `rest`).
 template <class Source>
 const std::vector<piece>& stage_pieces(device_context& dev, int rank, const std::vector<piece>& all,
-                                       const array_use& u, Source& source, const held_buffer& target,
-                                       std::vector<piece>& rest) {
+                                       const array_use& u, Source& source,
+                                       const held_buffer& target, std::vector<piece>& rest) {
   bool from_others = false;
   for (const auto& p : all) from_others = from_others || (p.to == rank && p.from != rank);
   const bool target_on_device = !from_others && dev.device_data(target.data) != nullptr;

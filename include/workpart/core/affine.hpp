@@ -18,10 +18,10 @@ namespace detail {
 
 /// The compile-time structure of an affine subscript.
 struct affine_sig {
-  dim_mask present = 0;            ///< dimensions with a (possibly) nonzero coefficient
-  dim_mask dynamic = 0;            ///< of those, the ones whose coefficient is a runtime value
-  index_t coef[max_dims] = {};     ///< static coefficients (where present and not dynamic)
-  bool has_offset = false;         ///< an integer was added (its value is a runtime value)
+  dim_mask present = 0;         ///< dimensions with a (possibly) nonzero coefficient
+  dim_mask dynamic = 0;         ///< of those, the ones whose coefficient is a runtime value
+  index_t coef[max_dims] = {};  ///< static coefficients (where present and not dynamic)
+  bool has_offset = false;      ///< an integer was added (its value is a runtime value)
   constexpr bool operator==(const affine_sig&) const = default;
 
   constexpr int terms() const { return std::popcount(present); }
@@ -148,10 +148,10 @@ struct affine_form {
 namespace detail {
 template <affine_sig S>
 struct affine_of {
-  using type = affine_form<S.present, S.dynamic, S.has_offset, S.coef[0], S.coef[1], S.coef[2],
-                           S.coef[3], S.coef[4], S.coef[5], S.coef[6], S.coef[7], S.coef[8],
-                           S.coef[9], S.coef[10], S.coef[11], S.coef[12], S.coef[13],
-                           S.coef[14], S.coef[15]>;
+  using type =
+      affine_form<S.present, S.dynamic, S.has_offset, S.coef[0], S.coef[1], S.coef[2], S.coef[3],
+                  S.coef[4], S.coef[5], S.coef[6], S.coef[7], S.coef[8], S.coef[9], S.coef[10],
+                  S.coef[11], S.coef[12], S.coef[13], S.coef[14], S.coef[15]>;
 };
 }  // namespace detail
 template <detail::affine_sig S>
@@ -172,8 +172,9 @@ concept integer_like = std::integral<T> && !std::same_as<T, bool>;
 /// Coefficient and offset arithmetic that refuses to wrap around (2 * i with a huge runtime
 /// factor must stay the value written, or be an error).
 [[noreturn]] inline void affine_overflow() {
-  throw shape_error("an affine subscript's coefficient or offset overflows 64 bits; use "
-                    "smaller factors or offsets");
+  throw shape_error(
+      "an affine subscript's coefficient or offset overflows 64 bits; use "
+      "smaller factors or offsets");
 }
 constexpr index_t aff_mul(index_t a, index_t b) {
   index_t r = 0;
@@ -193,7 +194,7 @@ constexpr auto to_affine(index<D>) {
   return a;
 }
 template <class A>
-  requires is_affine_v<A>
+requires is_affine_v<A>
 constexpr A to_affine(A a) { return a; }
 template <integer_like I>
 constexpr auto to_affine(I v) {
@@ -203,7 +204,7 @@ constexpr auto to_affine(I v) {
 }
 
 template <class X, class Y>
-  requires is_affine_v<X> && is_affine_v<Y>
+requires is_affine_v<X> && is_affine_v<Y>
 constexpr auto add_affine(const X& a, const Y& b, index_t sign) {
   constexpr affine_sig R = summed(X::sig, Y::sig);
   affine<R> r;
@@ -213,7 +214,7 @@ constexpr auto add_affine(const X& a, const Y& b, index_t sign) {
   return r;
 }
 template <class X>
-  requires is_affine_v<X>
+requires is_affine_v<X>
 constexpr auto neg_affine(const X& a) {
   affine<negated(X::sig)> r;
   r.offset = aff_mul(-1, a.offset);
@@ -238,20 +239,30 @@ constexpr auto operator-(A a, B b) {
 template <detail::affine_like A, detail::integer_like I>
 constexpr auto operator+(A a, I c) {
   auto x = detail::to_affine(a);
-  affine<detail::with_offset(decltype(x)::sig)> r{detail::aff_add(x.offset, static_cast<index_t>(c)),
-                                                 x.coef};
+  affine<detail::with_offset(decltype(x)::sig)> r{
+      detail::aff_add(x.offset, static_cast<index_t>(c)), x.coef};
   return r;
 }
 template <detail::affine_like A, detail::integer_like I>
-constexpr auto operator+(I c, A a) { return a + c; }
+constexpr auto operator+(I c, A a) {
+  return a + c;
+}
 template <detail::affine_like A, detail::integer_like I>
-constexpr auto operator-(A a, I c) { return a + detail::aff_mul(-1, static_cast<index_t>(c)); }
+constexpr auto operator-(A a, I c) {
+  return a + detail::aff_mul(-1, static_cast<index_t>(c));
+}
 template <detail::affine_like A, detail::integer_like I>
-constexpr auto operator-(I c, A a) { return detail::neg_affine(detail::to_affine(a)) + c; }
+constexpr auto operator-(I c, A a) {
+  return detail::neg_affine(detail::to_affine(a)) + c;
+}
 template <detail::affine_like A>
-constexpr auto operator-(A a) { return detail::neg_affine(detail::to_affine(a)); }
+constexpr auto operator-(A a) {
+  return detail::neg_affine(detail::to_affine(a));
+}
 template <detail::affine_like A>
-constexpr auto operator+(A a) { return detail::to_affine(a); }
+constexpr auto operator+(A a) {
+  return detail::to_affine(a);
+}
 template <detail::affine_like A, detail::integer_like I>
 constexpr auto operator*(I c, A a) {
   auto x = detail::to_affine(a);
@@ -263,6 +274,8 @@ constexpr auto operator*(I c, A a) {
   return r;
 }
 template <detail::affine_like A, detail::integer_like I>
-constexpr auto operator*(A a, I c) { return c * a; }
+constexpr auto operator*(A a, I c) {
+  return c * a;
+}
 
 }  // namespace workpart

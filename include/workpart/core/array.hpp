@@ -3,7 +3,6 @@
 /// Global arrays: row-major, with storage on the root rank only. An array's identity (its
 /// address, not its name) links the maps that use it, so arrays are neither copied nor moved.
 
-#include <Eigen/Core>
 #include <array>
 #include <concepts>
 #include <cstdint>
@@ -25,8 +24,7 @@ namespace detail {
 /// other spellings of those widths, such as long long where std::int64_t is long).
 template <class T>
 concept element_type = std::same_as<T, float> || std::same_as<T, double> ||
-                       (std::signed_integral<T> && !std::same_as<T, char> &&
-                        (sizeof(T) == 4 || sizeof(T) == 8));
+    (std::signed_integral<T> && !std::same_as<T, char> && (sizeof(T) == 4 || sizeof(T) == 8));
 }  // namespace detail
 
 /// A row-major array of rank N whose global storage lives on root (rank 0).
@@ -103,11 +101,12 @@ class array {
   /// nullptr elsewhere and for owned arrays.
   const T* view_data() const noexcept { return is_view_ ? data_ : nullptr; }
 
-  /// Root, rank 2: the global data as an Eigen row-major matrix map.
+  /// Root, rank 2: the global data as an Eigen row-major matrix map
+  /// (`Eigen::Map<Eigen::Matrix<T, -1, -1, Eigen::RowMajor>>`; 0 x 0 on other ranks). The
+  /// Eigen view is made by the CPU executor (exec/cpu/eigen_view.hpp), so core/ needs no Eigen.
   auto matrix() {
     static_assert(N == 2, "workpart::array::matrix(): only rank-2 arrays are matrices");
-    using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    return Eigen::Map<M>(data(), root_ ? shape_[0] : 0, root_ ? shape_[1] : 0);
+    return detail::row_major_matrix(data(), root_ ? shape_[0] : 0, root_ ? shape_[1] : 0);
   }
 
   /// Element at global coordinates g (root only; no bounds check in release builds).
@@ -121,8 +120,7 @@ class array {
   /// Fills the array from f(global coordinates). Each rank generates only the elements it
   /// holds when a plan runs; root's global copy is made only if root's data is asked for.
   template <class F>
-    requires std::invocable<F&, const shape_type&>
-  array& init(F f) {
+  requires std::invocable<F&, const shape_type&> array& init(F f) {
     gen_ = [f = std::move(f)](const shape_type& g) mutable { return static_cast<T>(f(g)); };
     generated_ = false;
     ++init_calls_;
@@ -133,8 +131,7 @@ class array {
   int init_calls() const noexcept { return init_calls_; }
   /// Whether root holds the global data (allocated, and generated if init() was called).
   bool root_materialized() const noexcept {
-    return root_ && (is_view_ || owned_ != nullptr || size() == 0) &&
-           (!gen_ || generated_);
+    return root_ && (is_view_ || owned_ != nullptr || size() == 0) && (!gen_ || generated_);
   }
   const generator& get_generator() const noexcept { return gen_; }
 
@@ -158,7 +155,8 @@ class array {
     for (int a = 0; a < N; ++a)
       if (!detail::mul_fits(n, shape_[a], n) ||
           n > std::numeric_limits<index_t>::max() / index_t(sizeof(T)))
-        throw shape_error("wp::array '" + name_ + "': " + shape_text() + " holds more elements "
+        throw shape_error("wp::array '" + name_ + "': " + shape_text() +
+                          " holds more elements "
                           "than a 64-bit byte count can address; use smaller extents");
   }
   std::string shape_text() const {
@@ -172,10 +170,10 @@ class array {
       // request that cannot be met is a clear error rather than an abort (also under ASan)
       owned_.reset(static_cast<T*>(std::calloc(static_cast<std::size_t>(size()), sizeof(T))));
       if (owned_ == nullptr)
-        throw error("[workpart.error] wp::array '" + name_ + "': root cannot allocate its " +
-                          std::to_string(size()) + " elements (" + shape_text() +
-                          ", " + std::to_string(size()) + " x " + std::to_string(sizeof(T)) +
-                          " bytes); use smaller extents or a view of memory you hold");
+        throw error("wp::array '" + name_ + "': root cannot allocate its " +
+                    std::to_string(size()) + " elements (" + shape_text() + ", " +
+                    std::to_string(size()) + " x " + std::to_string(sizeof(T)) +
+                    " bytes); use smaller extents or a view of memory you hold");
       data_ = owned_.get();
     }
     if (gen_ && !generated_) {

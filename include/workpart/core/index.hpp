@@ -27,19 +27,64 @@ template <int N>
 struct index_list;
 // Plain aggregates (not tuples): structured bindings then name the members themselves,
 // which keeps them usable in constant expressions.
-template <> struct index_list<1> { index<0> i0; };
-template <> struct index_list<2> { index<0> i0; index<1> i1; };
-template <> struct index_list<3> { index<0> i0; index<1> i1; index<2> i2; };
-template <> struct index_list<4> { index<0> i0; index<1> i1; index<2> i2; index<3> i3; };
-template <> struct index_list<5> { index<0> i0; index<1> i1; index<2> i2; index<3> i3; index<4> i4; };
-template <> struct index_list<6> {
-  index<0> i0; index<1> i1; index<2> i2; index<3> i3; index<4> i4; index<5> i5;
+template <>
+struct index_list<1> {
+  index<0> i0;
 };
-template <> struct index_list<7> {
-  index<0> i0; index<1> i1; index<2> i2; index<3> i3; index<4> i4; index<5> i5; index<6> i6;
+template <>
+struct index_list<2> {
+  index<0> i0;
+  index<1> i1;
 };
-template <> struct index_list<8> {
-  index<0> i0; index<1> i1; index<2> i2; index<3> i3; index<4> i4; index<5> i5; index<6> i6;
+template <>
+struct index_list<3> {
+  index<0> i0;
+  index<1> i1;
+  index<2> i2;
+};
+template <>
+struct index_list<4> {
+  index<0> i0;
+  index<1> i1;
+  index<2> i2;
+  index<3> i3;
+};
+template <>
+struct index_list<5> {
+  index<0> i0;
+  index<1> i1;
+  index<2> i2;
+  index<3> i3;
+  index<4> i4;
+};
+template <>
+struct index_list<6> {
+  index<0> i0;
+  index<1> i1;
+  index<2> i2;
+  index<3> i3;
+  index<4> i4;
+  index<5> i5;
+};
+template <>
+struct index_list<7> {
+  index<0> i0;
+  index<1> i1;
+  index<2> i2;
+  index<3> i3;
+  index<4> i4;
+  index<5> i5;
+  index<6> i6;
+};
+template <>
+struct index_list<8> {
+  index<0> i0;
+  index<1> i1;
+  index<2> i2;
+  index<3> i3;
+  index<4> i4;
+  index<5> i5;
+  index<6> i6;
   index<7> i7;
 };
 

@@ -30,8 +30,8 @@ struct space {
 
   constexpr space() = default;
   template <std::integral... E>
-    requires(sizeof...(E) == N && N > 0)
-  explicit space(E... e) : lo{}, hi{static_cast<index_t>(e)...} {
+  requires(sizeof...(E) == N && N > 0) explicit space(E... e)
+      : lo{}, hi{static_cast<index_t>(e)...} {
     for (int d = 0; d < N; ++d)
       if (hi[d] < 0)
         throw shape_error("wp::space: extent " + std::to_string(hi[d]) + " of dimension " +
@@ -60,11 +60,13 @@ struct space {
     index_t n = 1;
     for (int d = 0; d < N; ++d)
       if (!detail::mul_fits(n, extent(d), n))
-        throw shape_error("wp::space " + str() + ": more than 2^63 - 1 points (the product of "
+        throw shape_error("wp::space " + str() +
+                          ": more than 2^63 - 1 points (the product of "
                           "the extents overflows a 64-bit count); use smaller extents");
   }
   space(bounds b0) requires(N == 1) : space(from_bounds_t{}, std::array<bounds, 1>{b0}) {}
-  space(bounds b0, bounds b1) requires(N == 2) : space(from_bounds_t{}, std::array<bounds, 2>{b0, b1}) {}
+  space(bounds b0, bounds b1) requires(N == 2)
+      : space(from_bounds_t{}, std::array<bounds, 2>{b0, b1}) {}
   space(bounds b0, bounds b1, bounds b2) requires(N == 3)
       : space(from_bounds_t{}, std::array<bounds, 3>{b0, b1, b2}) {}
   space(bounds b0, bounds b1, bounds b2, bounds b3) requires(N == 4)
@@ -91,15 +93,15 @@ struct space {
   }
 };
 
-space() -> space<0>;
+space()->space<0>;
 template <std::integral... E>
 space(E...) -> space<sizeof...(E)>;
-space(bounds) -> space<1>;
-space(bounds, bounds) -> space<2>;
-space(bounds, bounds, bounds) -> space<3>;
-space(bounds, bounds, bounds, bounds) -> space<4>;
-space(bounds, bounds, bounds, bounds, bounds) -> space<5>;
-space(bounds, bounds, bounds, bounds, bounds, bounds) -> space<6>;
+space(bounds)->space<1>;
+space(bounds, bounds)->space<2>;
+space(bounds, bounds, bounds)->space<3>;
+space(bounds, bounds, bounds, bounds)->space<4>;
+space(bounds, bounds, bounds, bounds, bounds)->space<5>;
+space(bounds, bounds, bounds, bounds, bounds, bounds)->space<6>;
 
 namespace detail {
 template <class T>

@@ -85,7 +85,8 @@ constexpr plain_axes<Acc, N> plain_axes_of() {
       if (r.axis_of[d] >= 0) r.ok = false;
       r.axis_of[d] = a;
     }
-  }(std::make_index_sequence<Acc::array_type::rank>{});
+  }
+  (std::make_index_sequence<Acc::array_type::rank>{});
   return r;
 }
 
@@ -139,11 +140,16 @@ constexpr contraction_dims<N> contraction_of() {
       if (!pc.ok || !pa.ok || !pb.ok) return r;
       for (int d = 0; d < N; ++d) {
         const bool c = pc.axis_of[d] >= 0, a = pa.axis_of[d] >= 0, b = pb.axis_of[d] >= 0;
-        if (c && a && b) r.batch[r.nbatch++] = d;
-        else if (c && a) r.m[r.nm++] = d;
-        else if (c && b) r.n[r.nn++] = d;
-        else if (a && b) r.k[r.nk++] = d;
-        else return r;  // an index in one operand alone (or nowhere) is not a GEMM
+        if (c && a && b)
+          r.batch[r.nbatch++] = d;
+        else if (c && a)
+          r.m[r.nm++] = d;
+        else if (c && b)
+          r.n[r.nn++] = d;
+        else if (a && b)
+          r.k[r.nk++] = d;
+        else
+          return r;  // an index in one operand alone (or nowhere) is not a GEMM
       }
       order_by_axis<N>(r.m, r.nm, pc.axis_of);
       order_by_axis<N>(r.n, r.nn, pc.axis_of);
@@ -203,9 +209,12 @@ gemm_layout layout_gemm(const contraction_dims<N>& cd, const C& c, const A& a, c
 }
 /// A bound operand's step along dim d, 0 for no dim (a role with no dims).
 template <class Bound>
-index_t step_along(const Bound& b, int d) { return d < 0 ? index_t(0) : b.step(d); }
+index_t step_along(const Bound& b, int d) {
+  return d < 0 ? index_t(0) : b.step(d);
+}
 /// The next point of the first `count` loop dims (the last fastest); false after the last.
-inline bool next_loop_point(index_t* pt, const int* loops, int count, const index_t* lo, const index_t* hi) {
+inline bool next_loop_point(index_t* pt, const int* loops, int count, const index_t* lo,
+                            const index_t* hi) {
   for (int x = count - 1; x >= 0; --x) {
     const int d = loops[x];
     if (++pt[d] < hi[d]) return true;
@@ -229,8 +238,8 @@ std::string contraction_text() {
   constexpr contraction_dims<N> cd = contraction_of<N, Stmt>();
   const std::string m = role_name(cd.m, cd.nm), n = role_name(cd.n, cd.nn),
                     k = role_name(cd.k, cd.nk);
-  std::string s = "gemm: C[" + m + " x " + n + "] += A[" + m + " x " + k + "] * B[" + k +
-                  " x " + n + "]";
+  std::string s =
+      "gemm: C[" + m + " x " + n + "] += A[" + m + " x " + k + "] * B[" + k + " x " + n + "]";
   if (cd.nm > 1 || cd.nn > 1 || cd.nk > 1)
     s += " (grouped indices fused where contiguous, else batched)";
   if (cd.nbatch == 0) return s + ", no batch";

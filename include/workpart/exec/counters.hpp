@@ -9,10 +9,10 @@ namespace workpart::detail {
 
 /// Counts of what the local executors ran (for tests and explain()).
 struct exec_counters {
-  std::atomic<long> gemm_calls{0};   ///< GEMMs issued (one per batch point)
+  std::atomic<long> gemm_calls{0};  ///< GEMMs issued (one per batch point)
   std::atomic<long> loop_statements{0};
-  std::atomic<long> threaded_outer{0};  ///< loops split over threads along an outer dimension
-  std::atomic<long> threaded_rows{0};   ///< loops whose rows themselves were split over threads
+  std::atomic<long> threaded_outer{0};     ///< loops split over threads along an outer dimension
+  std::atomic<long> threaded_rows{0};      ///< loops whose rows themselves were split over threads
   std::atomic<long> snapshot_elements{0};  ///< elements copied for statements reading their output
   // The device backend (exec/device/):
   std::atomic<long> device_kernels{0};       ///< statements run as the generic Thrust kernel

@@ -30,10 +30,13 @@ class buffer_env {
   const raw_view& view_by_id(const void* id, const std::string& name) const {
     for (const auto& kv : views_)
       if (kv.first == id) return kv.second;
-    throw plan_error("array '" + name + "' has no buffer on this rank; it was not part of the plan");
+    throw plan_error("array '" + name +
+                     "' has no buffer on this rank; it was not part of the plan");
   }
   template <class T, int N>
-  const raw_view& view(const array<T, N>& a) const { return view_by_id(&a, a.name()); }
+  const raw_view& view(const array<T, N>& a) const {
+    return view_by_id(&a, a.name());
+  }
   error_sink& sink() const { return sink_; }
   oob_record* oob() const { return sink_.record(); }
 
@@ -61,7 +64,9 @@ template <class F>
 struct array_collector {
   F f;
   template <class A>
-  void on_access(const A& a) { f(*a.arr); }
+  void on_access(const A& a) {
+    f(*a.arr);
+  }
   template <class R>
   void enter_range(const R&) {}
   void leave_range() {}

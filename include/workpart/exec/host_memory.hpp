@@ -20,8 +20,10 @@ struct host_memory {
 struct buffer_free {
   void (*release)(void*) = nullptr;
   void operator()(std::max_align_t* p) const {
-    if (release) release(p);
-    else delete[] p;
+    if (release)
+      release(p);
+    else
+      delete[] p;
   }
 };
 

@@ -218,7 +218,8 @@ std::string local_strategy(const Stmt& st) {
   std::string s = "loop";
   if (ls.row_dim >= 0) s += ": rows along i" + std::to_string(ls.row_dim);
   if (ls.thread_dim >= 0) s += ", threads over i" + std::to_string(ls.thread_dim);
-  if (ls.split_rows) s += (ls.thread_dim >= 0 ? " or" : ",") + std::string(" rows split over threads");
+  if (ls.split_rows)
+    s += (ls.thread_dim >= 0 ? " or" : ",") + std::string(" rows split over threads");
   if (ls.thread_dim < 0 && !ls.split_rows) s += ", one thread";
   s += " (large spaces only)";
   if (reads_own_output(st)) s += ", reads a snapshot of its output";

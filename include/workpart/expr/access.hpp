@@ -25,7 +25,7 @@ struct indirect_sub {
 template <class S>
 struct sub_traits;
 template <class S>
-  requires is_affine_v<S>
+requires is_affine_v<S>
 struct sub_traits<S> {
   static constexpr bool is_affine = true;
   static constexpr bool is_indirect = false;
@@ -78,10 +78,18 @@ enum class combine { assign, add, max, min };
 
 template <class Kind, class Lhs, class Rhs>
 struct statement;
-struct assign_tag { static constexpr combine kind = combine::assign; };
-struct add_tag { static constexpr combine kind = combine::add; };
-struct max_tag { static constexpr combine kind = combine::max; };
-struct min_tag { static constexpr combine kind = combine::min; };
+struct assign_tag {
+  static constexpr combine kind = combine::assign;
+};
+struct add_tag {
+  static constexpr combine kind = combine::add;
+};
+struct max_tag {
+  static constexpr combine kind = combine::max;
+};
+struct min_tag {
+  static constexpr combine kind = combine::min;
+};
 
 // Row evaluators of an access along the moving dimension.
 template <class T>
@@ -118,7 +126,8 @@ struct access_node : expr_base {
   static constexpr bool all_affine = (sub_traits<Subs>::is_affine && ... && true);
   /// The dimensions used inside indirect subscripts (data-dependent positions).
   static constexpr dim_mask indirect_free =
-      (dim_mask(0) | ... | (sub_traits<Subs>::is_indirect ? sub_traits<Subs>::info.free : dim_mask(0)));
+      (dim_mask(0) | ... |
+       (sub_traits<Subs>::is_indirect ? sub_traits<Subs>::info.free : dim_mask(0)));
 
   array_type* arr;
   subs_type subs;
@@ -138,8 +147,10 @@ struct access_node : expr_base {
   template <int A>
   static constexpr affine_sig axis_sig() {
     using S = std::tuple_element_t<A, subs_type>;
-    if constexpr (is_affine_v<S>) return S::sig;
-    else return affine_sig{};
+    if constexpr (is_affine_v<S>)
+      return S::sig;
+    else
+      return affine_sig{};
   }
 
   /// How the address moves along dimension M (compile time).
@@ -158,7 +169,8 @@ struct access_node : expr_base {
           if (!sigs[a].uses(M)) continue;
           if (!last || !sigs[a].static_coef(M) || sigs[a].coef[M] != 1) unit = false;
         }
-      }(std::make_index_sequence<N>{});
+      }
+      (std::make_index_sequence<N>{});
       return unit ? step_kind::unit : step_kind::strided;
     }
   }
@@ -166,9 +178,8 @@ struct access_node : expr_base {
   /// The runtime form of each axis, for bounds analysis, constraints and messages.
   std::array<axis_form, N> axis_forms() const {
     std::array<axis_form, N> f{};
-    [&]<std::size_t... A>(std::index_sequence<A...>) {
-      (fill_form(std::get<A>(subs), f[A]), ...);
-    }(std::make_index_sequence<N>{});
+    [&]<std::size_t... A>(std::index_sequence<A...>) { (fill_form(std::get<A>(subs), f[A]), ...); }
+    (std::make_index_sequence<N>{});
     return f;
   }
 
@@ -176,7 +187,8 @@ struct access_node : expr_base {
     std::string s = arr->name() + "(";
     [&]<std::size_t... A>(std::index_sequence<A...>) {
       ((s += (A ? ", " : "") + sub_str(std::get<A>(subs))), ...);
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
     return s + ")";
   }
 
@@ -189,8 +201,10 @@ struct access_node : expr_base {
   // ---- binding ----
   template <class Sub, class Env>
   static auto bind_sub(const Sub& s, const Env& env, dim_mask dd) {
-    if constexpr (is_indirect<Sub>) return s.e.bind(env, dd);
-    else return s;
+    if constexpr (is_indirect<Sub>)
+      return s.e.bind(env, dd);
+    else
+      return s;
   }
   template <class Env>
   using bound_subs_t = std::tuple<decltype(bind_sub(std::declval<const Subs&>(),
@@ -208,13 +222,15 @@ struct access_node : expr_base {
     const access_node* src;  // for the message (a host address, never read in device code)
     oob_record* oob;         // where an out-of-bounds access is recorded (host or device memory)
     std::string (*describe)(const oob_record&);  // set on the host: device code only copies it
-    bool checked;            // subscripts not proven in bounds when the map was built
+    bool checked;  // subscripts not proven in bounds when the map was built
 
     template <std::size_t A>
     WORKPART_HD WORKPART_ALWAYS_INLINE index_t sub_value(const index_t* pt) const {
       const auto& s = std::get<A>(subs);
-      if constexpr (is_affine_v<std::remove_cvref_t<decltype(s)>>) return s(pt);
-      else return static_cast<index_t>(s.eval(pt));
+      if constexpr (is_affine_v<std::remove_cvref_t<decltype(s)>>)
+        return s(pt);
+      else
+        return static_cast<index_t>(s.eval(pt));
     }
     WORKPART_HD WORKPART_ALWAYS_INLINE bool offset_at(const index_t* pt, index_t& off) const {
       off = base;
@@ -229,7 +245,8 @@ struct access_node : expr_base {
            off += v * stride[A];
          }()),
          ...);
-      }(std::make_index_sequence<N>{});
+      }
+      (std::make_index_sequence<N>{});
       return ok;
     }
     WORKPART_HD void out_of_bounds(int axis, index_t v) const {
@@ -250,7 +267,8 @@ struct access_node : expr_base {
       index_t s = 0;
       [&]<std::size_t... A>(std::index_sequence<A...>) {
         ((s += std::get<A>(subs).coef_of(m) * stride[A]), ...);
-      }(std::make_index_sequence<N>{});
+      }
+      (std::make_index_sequence<N>{});
       return s;
     }
     template <int M>
@@ -261,9 +279,12 @@ struct access_node : expr_base {
       } else {
         index_t off;
         const bool ok = offset_at(pt, off);  // false only for checked subscripts (reported)
-        if constexpr (k == step_kind::zero) return const_row<T>{ok ? data[off] : T{}};
-        else if constexpr (k == step_kind::unit) return unit_row<T>{data + off};
-        else return strided_row<T>{data + off, step(M)};
+        if constexpr (k == step_kind::zero)
+          return const_row<T>{ok ? data[off] : T{}};
+        else if constexpr (k == step_kind::unit)
+          return unit_row<T>{data + off};
+        else
+          return strided_row<T>{data + off, step(M)};
       }
     }
     /// Every element of the row [pt, pt + len) along M lies in the buffer (affine
@@ -289,7 +310,8 @@ struct access_node : expr_base {
                }
              }()),
              ...);
-          }(std::make_index_sequence<N>{});
+          }
+          (std::make_index_sequence<N>{});
         }
         return ok;
       }
@@ -310,8 +332,16 @@ struct access_node : expr_base {
   template <class Env>
   bound<Env> bind(const Env& env, dim_mask dd) const {
     const raw_view& v = env.view(*arr);
-    bound<Env> b{static_cast<T*>(v.data), 0, {}, {}, {}, bind_subs(env, dd), this,
-                 env.oob(), &access_node::oob_text, (info.free & dd) != 0 || !all_affine};
+    bound<Env> b{static_cast<T*>(v.data),
+                 0,
+                 {},
+                 {},
+                 {},
+                 bind_subs(env, dd),
+                 this,
+                 env.oob(),
+                 &access_node::oob_text,
+                 (info.free & dd) != 0 || !all_affine};
     for (int a = 0; a < N; ++a) {
       b.stride[a] = v.stride[a];
       b.lo[a] = v.origin[a];
@@ -344,9 +374,12 @@ struct access_node : expr_base {
   }
   template <class S>
   static std::string sub_str(const S& s) {
-    if constexpr (is_affine_v<S>) return s.str();
-    else if constexpr (std::is_same_v<S, all_sub>) return ":";
-    else return s.e.str();
+    if constexpr (is_affine_v<S>)
+      return s.str();
+    else if constexpr (std::is_same_v<S, all_sub>)
+      return ":";
+    else
+      return s.e.str();
   }
   template <class S, class Visitor>
   static void visit_sub(const S& s, Visitor& v) {

@@ -27,9 +27,10 @@ namespace workpart::detail {
 using wide = __int128;
 
 [[noreturn]] inline void wide_overflow() {
-  throw shape_error("a subscript's extreme over the space exceeds 128-bit arithmetic (its "
-                    "coefficients or bounds are far beyond any array's extent); use smaller "
-                    "coefficients or a smaller space");
+  throw shape_error(
+      "a subscript's extreme over the space exceeds 128-bit arithmetic (its "
+      "coefficients or bounds are far beyond any array's extent); use smaller "
+      "coefficients or a smaller space");
 }
 inline wide wmul(wide a, wide b) {
   wide r;
@@ -46,7 +47,8 @@ inline std::string wide_str(wide v) {
     return std::to_string(index_t(v));
   const bool neg = v < 0;
   std::string s;
-  unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  unsigned __int128 u =
+      neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
   do {
     s.insert(s.begin(), char('0' + int(u % 10)));
     u /= 10;
@@ -67,8 +69,8 @@ inline linear_form to_linear(const axis_form& f) {
 }
 
 struct interval {
-  wide lo = 0;  ///< smallest value taken
-  wide hi = -1; ///< largest value taken (hi < lo: empty)
+  wide lo = 0;   ///< smallest value taken
+  wide hi = -1;  ///< largest value taken (hi < lo: empty)
   bool empty() const { return hi < lo; }
 };
 
@@ -81,8 +83,8 @@ inline wide floor_div(wide a, wide b) {  // b > 0
 /// each, len >= 1 bounds the widest one to an interval, and every other dimension takes its
 /// best end. std::nullopt when that would enumerate too much or no point satisfies len >= 1.
 inline std::optional<wide> extreme_where_positive(const linear_form& g, const linear_form& len,
-                                                     const index_t* box_lo, const index_t* box_hi,
-                                                     bool want_min) {
+                                                  const index_t* box_lo, const index_t* box_hi,
+                                                  bool want_min) {
   int dims[max_dims], nd = 0, wdim = -1;  // wdim: the widest dimension len uses
   for (int d = 0; d < max_dims; ++d) {
     if (len.coef[d] == 0) continue;
@@ -117,8 +119,10 @@ inline std::optional<wide> extreme_where_positive(const linear_form& g, const li
     // len.coef[wdim] * t + rest >= 1
     const wide c = len.coef[wdim];
     wide lo = box_lo[wdim], hi = box_hi[wdim] - 1;
-    if (c > 0) lo = std::max(lo, -floor_div(rest - 1, c));
-    else hi = std::min(hi, floor_div(rest - 1, -c));
+    if (c > 0)
+      lo = std::max(lo, -floor_div(rest - 1, c));
+    else
+      hi = std::min(hi, floor_div(rest - 1, -c));
     if (lo <= hi) {
       const wide v = wadd(val, best_end(g.coef[wdim], lo, hi));
       if (!best || (want_min ? v < *best : v > *best)) best = v;
@@ -161,7 +165,7 @@ inline void eliminate(linear_form& f, const range_form& r, bool want_min) {
 /// dimensions and the enclosing ranges (outermost first). std::nullopt when the form uses
 /// an index whose range depends on data.
 inline std::optional<wide> extreme(linear_form f, const std::vector<range_form>& ranges,
-                                      const index_t* box_lo, const index_t* box_hi, bool want_min) {
+                                   const index_t* box_lo, const index_t* box_hi, bool want_min) {
   if (ranges.size() == 1 && !ranges[0].data_dependent) {
     // One range empty at some points of the box (a triangle, a band): the access runs only
     // where it is not, so the extreme is taken over those points alone. Where the range runs

@@ -36,10 +36,10 @@ class bounds_checker {
       const index_t ext = a.arr->extent(ax);
       if (iv->lo < 0 || iv->hi >= ext) {
         const wide bad = iv->lo < 0 ? iv->lo : iv->hi;
-        throw shape_error("map '" + map_ + "': access " + a.str() + (writing_ ? " writes" : " reads") +
-                          " axis " + std::to_string(ax) + " of '" + a.arr->name() + "' at " +
-                          wide_str(bad) + ", outside [0, " + std::to_string(ext) +
-                          ") (subscripts span [" + wide_str(iv->lo) + ", " +
+        throw shape_error("map '" + map_ + "': access " + a.str() +
+                          (writing_ ? " writes" : " reads") + " axis " + std::to_string(ax) +
+                          " of '" + a.arr->name() + "' at " + wide_str(bad) + ", outside [0, " +
+                          std::to_string(ext) + ") (subscripts span [" + wide_str(iv->lo) + ", " +
                           wide_str(iv->hi) + "] over the space " + space_ +
                           "); shrink the space or enlarge '" + a.arr->name() + "'");
       }
@@ -104,7 +104,8 @@ constexpr bool lhs_one_to_one() {
           if (sigs[a].dynamic & dim_bit(d)) dynamic = true;
           m[a * N + d] = double(sigs[a].coef[d]);
         }
-    }(std::make_index_sequence<R>{});
+    }
+    (std::make_index_sequence<R>{});
     return dynamic || matrix_rank(m, R, N) == N;
   }
 }
@@ -274,8 +275,7 @@ inline one_to_one_result decide_one_to_one(const index_t* coef /* R x N, row-maj
 /// decided exactly for any size of space (decide_one_to_one). Two points that write one
 /// element are a race, named in the error with the element they both write.
 template <int N, class Stmt>
-void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st,
-                                  const space<N>& sp) {
+void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st, const space<N>& sp) {
   if constexpr (Stmt::kind == combine::assign && N > 0) {
     constexpr int R = Stmt::lhs_type::array_type::rank;
     if (sp.empty()) return;
@@ -423,7 +423,8 @@ class program_t {
 template <class... Maps>
 program_t<Maps...> program(const Maps&... m) {
   static_assert(sizeof...(Maps) > 0, "workpart::program: give at least one map");
-  static_assert((detail::is_map_v<Maps> && ...), "workpart::program: every argument must be a wp::map");
+  static_assert((detail::is_map_v<Maps> && ...),
+                "workpart::program: every argument must be a wp::map");
   return program_t<Maps...>(m...);
 }
 

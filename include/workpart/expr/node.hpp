@@ -31,11 +31,11 @@ concept expr_node = is_expr_v<T>;
 
 /// Compile-time facts about a node type.
 struct node_info {
-  dim_mask free = 0;      ///< index dimensions read and not bound by a range inside the node
-  bool has_all = false;   ///< contains a `wp::all` subscript not yet bound by a reduction
-  bool simple = true;     ///< rows are direct (no inner reductions, no indirect subscripts)
-  bool reduces = false;   ///< contains an inner reduction
-  dim_mask bound = 0;     ///< inner dimensions bound by ranges inside the node
+  dim_mask free = 0;     ///< index dimensions read and not bound by a range inside the node
+  bool has_all = false;  ///< contains a `wp::all` subscript not yet bound by a reduction
+  bool simple = true;    ///< rows are direct (no inner reductions, no indirect subscripts)
+  bool reduces = false;  ///< contains an inner reduction
+  dim_mask bound = 0;    ///< inner dimensions bound by ranges inside the node
 };
 
 /// The one traversal protocol of expression nodes: what a pass needs to know of a node type
@@ -49,7 +49,9 @@ struct node_traits {
   using children = std::tuple<>;
   static constexpr bool elementwise = false;
   template <class F>
-  static constexpr N map(const N& n, F&&) { return n; }
+  static constexpr N map(const N& n, F&&) {
+    return n;
+  }
 };
 
 /// One array's buffer as the executor sees it: global coordinates in
@@ -79,7 +81,8 @@ WORKPART_HD inline void record_oob(oob_record* r, int axis, index_t value, index
   if (atomicCAS(&r->hit, 0, 1) != 0) return;
 #else
   int expected = 0;
-  if (!__atomic_compare_exchange_n(&r->hit, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+  if (!__atomic_compare_exchange_n(&r->hit, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
     return;
 #endif
   r->axis = axis;
@@ -145,12 +148,18 @@ struct scalar_node : expr_base {
     V v;
     WORKPART_HD WORKPART_ALWAYS_INLINE V eval(const index_t*) const { return v; }
     template <int M>
-    WORKPART_HD WORKPART_ALWAYS_INLINE const_row<V> row(const index_t*) const { return {v}; }
+    WORKPART_HD WORKPART_ALWAYS_INLINE const_row<V> row(const index_t*) const {
+      return {v};
+    }
     template <int M>
-    WORKPART_HD bool check_row(const index_t*, index_t) const { return true; }
+    WORKPART_HD bool check_row(const index_t*, index_t) const {
+      return true;
+    }
   };
   template <class Env>
-  bound bind(const Env&, dim_mask) const { return {v}; }
+  bound bind(const Env&, dim_mask) const {
+    return {v};
+  }
   template <class Visitor>
   void visit(Visitor&) const {}
   std::string str() const {
@@ -170,8 +179,10 @@ concept arithmetic_scalar = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
 /// Lifts an arithmetic scalar into a node; leaves nodes as they are.
 template <class E>
 constexpr decltype(auto) as_node(const E& e) {
-  if constexpr (is_expr_v<E>) return (e);
-  else return scalar_node<E>(e);
+  if constexpr (is_expr_v<E>)
+    return (e);
+  else
+    return scalar_node<E>(e);
 }
 template <class E>
 using node_t = std::remove_cvref_t<decltype(as_node(std::declval<const E&>()))>;

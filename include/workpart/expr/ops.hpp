@@ -18,16 +18,18 @@ constexpr node_info merge_info(node_info a, node_info b) {
 }
 
 // ---- operations (value semantics as in C++ arithmetic) ----
-#define WORKPART_BINARY_OP(NAME, SYM, EXPR)                                  \
-  struct NAME {                                                              \
-    static constexpr const char* sym = SYM;                                  \
-    static constexpr bool infix = true;                                      \
-    template <class A, class B>                                              \
-    WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) { return EXPR; } \
+#define WORKPART_BINARY_OP(NAME, SYM, EXPR)                                    \
+  struct NAME {                                                                \
+    static constexpr const char* sym = SYM;                                    \
+    static constexpr bool infix = true;                                        \
+    template <class A, class B>                                                \
+    WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr auto apply(A a, B b) { \
+      return EXPR;                                                             \
+    }                                                                          \
   };
 WORKPART_BINARY_OP(op_add, "+", a + b)
 WORKPART_BINARY_OP(op_sub, "-", a - b)
-WORKPART_BINARY_OP(op_mul, "*", a * b)
+WORKPART_BINARY_OP(op_mul, "*", a* b)
 WORKPART_BINARY_OP(op_div, "/", a / b)
 WORKPART_BINARY_OP(op_lt, "<", a < b)
 WORKPART_BINARY_OP(op_le, "<=", a <= b)
@@ -64,8 +66,10 @@ struct op_min {
 
 template <class A>
 WORKPART_HD WORKPART_ALWAYS_INLINE auto as_real(A a) {
-  if constexpr (std::is_integral_v<A>) return static_cast<double>(a);
-  else return a;
+  if constexpr (std::is_integral_v<A>)
+    return static_cast<double>(a);
+  else
+    return a;
 }
 // The math functions in device code are CUDA's (global namespace), on the host <cmath>'s.
 #if defined(__CUDA_ARCH__)
@@ -73,11 +77,13 @@ WORKPART_HD WORKPART_ALWAYS_INLINE auto as_real(A a) {
 #else
 #define WORKPART_MATH(F) std::F
 #endif
-#define WORKPART_UNARY_OP(NAME, SYM, EXPR)                           \
-  struct NAME {                                                      \
-    static constexpr const char* sym = SYM;                          \
-    template <class A>                                               \
-    WORKPART_HD WORKPART_ALWAYS_INLINE static auto apply(A a) { return EXPR; } \
+#define WORKPART_UNARY_OP(NAME, SYM, EXPR)                      \
+  struct NAME {                                                 \
+    static constexpr const char* sym = SYM;                     \
+    template <class A>                                          \
+    WORKPART_HD WORKPART_ALWAYS_INLINE static auto apply(A a) { \
+      return EXPR;                                              \
+    }                                                           \
   };
 WORKPART_UNARY_OP(op_neg, "-", -a)
 WORKPART_UNARY_OP(op_exp, "exp", WORKPART_MATH(exp)(as_real(a)))
@@ -96,7 +102,9 @@ template <class Op, class L, class R>
 struct binary_row {
   L l;
   R r;
-  WORKPART_HD WORKPART_ALWAYS_INLINE auto operator()(index_t t) const { return Op::apply(l(t), r(t)); }
+  WORKPART_HD WORKPART_ALWAYS_INLINE auto operator()(index_t t) const {
+    return Op::apply(l(t), r(t));
+  }
 };
 
 template <class Op, class E>
@@ -111,7 +119,9 @@ struct unary_node : expr_base {
   struct bound {
     using value_type = typename unary_node::value_type;
     B e;
-    WORKPART_HD WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const { return Op::apply(e.eval(pt)); }
+    WORKPART_HD WORKPART_ALWAYS_INLINE value_type eval(const index_t* pt) const {
+      return Op::apply(e.eval(pt));
+    }
     template <int M>
     WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
       auto r = e.template row<M>(pt);
@@ -128,7 +138,9 @@ struct unary_node : expr_base {
     return bound<decltype(b)>{b};
   }
   template <class Visitor>
-  void visit(Visitor& v) const { e.visit(v); }
+  void visit(Visitor& v) const {
+    e.visit(v);
+  }
   std::string str() const { return std::string(Op::sym) + "(" + e.str() + ")"; }
 };
 
@@ -175,8 +187,10 @@ struct binary_node : expr_base {
     r.visit(v);
   }
   std::string str() const {
-    if constexpr (Op::infix) return "(" + l.str() + " " + Op::sym + " " + r.str() + ")";
-    else return std::string(Op::sym) + "(" + l.str() + ", " + r.str() + ")";
+    if constexpr (Op::infix)
+      return "(" + l.str() + " " + Op::sym + " " + r.str() + ")";
+    else
+      return std::string(Op::sym) + "(" + l.str() + ", " + r.str() + ")";
   }
 };
 
@@ -217,14 +231,20 @@ struct val_node : expr_base {
     WORKPART_HD WORKPART_ALWAYS_INLINE index_t eval(const index_t* pt) const { return pt[D]; }
     template <int M>
     WORKPART_HD WORKPART_ALWAYS_INLINE auto row(const index_t* pt) const {
-      if constexpr (M == D) return val_row{pt[D]};
-      else return const_row<index_t>{pt[D]};
+      if constexpr (M == D)
+        return val_row{pt[D]};
+      else
+        return const_row<index_t>{pt[D]};
     }
     template <int M>
-    WORKPART_HD bool check_row(const index_t*, index_t) const { return true; }
+    WORKPART_HD bool check_row(const index_t*, index_t) const {
+      return true;
+    }
   };
   template <class Env>
-  bound bind(const Env&, dim_mask) const { return {}; }
+  bound bind(const Env&, dim_mask) const {
+    return {};
+  }
   template <class Visitor>
   void visit(Visitor&) const {}
   std::string str() const { return "val(i" + std::to_string(D) + ")"; }
@@ -236,7 +256,9 @@ struct select_row {
   A a;
   B b;
   using V = std::common_type_t<decltype(a(0)), decltype(b(0))>;
-  WORKPART_HD WORKPART_ALWAYS_INLINE V operator()(index_t t) const { return c(t) ? V(a(t)) : V(b(t)); }
+  WORKPART_HD WORKPART_ALWAYS_INLINE V operator()(index_t t) const {
+    return c(t) ? V(a(t)) : V(b(t));
+  }
 };
 
 /// `wp::select(cond, a, b)`.
@@ -303,8 +325,8 @@ struct node_traits<select_node<C, A, B>> {
 };
 
 template <class A, class B>
-concept binary_operands =
-    (is_expr_v<A> && (is_expr_v<B> || arithmetic_scalar<B>)) || (arithmetic_scalar<A> && is_expr_v<B>);
+concept binary_operands = (is_expr_v<A> && (is_expr_v<B> || arithmetic_scalar<B>)) ||
+                          (arithmetic_scalar<A> && is_expr_v<B>);
 
 template <class Op, class A, class B>
 constexpr auto make_binary(const A& a, const B& b) {
@@ -312,12 +334,10 @@ constexpr auto make_binary(const A& a, const B& b) {
 }
 
 // Operators, found by ADL through the node types (all in this namespace).
-#define WORKPART_DEFINE_OPERATOR(SYM, OP)                                  \
-  template <class A, class B>                                              \
-    requires binary_operands<A, B>                                         \
-  constexpr auto operator SYM(const A& a, const B& b) {                    \
-    return make_binary<OP>(a, b);                                          \
-  }
+#define WORKPART_DEFINE_OPERATOR(SYM, OP) \
+  template <class A, class B>             \
+  requires binary_operands<A, B>          \
+  constexpr auto operator SYM(const A& a, const B& b) { return make_binary<OP>(a, b); }
 WORKPART_DEFINE_OPERATOR(+, op_add)
 WORKPART_DEFINE_OPERATOR(-, op_sub)
 WORKPART_DEFINE_OPERATOR(*, op_mul)
@@ -331,18 +351,22 @@ WORKPART_DEFINE_OPERATOR(!=, op_ne)
 #undef WORKPART_DEFINE_OPERATOR
 
 template <expr_node E>
-constexpr auto operator-(const E& e) { return unary_node<op_neg, E>(e); }
+constexpr auto operator-(const E& e) {
+  return unary_node<op_neg, E>(e);
+}
 template <expr_node E>
-constexpr const E& operator+(const E& e) { return e; }
+constexpr const E& operator+(const E& e) {
+  return e;
+}
 
 }  // namespace workpart::detail
 
 namespace workpart {
 
-#define WORKPART_DEFINE_FUNCTION(NAME, OP)                  \
-  template <detail::expr_node E>                            \
-  constexpr auto NAME(const E& e) {                         \
-    return detail::unary_node<detail::OP, E>(e);            \
+#define WORKPART_DEFINE_FUNCTION(NAME, OP)       \
+  template <detail::expr_node E>                 \
+  constexpr auto NAME(const E& e) {              \
+    return detail::unary_node<detail::OP, E>(e); \
   }
 WORKPART_DEFINE_FUNCTION(exp, op_exp)
 WORKPART_DEFINE_FUNCTION(log, op_log)
@@ -353,23 +377,25 @@ WORKPART_DEFINE_FUNCTION(abs, op_abs)
 
 /// `wp::max(a, b)`, `wp::min(a, b)`: elementwise; either side may be a scalar.
 template <class A, class B>
-  requires detail::binary_operands<A, B>
+requires detail::binary_operands<A, B>
 constexpr auto max(const A& a, const B& b) { return detail::make_binary<detail::op_max>(a, b); }
 template <class A, class B>
-  requires detail::binary_operands<A, B>
+requires detail::binary_operands<A, B>
 constexpr auto min(const A& a, const B& b) { return detail::make_binary<detail::op_min>(a, b); }
 
 /// `wp::select(cond, a, b)`: a where cond holds, else b (a and b may be scalars).
 template <class C, class A, class B>
-  requires detail::is_expr_v<C> && (detail::is_expr_v<A> || detail::arithmetic_scalar<A>) &&
-           (detail::is_expr_v<B> || detail::arithmetic_scalar<B>)
-constexpr auto select(const C& c, const A& a, const B& b) {
+requires detail::is_expr_v<C> &&(detail::is_expr_v<A> || detail::arithmetic_scalar<A>)&&(
+    detail::is_expr_v<B> ||
+    detail::arithmetic_scalar<B>)constexpr auto select(const C& c, const A& a, const B& b) {
   return detail::select_node<C, detail::node_t<A>, detail::node_t<B>>(c, detail::as_node(a),
                                                                       detail::as_node(b));
 }
 
 /// `wp::val(i)`: the global coordinate of index i (std::int64_t).
 template <int D>
-constexpr detail::val_node<D> val(index<D>) { return {}; }
+constexpr detail::val_node<D> val(index<D>) {
+  return {};
+}
 
 }  // namespace workpart

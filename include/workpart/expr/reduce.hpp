@@ -34,22 +34,30 @@ constexpr auto to_bound(const B& b) {
 
 template <class B>
 constexpr node_info bound_info() {
-  if constexpr (is_affine_v<B>) return node_info{B::sig.present, false, true, false, 0};
-  else return B::info;
+  if constexpr (is_affine_v<B>)
+    return node_info{B::sig.present, false, true, false, 0};
+  else
+    return B::info;
 }
 
 template <class B, class Env>
 auto bind_bound(const B& b, const Env& env, dim_mask dd) {
-  if constexpr (is_affine_v<B>) return b;
-  else return b.bind(env, dd);
+  if constexpr (is_affine_v<B>)
+    return b;
+  else
+    return b.bind(env, dd);
 }
 template <class B>
 WORKPART_HD WORKPART_ALWAYS_INLINE index_t bound_value(const B& b, const index_t* pt) {
-  if constexpr (is_affine_v<B>) return b(pt);
-  else return static_cast<index_t>(b.eval(pt));
+  if constexpr (is_affine_v<B>)
+    return b(pt);
+  else
+    return static_cast<index_t>(b.eval(pt));
 }
 template <class B>
-std::string bound_str(const B& b) { return b.str(); }
+std::string bound_str(const B& b) {
+  return b.str();
+}
 
 }  // namespace workpart::detail
 
@@ -80,19 +88,26 @@ namespace workpart::detail {
 struct red_sum {
   static constexpr const char* name = "sum";
   template <class V>
-  WORKPART_HD static constexpr V identity() { return V(0); }
+  WORKPART_HD static constexpr V identity() {
+    return V(0);
+  }
   template <class A, class B>
-  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) { return a + b; }
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {
+    return a + b;
+  }
 };
 struct red_max {
   static constexpr const char* name = "max_of";
   template <class V>
   WORKPART_HD static constexpr V identity() {
-    if constexpr (std::numeric_limits<V>::has_infinity) return -std::numeric_limits<V>::infinity();
-    else return std::numeric_limits<V>::lowest();
+    if constexpr (std::numeric_limits<V>::has_infinity)
+      return -std::numeric_limits<V>::infinity();
+    else
+      return std::numeric_limits<V>::lowest();
   }
   template <class A, class B>
-  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_max)
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a,
+                                                              B b) {  // NaN propagates (op_max)
     const A y = A(b);
     return (a > y || a != a) ? a : y;
   }
@@ -101,11 +116,14 @@ struct red_min {
   static constexpr const char* name = "min_of";
   template <class V>
   WORKPART_HD static constexpr V identity() {
-    if constexpr (std::numeric_limits<V>::has_infinity) return std::numeric_limits<V>::infinity();
-    else return std::numeric_limits<V>::max();
+    if constexpr (std::numeric_limits<V>::has_infinity)
+      return std::numeric_limits<V>::infinity();
+    else
+      return std::numeric_limits<V>::max();
   }
   template <class A, class B>
-  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a, B b) {  // NaN propagates (op_min)
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr A apply(A a,
+                                                              B b) {  // NaN propagates (op_min)
     const A y = A(b);
     return (a < y || a != a) ? a : y;
   }
@@ -174,9 +192,13 @@ struct reduce_node : expr_base {
       return acc;
     }
     template <int M>
-    WORKPART_HD auto row(const index_t* pt) const { return make_generic_row<M>(*this, pt); }
+    WORKPART_HD auto row(const index_t* pt) const {
+      return make_generic_row<M>(*this, pt);
+    }
     template <int M>
-    WORKPART_HD bool check_row(const index_t*, index_t) const { return true; }
+    WORKPART_HD bool check_row(const index_t*, index_t) const {
+      return true;
+    }
   };
   template <class Env>
   auto bind(const Env& env, dim_mask dd) const {
@@ -212,7 +234,7 @@ struct reduce_node : expr_base {
 
 template <class Red, int D, class Lo, class Hi, class Body>
 struct node_traits<reduce_node<Red, D, Lo, Hi, Body>> {
-  using children = std::tuple<Body>;  // (data-dependent bounds are not rewritten by passes)
+  using children = std::tuple<Body>;          // (data-dependent bounds are not rewritten by passes)
   static constexpr bool elementwise = false;  // the body runs over the inner range
   template <class F>
   static constexpr auto map(const reduce_node<Red, D, Lo, Hi, Body>& n, F&& f) {
@@ -234,8 +256,8 @@ template <int Dim, class S>
 auto bind_all_sub(const S& s, const std::string& arr, index_t axis_extent, int axis,
                   all_extent& ext) {
   if constexpr (std::is_same_v<S, all_sub>) {
-    const std::string here = arr + " axis " + std::to_string(axis) + " (extent " +
-                             std::to_string(axis_extent) + ")";
+    const std::string here =
+        arr + " axis " + std::to_string(axis) + " (extent " + std::to_string(axis_extent) + ")";
     if (ext.extent >= 0 && ext.extent != axis_extent)
       throw shape_error("wp::all axes reduced together must have one extent: " + ext.where +
                         " and " + here);
@@ -257,11 +279,12 @@ auto bind_all_sub(const S& s, const std::string& arr, index_t axis_extent, int a
 template <int Dim, class T, int N, class... Subs>
 auto bind_all_access(const access_node<T, N, Subs...>& a, all_extent& ext) {
   return [&]<std::size_t... A>(std::index_sequence<A...>) {
-    auto subs = std::make_tuple(
-        bind_all_sub<Dim>(std::get<A>(a.subs), a.arr->name(), a.arr->extent(int(A)), int(A), ext)...);
+    auto subs = std::make_tuple(bind_all_sub<Dim>(std::get<A>(a.subs), a.arr->name(),
+                                                  a.arr->extent(int(A)), int(A), ext)...);
     using R = access_node<T, N, std::tuple_element_t<A, decltype(subs)>...>;
     return R(*a.arr, std::get<A>(subs)...);
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
 }
 
 template <int Dim, class N>
@@ -286,7 +309,8 @@ auto make_all_reduce(const Body& body) {
   static_assert(is_expr_v<Body> && Body::info.has_all,
                 "workpart: a reduction without wp::range needs wp::all subscripts to iterate, "
                 "e.g. wp::sum(x(i, wp::all)); otherwise write wp::sum(wp::range(r, lo, hi), ...)");
-  constexpr int Dim = (Body::info.bound & dim_bit(all_dim_first)) ? all_dim_first + 1 : all_dim_first;
+  constexpr int Dim =
+      (Body::info.bound & dim_bit(all_dim_first)) ? all_dim_first + 1 : all_dim_first;
   static_assert(!(Body::info.bound & dim_bit(Dim)),
                 "workpart: at most two nested reductions over wp::all");
   all_extent ext;
@@ -315,10 +339,16 @@ constexpr auto min_of(const range_t<D, Lo, Hi>& r, const Body& b) {
   return detail::make_reduce<detail::red_min>(r, b);
 }
 template <detail::expr_node Body>
-auto sum(const Body& b) { return detail::make_all_reduce<detail::red_sum>(b); }
+auto sum(const Body& b) {
+  return detail::make_all_reduce<detail::red_sum>(b);
+}
 template <detail::expr_node Body>
-auto max_of(const Body& b) { return detail::make_all_reduce<detail::red_max>(b); }
+auto max_of(const Body& b) {
+  return detail::make_all_reduce<detail::red_max>(b);
+}
 template <detail::expr_node Body>
-auto min_of(const Body& b) { return detail::make_all_reduce<detail::red_min>(b); }
+auto min_of(const Body& b) {
+  return detail::make_all_reduce<detail::red_min>(b);
+}
 
 }  // namespace workpart

@@ -26,10 +26,14 @@ struct statement {
 
   std::string str() const {
     switch (kind) {
-      case combine::assign: return lhs.str() + " = " + rhs.str();
-      case combine::add: return lhs.str() + " += " + rhs.str();
-      case combine::max: return "max_into(" + lhs.str() + ", " + rhs.str() + ")";
-      case combine::min: return "min_into(" + lhs.str() + ", " + rhs.str() + ")";
+      case combine::assign:
+        return lhs.str() + " = " + rhs.str();
+      case combine::add:
+        return lhs.str() + " += " + rhs.str();
+      case combine::max:
+        return "max_into(" + lhs.str() + ", " + rhs.str() + ")";
+      case combine::min:
+        return "min_into(" + lhs.str() + ", " + rhs.str() + ")";
     }
     return {};
   }
@@ -68,13 +72,13 @@ namespace workpart {
 
 /// `wp::max_into(out(i), e)`: out(i) = max(out(i), e) for every point, whatever the schedule.
 template <class Lhs, class R>
-  requires detail::is_access_v<Lhs>
+requires detail::is_access_v<Lhs>
 constexpr auto max_into(const Lhs& lhs, const R& rhs) {
   return detail::make_statement<detail::max_tag>(lhs, rhs);
 }
 /// `wp::min_into(out(i), e)`.
 template <class Lhs, class R>
-  requires detail::is_access_v<Lhs>
+requires detail::is_access_v<Lhs>
 constexpr auto min_into(const Lhs& lhs, const R& rhs) {
   return detail::make_statement<detail::min_tag>(lhs, rhs);
 }

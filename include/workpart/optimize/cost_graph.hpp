@@ -1,7 +1,7 @@
 #pragma once
 /// \file cost_graph.hpp
 /// The run-time cost-table graph (`workpart::cost_graph`) over Boost.Graph: what
-/// optimize/table_reader.hpp reads and optimize/search.hpp searches.
+/// io/table_reader.hpp reads and optimize/search.hpp searches.
 ///
 /// This header includes no MPI and no Eigen.
 
@@ -35,9 +35,9 @@ class cost_graph {
  public:
   struct vertex_data {
     std::string name;
-    std::vector<double> cost;             ///< K entries
-    std::vector<std::int64_t> configs;    ///< K * dims entries: tuple k is [k*dims, (k+1)*dims)
-    std::size_t dims = 0;                 ///< tuple length (0: no tuples given)
+    std::vector<double> cost;           ///< K entries
+    std::vector<std::int64_t> configs;  ///< K * dims entries: tuple k is [k*dims, (k+1)*dims)
+    std::size_t dims = 0;               ///< tuple length (0: no tuples given)
   };
   struct edge_data {
     std::size_t index = 0;  ///< the edge's number: `edge_costs(index)`, `edge_source(index)`
@@ -72,8 +72,8 @@ class cost_graph {
       throw shape_error("cost_graph::add_vertex(\"" + name +
                         "\"): a vertex needs at least one configuration (cost is empty)");
     if (dims != 0 && configs.size() != cost.size() * dims)
-      throw shape_error("cost_graph::add_vertex(\"" + name + "\"): " +
-                        std::to_string(configs.size() / dims) + " configurations but " +
+      throw shape_error("cost_graph::add_vertex(\"" + name +
+                        "\"): " + std::to_string(configs.size() / dims) + " configurations but " +
                         std::to_string(cost.size()) + " costs; give one cost per configuration");
     if (dims == 0 && !configs.empty())
       throw shape_error("cost_graph::add_vertex(\"" + name + "\"): tuples of length 0");
@@ -146,7 +146,9 @@ class cost_graph {
 
   /// The Boost.Graph itself (vertex descriptor = vertex number).
   const graph_type& graph() const { return g_; }
-  edge_descriptor edge_at(std::size_t e) const { return boost::edge(ends_[e].first, ends_[e].second, g_).first; }
+  edge_descriptor edge_at(std::size_t e) const {
+    return boost::edge(ends_[e].first, ends_[e].second, g_).first;
+  }
 
  private:
   graph_type g_;

@@ -1,15 +1,21 @@
 #pragma once
 /// \file cost_model.hpp
 /// What a schedule of a program costs on a machine_model, computed from the same boxes, the
-/// same solver (comm/solve.hpp) and the same redistribution planning (comm/redistribute.hpp)
-/// the plans use, for any number of ranks and without MPI. As a cost-table problem for the
-/// search (optimize/search.hpp):
+/// same solvers (plan/solve_map.hpp, plan/program.hpp) and the same redistribution planning
+/// (plan/redistribute.hpp) the plans use, for any number of ranks and without MPI. As a
+/// cost-table problem for the search (optimize/search.hpp):
 ///  - a map on a grid costs its slowest rank's arithmetic (points of its block times the
-///    operations per point) plus the combine of its split reductions (each partial onto its
-///    group leader, as a Reduce);
+///    operations per point);
 ///  - an array passed from the map that last wrote it to a map that reads it (or combines
 ///    into its old values) costs the redistribution between the writer's and the reader's
 ///    boxes: alpha per message of the busiest rank plus beta per byte it sends or receives;
+///  - partial results of a split reduction are combined as the program plan combines them:
+///    solve_program on the writer and the first map after it that needs the values chooses
+///    Allreduce, reduce-scatter or Reduce, and that edge costs the combine plus what the
+///    reader then fetches (the modelled bytes are the plan's, for every combine kind); with no
+///    such reader the combine is priced on the edge to the outputs (or, for an array nobody
+///    reads or gathers, on the map). A program of one map combines onto the leaders and
+///    gathers, as its plan does;
 ///  - the program's inputs come from a source vertex `root (inputs)` and its outputs go to a
 ///    sink vertex `root (outputs)`, each with one configuration: an edge from the source
 ///    costs the scatter the map's own plan would do, an edge to the sink its gather.
@@ -24,8 +30,11 @@
 #include <string>
 #include <vector>
 
-#include "../comm/redistribute.hpp"
-#include "../comm/solve.hpp"
+#include "../plan/program.hpp"
+#include "../plan/redistribute.hpp"
+#include "../plan/solve_array.hpp"
+#include "../plan/solve_map.hpp"
+#include "../plan/validate.hpp"
 #include "../expr/map.hpp"
 #include "../expr/reduce.hpp"
 #include "../schedule/constraints.hpp"
@@ -81,8 +90,8 @@ double ops_per_point(const map_t<N, S...>& m) {
 }
 
 /// Every grid for a space of these extents on at most nprocs ranks (see config_options).
-inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& extents, index_t nprocs,
-                                                   const config_options& opt) {
+inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& extents,
+                                                   index_t nprocs, const config_options& opt) {
   std::vector<grid_shape> out;
   std::vector<index_t> g(extents.size(), 1);
   auto rec = [&](auto& self, std::size_t d, index_t prod) -> void {
@@ -106,7 +115,8 @@ inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& e
 inline double step_seconds(const machine_model& mm, const std::vector<index_t>& sent,
                            const std::vector<index_t>& received, const std::vector<int>& messages) {
   double bytes = 0, msgs = 0;
-  for (std::size_t r = 0; r < sent.size(); ++r) bytes = std::max(bytes, double(std::max(sent[r], received[r])));
+  for (std::size_t r = 0; r < sent.size(); ++r)
+    bytes = std::max(bytes, double(std::max(sent[r], received[r])));
   for (int m : messages) msgs = std::max(msgs, double(m));
   return bytes == 0 ? 0.0 : mm.message_seconds(msgs, bytes);
 }
@@ -161,7 +171,8 @@ inline transfer_cost price_transfer(const transfer& t, int nranks, std::size_t e
 /// combines into it (+=, max_into, min_into), or its '=' writes may leave holes in their box
 /// (the plans then fill the box with the old values). Else nothing flows into the map.
 inline bool needs_values(const array_use& u) {
-  return (u.read && !reads_own_writes(u)) || (u.written && (u.write_kind != combine::assign || !u.dense_writes));
+  return (u.read && !reads_own_writes(u)) ||
+         (u.written && (u.write_kind != combine::assign || !u.dense_writes));
 }
 
 /// Where a map's writes of one array hold whole values (its group leaders' write boxes),
@@ -176,7 +187,8 @@ struct holders {
       if (boxes[s].empty()) continue;
       index.candidates(boxes[s], cand);
       for (int o : cand)
-        if (std::size_t(o) != s && !box::intersect(boxes[s], boxes[std::size_t(o)]).empty()) disjoint = false;
+        if (std::size_t(o) != s && !box::intersect(boxes[s], boxes[std::size_t(o)]).empty())
+          disjoint = false;
     }
   }
 };
@@ -198,8 +210,8 @@ inline index_t meet_size(const box& a, const box& b) {
 /// from rank s to rank r are exactly need[r] meet held[s], whatever order the plan tries the
 /// holders in. The cost model asks this for every pair of grids of neighbouring maps, so it
 /// allocates nothing per need. Plans the pieces when holders overlap.
-inline void price_one_layer(const std::vector<box>& need, const holders& held, int nranks, std::size_t es,
-                            transfer_cost& c) {
+inline void price_one_layer(const std::vector<box>& need, const holders& held, int nranks,
+                            std::size_t es, transfer_cost& c) {
   if (!held.disjoint) {
     const transfer_cost t = price_transfer(plan_transfer(need, {{0, held.boxes}}), nranks, es);
     for (int r = 0; r < nranks; ++r) {
@@ -228,10 +240,69 @@ inline void price_one_layer(const std::vector<box>& need, const holders& held, i
 /// A map on one grid, as the plans see it for `nranks` ranks.
 struct map_config {
   grid_shape grid;
-  std::vector<array_solution> arrays;  // as the map's constraints list them
+  std::vector<array_solution> arrays;                // as the map's constraints list them
   std::vector<std::shared_ptr<const holders>> held;  // [array]: written arrays only
-  index_t max_points = 0;              // the largest block
+  index_t max_points = 0;                            // the largest block
+  /// Whether array u's partial results are combined between the ranks after the map (a split
+  /// reduction whose groups do not overlap: the program plan picks the combine).
+  bool split(std::size_t u) const {
+    return !arrays[u].wgroup.empty() && !arrays[u].w_combine_on_root;
+  }
 };
+
+/// The combine of a program's partial results and the pieces into its reader, as the program
+/// plan of `writer` then `reader` (on their grids, this array alone) plans them for the first
+/// execute(): what solve_program chooses, priced per rank (one message per peer). Without a
+/// reader: the combine and root's gather of the values.
+inline transfer_cost split_transfer(const std::string& wname, const map_config& w, std::size_t ua,
+                                    const std::string& rname, const map_config* r, std::size_t ub,
+                                    int nranks) {
+  program_maps in;
+  in.nranks = nranks;
+  in.names = {wname};
+  in.grids = {w.grid};
+  in.arrays = {{&w.arrays[ua]}};
+  if (r) {
+    in.names.push_back(rname);
+    in.grids.push_back(r->grid);
+    in.arrays.push_back({&r->arrays[ub]});
+  }
+  const program_solution sol = solve_program(std::move(in));
+  transfer_cost c;
+  c.sent.assign(std::size_t(nranks), 0);
+  c.received.assign(std::size_t(nranks), 0);
+  c.messages.assign(std::size_t(nranks), 0);
+  for (const auto& pc : sol.combines()) {
+    if (pc.map != 0) continue;  // the reader's own partial results: its edges' business
+    const auto bytes = sol.combine_bytes(pc);
+    for (const auto& members : sol.write_groups(pc.array, pc.map)) {
+      const int G = int(members.size());
+      for (std::size_t x = 0; x < members.size(); ++x) {
+        const std::size_t k = std::size_t(members[x]);
+        c.sent[k] += bytes[k].first;
+        c.received[k] += bytes[k].second;
+        // a reduce-scatter: every member with every other; Reduce (and the Bcast of an
+        // Allreduce): the leader with each member, each member with the leader
+        const int peers = pc.mode == combine_mode::reduce_scatter ? 2 * (G - 1)
+                          : x == 0                                ? G - 1
+                                                                  : 1;
+        c.messages[k] += pc.mode == combine_mode::all_reduce ? 2 * peers : peers;
+      }
+    }
+  }
+  for (std::size_t x = 0; x < sol.redists().size(); ++x) {
+    const auto& rd = sol.redists()[x];
+    if (rd.combine || (r ? rd.to_map != 1 || rd.gather : !rd.gather)) continue;
+    const transfer_cost t =
+        price_transfer(r ? rd.first : rd.steady, nranks, sol.elem_size(rd.array));
+    for (int k = 0; k < nranks; ++k) {
+      c.sent[std::size_t(k)] += t.sent[std::size_t(k)];
+      c.received[std::size_t(k)] += t.received[std::size_t(k)];
+      c.messages[std::size_t(k)] += t.messages[std::size_t(k)];
+    }
+  }
+  return c;
+}
 
 /// What a reader on one grid needs of an array before it runs: its read boxes and the old
 /// values it combines into (need_before), each empty when no rank needs any.
@@ -249,7 +320,8 @@ inline reader_need needs_of(const map_config& rd, std::size_t ub, int nranks) {
 }
 
 /// The redistribution of an array from where a writer's grid holds it to a reader's need.
-inline transfer_cost edge_transfer(const holders& held, std::size_t es, const reader_need& n, int nranks) {
+inline transfer_cost edge_transfer(const holders& held, std::size_t es, const reader_need& n,
+                                   int nranks) {
   transfer_cost c;
   c.sent.assign(std::size_t(nranks), 0);
   c.received.assign(std::size_t(nranks), 0);
@@ -259,8 +331,8 @@ inline transfer_cost edge_transfer(const holders& held, std::size_t es, const re
   return c;
 }
 /// The same for array `ua` (index in the writer's arrays) to array `ub` of a reader.
-inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd, std::size_t ub,
-                                   int nranks) {
+inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd,
+                                   std::size_t ub, int nranks) {
   return edge_transfer(*w.held[ua], w.arrays[ua].use.elem_size, needs_of(rd, ub, nranks), nranks);
 }
 
@@ -294,7 +366,9 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.name = m.name();
   for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
   p.ops = ops_per_point(m);
-  p.constraints = [&m](const grid_shape& g, int nranks) { return extract_constraints(m, g, nranks); };
+  p.constraints = [&m](const grid_shape& g, int nranks) {
+    return extract_constraints(m, g, nranks);
+  };
   return p;
 }
 template <class... Maps>
@@ -325,8 +399,9 @@ struct program_pricer {
     if (fixed) {
       const grid_shape* g = fixed->find(m.name);
       if (!g || g->rank() != N || g->product() > nranks)
-        throw grid_error("wp::optimize: map '" + m.name + "' has no grid of rank " + std::to_string(N) +
-                         " for " + std::to_string(nranks) + " ranks in the schedule");
+        throw grid_error("wp::optimize: map '" + m.name + "' has no grid of rank " +
+                         std::to_string(N) + " for " + std::to_string(nranks) +
+                         " ranks in the schedule");
       grids.push_back(*g);
     } else {
       grids = grid_configurations(m.extents, nranks, copt);
@@ -335,31 +410,28 @@ struct program_pricer {
     for (const auto& g : grids) {
       map_config c;
       c.grid = g;
-      const map_constraints cons = m.constraints(g, nranks);
       // a grid the plans would refuse (a statement reading what another rank wrote, '='
       // writes that overlap, a box too big for an MPI count) is no candidate
+      map_solution ms;
       try {
-        validate(m.name, cons, g, nranks);
+        ms = solve_map(m.name, N, m.constraints(g, nranks), g, nranks);
       } catch (const plan_error& e) {
         if (fixed) throw;
         if (first_refusal.empty()) first_refusal = e.what();
         continue;
       }
-      for (const auto& b : cons.blocks) {
-        index_t pts = b.empty(N) ? 0 : 1;
-        for (int d = 0; d < N && pts; ++d) pts *= b.hi[d] - b.lo[d];
-        c.max_points = std::max(c.max_points, pts);
-      }
-      for (std::size_t u = 0; u < cons.arrays.size(); ++u)
-        c.arrays.push_back(solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, nranks, false));
+      c.max_points = ms.largest_block;
+      c.arrays = std::move(ms.arrays);
       for (const auto& ap : c.arrays)
-        c.held.push_back(ap.use.written ? std::make_shared<const holders>(leaders_write_boxes(ap, g, nranks)) : nullptr);
+        c.held.push_back(ap.use.written
+                             ? std::make_shared<const holders>(leaders_write_boxes(ap, g, nranks))
+                             : nullptr);
       cs.push_back(std::move(c));
     }
     if (cs.empty())
       throw plan_error("wp::optimize: map '" + m.name + "' can be planned on none of its " +
-                       std::to_string(grids.size()) + " candidate grids for " + std::to_string(nranks) +
-                       " ranks; the first refused: " + first_refusal);
+                       std::to_string(grids.size()) + " candidate grids for " +
+                       std::to_string(nranks) + " ranks; the first refused: " + first_refusal);
     configs.push_back(std::move(cs));
   }
 
@@ -367,6 +439,55 @@ struct program_pricer {
     for (std::size_t u = 0; u < c.arrays.size(); ++u)
       if (c.arrays[u].use.id == id) return int(u);
     return -1;
+  }
+
+  /// The last map before v that writes the array (-1: none).
+  int writer_before(int v, const void* id) const {
+    for (int u = v - 1; u >= 0; --u) {
+      const int x = find(configs[std::size_t(u)].front(), id);
+      if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) return u;
+    }
+    return -1;
+  }
+  /// The first map after writer u that needs the array's values from it (-1: none).
+  int first_reader_after(int u, const void* id) const {
+    for (int v = u + 1; v < int(names.size()); ++v) {
+      const int x = find(configs[std::size_t(v)].front(), id);
+      if (x < 0) continue;
+      const auto& use = configs[std::size_t(v)].front().arrays[std::size_t(x)].use;
+      if (needs_values(use)) return v;
+      if (use.written) return -1;  // overwritten before anyone reads it
+    }
+    return -1;
+  }
+  /// Whether no map after v writes the array (v's values are the ones root gathers).
+  bool last_writer(int v, const void* id) const {
+    for (int u = v + 1; u < int(names.size()); ++u) {
+      const int x = find(configs[std::size_t(u)].front(), id);
+      if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written)
+        return false;
+    }
+    return true;
+  }
+  /// Whether writer m's combine of its partial results of array u is priced on an edge (to its
+  /// first reader, or to the outputs) rather than on the map: in programs of several maps.
+  bool combine_on_edge(int m, const map_config& c, std::size_t u) const {
+    if (names.size() < 2 || !c.split(u)) return false;
+    const void* id = c.arrays[u].use.id;
+    return first_reader_after(m, id) >= 0 || last_writer(m, id);
+  }
+  /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub):
+  /// the combine and the pieces, as the program plan moves them, when v is the first map that
+  /// needs the writer's partial results combined; else the pieces from where the writer's
+  /// leaders hold whole values.
+  transfer_cost edge_cost(int u, std::size_t ku, std::size_t ua, int v, std::size_t kv,
+                          std::size_t ub, const reader_need* need = nullptr) const {
+    const map_config& cw = configs[std::size_t(u)][ku];
+    const map_config& cr = configs[std::size_t(v)][kv];
+    if (names.size() > 1 && cw.split(ua) && first_reader_after(u, cw.arrays[ua].use.id) == v)
+      return split_transfer(names[std::size_t(u)], cw, ua, names[std::size_t(v)], &cr, ub, nranks);
+    if (need) return edge_transfer(*cw.held[ua], cw.arrays[ua].use.elem_size, *need, nranks);
+    return edge_transfer(cw, ua, cr, ub, nranks);
   }
 
   program_cost_tables build() {
@@ -378,16 +499,19 @@ struct program_pricer {
       t.grids.emplace_back();
       for (const auto& c : cs) t.grids.back().push_back(c.grid);
     }
-    auto tuple = [](const grid_shape& g) { return std::vector<std::int64_t>(g.dims.begin(), g.dims.end()); };
+    auto tuple = [](const grid_shape& g) {
+      return std::vector<std::int64_t>(g.dims.begin(), g.dims.end());
+    };
     t.graph.add_vertex("root (inputs)", {0.0});
     for (int m = 0; m < M; ++m) {
       std::vector<double> cost;
       std::vector<std::vector<std::int64_t>> tuples;
       for (const auto& c : configs[std::size_t(m)]) {
         double s = mm.compute_seconds(double(c.max_points) * ops[std::size_t(m)]);
-        for (const auto& ap : c.arrays)  // split reductions: partials onto the leaders
-          for (const auto& st : ap.out_steps)
-            if (st.op == step_op::reduce) s += steps_seconds(mm, {st});
+        for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
+          if (!combine_on_edge(m, c, u))
+            for (const auto& st : c.arrays[u].out_steps)
+              if (st.op == step_op::reduce) s += steps_seconds(mm, {st});
         cost.push_back(s);
         tuples.push_back(tuple(c.grid));
       }
@@ -395,8 +519,11 @@ struct program_pricer {
     }
     const std::size_t sink = t.graph.add_vertex("root (outputs)", {0.0});
     // edges: summed per vertex pair; the arrays each carries
-    std::map<std::pair<std::size_t, std::size_t>, std::pair<std::vector<double>, std::vector<std::string>>> edges;
-    auto add = [&](std::size_t u, std::size_t v, std::size_t ku, std::size_t kv, double s, const std::string& a) {
+    std::map<std::pair<std::size_t, std::size_t>,
+             std::pair<std::vector<double>, std::vector<std::string>>>
+        edges;
+    auto add = [&](std::size_t u, std::size_t v, std::size_t ku, std::size_t kv, double s,
+                   const std::string& a) {
       auto& e = edges[{u, v}];
       const std::size_t KU = t.graph.num_configs(u), KV = t.graph.num_configs(v);
       if (e.first.empty()) e.first.assign(KU * KV, 0.0);
@@ -408,11 +535,7 @@ struct program_pricer {
       const auto& cv0 = configs[std::size_t(v)].front();
       for (std::size_t ub = 0; ub < cv0.arrays.size(); ++ub) {
         const auto& use = cv0.arrays[ub].use;
-        int writer = -1;  // the last map before v that writes the array
-        for (int u = v - 1; u >= 0 && writer < 0; --u) {
-          const int x = find(configs[std::size_t(u)].front(), use.id);
-          if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) writer = u;
-        }
+        const int writer = writer_before(v, use.id);
         for (std::size_t kv = 0; kv < configs[std::size_t(v)].size() && needs_values(use); ++kv) {
           const auto& cv = configs[std::size_t(v)][kv];
           if (writer < 0) {  // from root: the map's own scatter of it
@@ -425,24 +548,30 @@ struct program_pricer {
           const std::size_t ua = std::size_t(find(cws.front(), use.id));
           const reader_need need = needs_of(cv, ub, nranks);  // one per reader grid
           for (std::size_t ku = 0; ku < cws.size(); ++ku) {
-            const transfer_cost c = edge_transfer(*cws[ku].held[ua], use.elem_size, need, nranks);
+            const transfer_cost c = edge_cost(writer, ku, ua, v, kv, ub, &need);
             add(std::size_t(writer) + 1, std::size_t(v) + 1, ku, kv,
                 step_seconds(mm, c.sent, c.received, c.messages), use.name);
           }
         }
-        // the last writer of the array gathers it to root
-        bool last = cv0.arrays[ub].use.written;
-        for (int u = v + 1; u < M && last; ++u) {
-          const int x = find(configs[std::size_t(u)].front(), use.id);
-          if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) last = false;
-        }
-        if (last)
-          for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
+        // the last writer of the array gathers it to root (combining its partial results
+        // first where no map reads them)
+        if (!cv0.arrays[ub].use.written || !last_writer(v, use.id)) continue;
+        const bool combine_here = M > 1 && cv0.split(ub) && first_reader_after(v, use.id) < 0;
+        for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
+          const auto& cv = configs[std::size_t(v)][kv];
+          double s = 0;
+          if (combine_here && cv.split(ub)) {
+            const transfer_cost c =
+                split_transfer(names[std::size_t(v)], cv, ub, std::string(), nullptr, 0, nranks);
+            s = step_seconds(mm, c.sent, c.received, c.messages);
+          } else {
             std::vector<comm_step> gathers;
-            for (const auto& st : configs[std::size_t(v)][kv].arrays[ub].out_steps)
+            for (const auto& st : cv.arrays[ub].out_steps)
               if (st.op != step_op::reduce) gathers.push_back(st);
-            add(std::size_t(v) + 1, sink, kv, 0, steps_seconds(mm, gathers), use.name);
+            s = steps_seconds(mm, gathers);
           }
+          add(std::size_t(v) + 1, sink, kv, 0, s, use.name);
+        }
       }
     }
     for (auto& [uv, e] : edges) {
@@ -463,9 +592,12 @@ struct modelled_transfer {
 };
 
 /// The arrays passed between the maps of `p` under schedule `s` on `nranks` ranks, with the
-/// bytes the model prices (what the program plan of `s` predicts for its first execute()).
-inline std::vector<modelled_transfer> modelled_transfers(const std::vector<detail::priced_map>& maps,
-                                                         const schedule& s, int nranks, const machine_model& mm = {}) {
+/// bytes the model prices (what the program plan of `s` predicts for its first execute():
+/// the redistribution, and the combine of partial results where the reader is the first map
+/// that needs them).
+inline std::vector<modelled_transfer> modelled_transfers(
+    const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
+    const machine_model& mm = {}) {
   detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}};
   pr.fixed = &s;
   for (const auto& m : maps) pr.add_map(m);
@@ -476,35 +608,34 @@ inline std::vector<modelled_transfer> modelled_transfers(const std::vector<detai
     for (std::size_t ub = 0; ub < cv.arrays.size(); ++ub) {
       const auto& use = cv.arrays[ub].use;
       if (!detail::needs_values(use)) continue;  // nothing flows into the map
-      for (int u = v - 1; u >= 0; --u) {
-        const int x = pr.find(pr.configs[std::size_t(u)].front(), use.id);
-        if (x < 0 || !pr.configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) continue;
-        const auto c = detail::edge_transfer(pr.configs[std::size_t(u)].front(), std::size_t(x), cv, ub, nranks);
-        out.push_back({use.name, pr.names[std::size_t(u)], pr.names[std::size_t(v)], c.total(),
-                       detail::step_seconds(mm, c.sent, c.received, c.messages)});
-        break;
-      }
+      const int u = pr.writer_before(v, use.id);
+      if (u < 0) continue;
+      const int x = pr.find(pr.configs[std::size_t(u)].front(), use.id);
+      const auto c = pr.edge_cost(u, 0, std::size_t(x), v, 0, ub);
+      out.push_back({use.name, pr.names[std::size_t(u)], pr.names[std::size_t(v)], c.total(),
+                     detail::step_seconds(mm, c.sent, c.received, c.messages)});
     }
   }
   return out;
 }
 
 template <class... Maps>
-std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, const schedule& s, int nranks,
-                                                  const machine_model& mm = {}) {
+std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, const schedule& s,
+                                                  int nranks, const machine_model& mm = {}) {
   return modelled_transfers(detail::priced_views(p), s, nranks, mm);
 }
 
 /// The cost tables of a program on `nranks` ranks (no MPI; any rank count).
 inline program_cost_tables program_costs(const std::vector<detail::priced_map>& maps, int nranks,
-                                         const machine_model& mm = {}, const config_options& opt = {}) {
+                                         const machine_model& mm = {},
+                                         const config_options& opt = {}) {
   if (nranks < 1)
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
   return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr}.build();
 }
 template <class... Maps>
-program_cost_tables program_costs(const program_t<Maps...>& p, int nranks, const machine_model& mm = {},
-                                  const config_options& opt = {}) {
+program_cost_tables program_costs(const program_t<Maps...>& p, int nranks,
+                                  const machine_model& mm = {}, const config_options& opt = {}) {
   return program_costs(detail::priced_views(p), nranks, mm, opt);
 }
 

@@ -8,7 +8,7 @@
 /// The search is written against the concept `cost_table_graph`, so it runs on
 ///  - `workpart::cost_graph` (optimize/cost_graph.hpp): the run-time graph, a
 ///    `boost::adjacency_list` whose bundled properties hold names, configuration tuples and
-///    flat cost tables (what optimize/table_reader.hpp reads), and
+///    flat cost tables (what io/table_reader.hpp reads), and
 ///  - `workpart::static_cost_graph<V, E, K>` (here): std::array data, usable in constant
 ///    expressions.
 ///
@@ -23,13 +23,6 @@
 #include "../error.hpp"
 
 namespace workpart {
-
-/// A cost-table file or graph that is malformed (syntax, unknown vertices, duplicate edges).
-/// Wrong table shapes are `workpart::shape_error`.
-class table_error : public error {
- public:
-  explicit table_error(const std::string& what) : error("[workpart.table_error] " + what) {}
-};
 
 /// A cost-table problem the search can read.
 ///
@@ -71,7 +64,7 @@ concept cost_table_graph = requires(const G& g, std::size_t i) {
 /// \endcode
 template <std::size_t V, std::size_t E, std::size_t K>
 struct static_cost_graph {
-  std::array<std::size_t, V> configs{};                             ///< K_v per vertex (1..K)
+  std::array<std::size_t, V> configs{};                              ///< K_v per vertex (1..K)
   std::array<std::array<double, K>, V> vertex_costs{};               ///< [v][k]
   std::array<std::pair<std::size_t, std::size_t>, E> edges{};        ///< (u, v) per edge
   std::array<std::array<std::array<double, K>, K>, E> edge_costs{};  ///< [e][ku][kv]

@@ -31,8 +31,8 @@ namespace workpart::detail::pase {
 /// The reference kernel (constexpr; any compiler); rows of C and D are `stride` apart, D may
 /// be null.
 template <class Arg>
-constexpr void block_min_scalar(const double* b, const double* C, const double* D, std::size_t K, std::size_t J,
-                                double* val, Arg* arg, std::size_t stride) {
+constexpr void block_min_scalar(const double* b, const double* C, const double* D, std::size_t K,
+                                std::size_t J, double* val, Arg* arg, std::size_t stride) {
   for (std::size_t j = 0; j < J; ++j) {
     val[j] = std::numeric_limits<double>::infinity();
     arg[j] = 0;
@@ -54,8 +54,9 @@ constexpr void block_min_scalar(const double* b, const double* C, const double* 
 /// The runner-up pass's kernel (reference version): for k < K and j < J,
 ///     x = b[k] + (C[k * J + j] (+ D[k * J + j])) + o[j],   X[k * J + j] = x (X may be null),
 /// and lo[k] = min_j x.
-constexpr void block_rows_scalar(const double* b, const double* C, const double* D, const double* o, std::size_t K,
-                                 std::size_t J, double* X, double* lo, std::size_t stride) {
+constexpr void block_rows_scalar(const double* b, const double* C, const double* D, const double* o,
+                                 std::size_t K, std::size_t J, double* X, double* lo,
+                                 std::size_t stride) {
   for (std::size_t k = 0; k < K; ++k) {
     const double bk = b[k];
     const double* row = C + k * stride;
@@ -79,8 +80,9 @@ typedef double vec8d __attribute__((vector_size(64)));
 /// The vector kernel for the vector type V: 4 vectors of rows at a time held in registers
 /// over the whole k loop, then one vector, then single rows.
 template <class V, bool Two, class Arg>
-__attribute__((always_inline)) inline void block_min_vec(const double* b, const double* C, const double* D,
-                                                         std::size_t K, std::size_t J, double* val, Arg* arg) {
+__attribute__((always_inline)) inline void block_min_vec(const double* b, const double* C,
+                                                         const double* D, std::size_t K,
+                                                         std::size_t J, double* val, Arg* arg) {
   constexpr std::size_t L = sizeof(V) / sizeof(double), U = 4, W = L * U;
   const double inf = std::numeric_limits<double>::infinity();
   std::size_t j0 = 0;
@@ -139,16 +141,18 @@ __attribute__((always_inline)) inline void block_min_vec(const double* b, const 
 }
 
 template <class Arg>
-__attribute__((noinline)) void block_min_sse2(const double* b, const double* C, const double* D, std::size_t K,
-                                              std::size_t J, double* val, Arg* arg) {
+__attribute__((noinline)) void block_min_sse2(const double* b, const double* C, const double* D,
+                                              std::size_t K, std::size_t J, double* val, Arg* arg) {
   if (D)
     block_min_vec<vec2d, true>(b, C, D, K, J, val, arg);
   else
     block_min_vec<vec2d, false>(b, C, D, K, J, val, arg);
 }
 template <class Arg>
-__attribute__((noinline, target("avx2"))) void block_min_avx2(const double* b, const double* C, const double* D,
-                                                              std::size_t K, std::size_t J, double* val, Arg* arg) {
+__attribute__((noinline, target("avx2"))) void block_min_avx2(const double* b, const double* C,
+                                                              const double* D, std::size_t K,
+                                                              std::size_t J, double* val,
+                                                              Arg* arg) {
   if (D)
     block_min_vec<vec4d, true>(b, C, D, K, J, val, arg);
   else
@@ -156,8 +160,9 @@ __attribute__((noinline, target("avx2"))) void block_min_avx2(const double* b, c
 }
 template <class Arg>
 __attribute__((noinline, target("avx512f"))) void block_min_avx512(const double* b, const double* C,
-                                                                   const double* D, std::size_t K, std::size_t J,
-                                                                   double* val, Arg* arg) {
+                                                                   const double* D, std::size_t K,
+                                                                   std::size_t J, double* val,
+                                                                   Arg* arg) {
   if (D)
     block_min_vec<vec8d, true>(b, C, D, K, J, val, arg);
   else
@@ -165,8 +170,9 @@ __attribute__((noinline, target("avx512f"))) void block_min_avx512(const double*
 }
 
 template <class V, bool Two>
-__attribute__((always_inline)) inline void block_rows_vec(const double* b, const double* C, const double* D,
-                                                          const double* o, std::size_t K, std::size_t J, double* X,
+__attribute__((always_inline)) inline void block_rows_vec(const double* b, const double* C,
+                                                          const double* D, const double* o,
+                                                          std::size_t K, std::size_t J, double* X,
                                                           double* lo) {
   constexpr std::size_t L = sizeof(V) / sizeof(double);
   const double inf = std::numeric_limits<double>::infinity();
@@ -199,27 +205,26 @@ __attribute__((always_inline)) inline void block_rows_vec(const double* b, const
   }
 }
 
-__attribute__((noinline)) inline void block_rows_sse2(const double* b, const double* C, const double* D,
-                                                      const double* o, std::size_t K, std::size_t J, double* X,
+__attribute__((noinline)) inline void block_rows_sse2(const double* b, const double* C,
+                                                      const double* D, const double* o,
+                                                      std::size_t K, std::size_t J, double* X,
                                                       double* lo) {
   if (D)
     block_rows_vec<vec2d, true>(b, C, D, o, K, J, X, lo);
   else
     block_rows_vec<vec2d, false>(b, C, D, o, K, J, X, lo);
 }
-__attribute__((noinline, target("avx2"))) inline void block_rows_avx2(const double* b, const double* C,
-                                                                      const double* D, const double* o,
-                                                                      std::size_t K, std::size_t J, double* X,
-                                                                      double* lo) {
+__attribute__((noinline, target("avx2"))) inline void block_rows_avx2(
+    const double* b, const double* C, const double* D, const double* o, std::size_t K,
+    std::size_t J, double* X, double* lo) {
   if (D)
     block_rows_vec<vec4d, true>(b, C, D, o, K, J, X, lo);
   else
     block_rows_vec<vec4d, false>(b, C, D, o, K, J, X, lo);
 }
-__attribute__((noinline, target("avx512f"))) inline void block_rows_avx512(const double* b, const double* C,
-                                                                           const double* D, const double* o,
-                                                                           std::size_t K, std::size_t J, double* X,
-                                                                           double* lo) {
+__attribute__((noinline, target("avx512f"))) inline void block_rows_avx512(
+    const double* b, const double* C, const double* D, const double* o, std::size_t K,
+    std::size_t J, double* X, double* lo) {
   if (D)
     block_rows_vec<vec8d, true>(b, C, D, o, K, J, X, lo);
   else
@@ -242,14 +247,20 @@ inline int simd_level() {
 /// val[j], arg[j] = min and first argmin over k < K of b[k] + C[k * J + j] (+ D[k * J + j]
 /// when D is not null), for j < J.
 template <class Arg>
-constexpr void block_min(const double* b, const double* C, const double* D, std::size_t K, std::size_t J,
-                         double* val, Arg* arg) {
+constexpr void block_min(const double* b, const double* C, const double* D, std::size_t K,
+                         std::size_t J, double* val, Arg* arg) {
 #if WORKPART_PASE_SIMD
   if (!std::is_constant_evaluated()) {
     switch (simd_level()) {
-      case 2: block_min_avx512(b, C, D, K, J, val, arg); return;
-      case 1: block_min_avx2(b, C, D, K, J, val, arg); return;
-      default: block_min_sse2(b, C, D, K, J, val, arg); return;
+      case 2:
+        block_min_avx512(b, C, D, K, J, val, arg);
+        return;
+      case 1:
+        block_min_avx2(b, C, D, K, J, val, arg);
+        return;
+      default:
+        block_min_sse2(b, C, D, K, J, val, arg);
+        return;
     }
   }
 #endif
@@ -258,14 +269,20 @@ constexpr void block_min(const double* b, const double* C, const double* D, std:
 
 /// For k < K: X[k * J + j] = b[k] + (C[k * J + j] (+ D[k * J + j])) + o[j] (X may be null)
 /// and lo[k] = min over j < J of it: the runner-up pass's block.
-constexpr void block_rows(const double* b, const double* C, const double* D, const double* o, std::size_t K,
-                          std::size_t J, double* X, double* lo) {
+constexpr void block_rows(const double* b, const double* C, const double* D, const double* o,
+                          std::size_t K, std::size_t J, double* X, double* lo) {
 #if WORKPART_PASE_SIMD
   if (!std::is_constant_evaluated()) {
     switch (simd_level()) {
-      case 2: block_rows_avx512(b, C, D, o, K, J, X, lo); return;
-      case 1: block_rows_avx2(b, C, D, o, K, J, X, lo); return;
-      default: block_rows_sse2(b, C, D, o, K, J, X, lo); return;
+      case 2:
+        block_rows_avx512(b, C, D, o, K, J, X, lo);
+        return;
+      case 1:
+        block_rows_avx2(b, C, D, o, K, J, X, lo);
+        return;
+      default:
+        block_rows_sse2(b, C, D, o, K, J, X, lo);
+        return;
     }
   }
 #endif

@@ -51,12 +51,14 @@ struct optimized {
       std::snprintf(b, sizeof b, "%.3g", x);
       return std::string(b);
     };
-    std::string s = "schedule for " + std::to_string(nprocs) + " ranks, modelled cost " + num(cost) + " s" +
-                    (proven_optimal ? " (optimal under the model)" : " (not proven optimal)") + ", " +
-                    std::to_string(candidates) + " candidate grids:\n";
+    std::string s = "schedule for " + std::to_string(nprocs) + " ranks, modelled cost " +
+                    num(cost) + " s" +
+                    (proven_optimal ? " (optimal under the model)" : " (not proven optimal)") +
+                    ", " + std::to_string(candidates) + " candidate grids:\n";
     for (const auto& m : maps) {
       s += "  map '" + m.map + "': grid " + m.grid.str() + ", own cost " + num(m.cost) + " s";
-      if (m.has_runner_up) s += "; runner-up " + m.runner_up.str() + " (+" + num(m.runner_up_delta) + " s)";
+      if (m.has_runner_up)
+        s += "; runner-up " + m.runner_up.str() + " (+" + num(m.runner_up_delta) + " s)";
       s += "\n";
     }
     for (const auto& e : edges) {
@@ -77,7 +79,8 @@ inline void check_nprocs(index_t nprocs) {
 }  // namespace detail
 
 /// The search over priced tables, read back as map choices and edge costs.
-inline optimized optimize_tables(const program_cost_tables& t, index_t nprocs, const search_options& so = {}) {
+inline optimized optimize_tables(const program_cost_tables& t, index_t nprocs,
+                                 const search_options& so = {}) {
   const search_result r = pase_search(t.graph, so);
   optimized o;
   o.cost = r.cost;
@@ -123,8 +126,8 @@ optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_mo
   return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }
 /// A program given as data (program_description.hpp; workpart-optimize --program).
-inline optimized optimize(const program_description& p, index_t nprocs, const machine_model& model = {},
-                          const optimize_options& opt = {}) {
+inline optimized optimize(const program_description& p, index_t nprocs,
+                          const machine_model& model = {}, const optimize_options& opt = {}) {
   detail::check_nprocs(nprocs);
   return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }

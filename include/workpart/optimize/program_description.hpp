@@ -6,7 +6,7 @@
 /// constraints, solver and redistribution planning as a typed program (cost_model.hpp), so
 /// `optimize(description, P, model)` picks the schedule `optimize(prog, P, model)` would for
 /// the program it describes. `workpart-optimize --program FILE.json` reads one
-/// (program_reader.hpp).
+/// (io/program_reader.hpp).
 ///
 /// What a description cannot say: inner ranges (`wp::sum(range(...))`) — give the axis they
 /// sweep as a whole axis (`*`), which is what the plans hold for a data-dependent range.
@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "../comm/solve.hpp"
+#include "../plan/solve_array.hpp"
+#include "../plan/validate.hpp"
 #include "../error.hpp"
 #include "../schedule/constraints.hpp"
 #include "../schedule/grid.hpp"
@@ -78,8 +79,8 @@ struct program_description {
       for (std::size_t b = 0; b < a; ++b)
         if (arrays[b].name == arr.name) fail("two arrays are called '" + arr.name + "'");
       if (arr.shape.empty() || int(arr.shape.size()) > detail::max_rank)
-        fail("array '" + arr.name + "' has " + std::to_string(arr.shape.size()) + " axes; give 1 to " +
-             std::to_string(detail::max_rank));
+        fail("array '" + arr.name + "' has " + std::to_string(arr.shape.size()) +
+             " axes; give 1 to " + std::to_string(detail::max_rank));
       if (arr.elem_size == 0) fail("array '" + arr.name + "' has elements of 0 bytes");
       index_t bytes = index_t(arr.elem_size);
       for (index_t e : arr.shape) {
@@ -104,14 +105,19 @@ struct program_description {
       index_t points = 1;
       for (index_t e : mp.extents) {
         if (e < 0) fail(who + " has a negative extent " + std::to_string(e));
-        if (e > 0 && points > (index_t(1) << 62) / e) fail(who + " has more than 2^62 points; the extents are too large");
+        if (e > 0 && points > (index_t(1) << 62) / e)
+          fail(who + " has more than 2^62 points; the extents are too large");
         points *= e;
       }
       for (std::size_t d = 0; d < mp.indices.size(); ++d) {  // names a subscript can refer to
         const std::string& n = mp.indices[d];
-        bool ident = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') && n != "all";
-        for (char ch : n) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-        if (!ident) fail(who + ": index name '" + n + "'; give a name of letters, digits and '_' (not 'all')");
+        bool ident = !n.empty() &&
+                     (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') && n != "all";
+        for (char ch : n)
+          ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+        if (!ident)
+          fail(who + ": index name '" + n +
+               "'; give a name of letters, digits and '_' (not 'all')");
         for (std::size_t e = 0; e < d; ++e)
           if (mp.indices[e] == n) fail(who + " names two indices '" + n + "'");
       }
@@ -121,11 +127,12 @@ struct program_description {
         const array_description* arr = find_array(ac.array);
         if (!arr) fail(who + ", access " + ac.text + ": no array is called '" + ac.array + "'");
         if (ac.index.size() != arr->shape.size())
-          fail(who + ", access " + ac.text + ": " + std::to_string(ac.index.size()) + " subscripts for an array of " +
-               std::to_string(arr->shape.size()) + " axes");
+          fail(who + ", access " + ac.text + ": " + std::to_string(ac.index.size()) +
+               " subscripts for an array of " + std::to_string(arr->shape.size()) + " axes");
         for (const auto& f : ac.index)
           for (std::size_t d = mp.extents.size(); d < f.coef.size(); ++d)
-            if (f.coef[d] != 0) fail(who + ", access " + ac.text + ": uses an index the map does not have");
+            if (f.coef[d] != 0)
+              fail(who + ", access " + ac.text + ": uses an index the map does not have");
         writes = writes || ac.mode != access_mode::read;
       }
       if (!writes) fail(who + " writes no array");
@@ -141,22 +148,28 @@ inline axis_form form_of(const subscript& x) {
     f.kind = axis_kind::all;
     return f;
   }
-  for (std::size_t d = 0; d < x.coef.size() && d < std::size_t(max_dims); ++d) f.coef[d] = x.coef[d];
+  for (std::size_t d = 0; d < x.coef.size() && d < std::size_t(max_dims); ++d)
+    f.coef[d] = x.coef[d];
   f.offset = x.offset;
   return f;
 }
 
 inline combine combine_of(access_mode m) {
   switch (m) {
-    case access_mode::add: return combine::add;
-    case access_mode::max: return combine::max;
-    case access_mode::min: return combine::min;
-    default: return combine::assign;
+    case access_mode::add:
+      return combine::add;
+    case access_mode::max:
+      return combine::max;
+    case access_mode::min:
+      return combine::min;
+    default:
+      return combine::assign;
   }
 }
 
 /// The array uses of a described map, as array_uses() derives them from statement types.
-inline std::vector<array_use> described_uses(const program_description& p, const map_description& m) {
+inline std::vector<array_use> described_uses(const program_description& p,
+                                             const map_description& m) {
   std::vector<array_use> uses;
   std::vector<const void*> written_before;
   for (const auto& ac : m.accesses) {
@@ -228,7 +241,8 @@ inline map_constraints extract_constraints(const program_description& p, const m
   c.read.assign(c.arrays.size(), std::vector<box>(std::size_t(nranks)));
   c.write.assign(c.arrays.size(), std::vector<box>(std::size_t(nranks)));
   for (std::size_t u = 0; u < c.arrays.size(); ++u)
-    for (int r = 0; r < nranks; ++r) c.read[u][std::size_t(r)].rank = c.write[u][std::size_t(r)].rank = c.arrays[u].rank;
+    for (int r = 0; r < nranks; ++r)
+      c.read[u][std::size_t(r)].rank = c.write[u][std::size_t(r)].rank = c.arrays[u].rank;
   const std::vector<range_form> no_ranges;
   for (int r = 0; r < nranks; ++r) {
     rank_block blk;
@@ -236,7 +250,8 @@ inline map_constraints extract_constraints(const program_description& p, const m
     if (!co.empty()) {
       blk.active = true;
       for (int d = 0; d < N; ++d) {
-        const auto br = balanced_block(0, m.extents[std::size_t(d)], g.dims[std::size_t(d)], co[std::size_t(d)]);
+        const auto br = balanced_block(0, m.extents[std::size_t(d)], g.dims[std::size_t(d)],
+                                       co[std::size_t(d)]);
         blk.lo[d] = br.start;
         blk.hi[d] = br.end;
       }
@@ -274,7 +289,9 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.name = m.name;
     pm.extents = m.extents;
     pm.ops = std::max(1.0, m.ops_per_point);
-    pm.constraints = [&p, &m](const grid_shape& g, int nranks) { return extract_constraints(p, m, g, nranks); };
+    pm.constraints = [&p, &m](const grid_shape& g, int nranks) {
+      return extract_constraints(p, m, g, nranks);
+    };
     v.push_back(std::move(pm));
   }
   return v;
@@ -283,14 +300,16 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
 }  // namespace detail
 
 /// The cost tables of a described program on `nranks` ranks.
-inline program_cost_tables program_costs(const program_description& p, int nranks, const machine_model& mm = {},
+inline program_cost_tables program_costs(const program_description& p, int nranks,
+                                         const machine_model& mm = {},
                                          const config_options& opt = {}) {
   return program_costs(detail::priced_views(p), nranks, mm, opt);
 }
 
 /// The arrays passed between the described maps under schedule `s`, as the model prices them.
-inline std::vector<modelled_transfer> modelled_transfers(const program_description& p, const schedule& s,
-                                                         int nranks, const machine_model& mm = {}) {
+inline std::vector<modelled_transfer> modelled_transfers(const program_description& p,
+                                                         const schedule& s, int nranks,
+                                                         const machine_model& mm = {}) {
   return modelled_transfers(detail::priced_views(p), s, nranks, mm);
 }
 

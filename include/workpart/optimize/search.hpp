@@ -11,10 +11,10 @@
 ///     of D(v) neighbours of one another (Algorithm 1, line 30: their tables are restricted
 ///     jointly through v's table), so later dependent sets see that link.
 ///  2. *Elimination.* v's table has one row per configuration of D(v) (mixed radix, the
-///     earliest-processed member fastest; see `plan` for one exception) and keeps, per row, the best configuration of v and
-///     its cost: v's vertex cost, the edges between v and D(v), and the tables of the
-///     vertices processed earlier whose dependent set held v (Algorithm 1, lines 20-25).
-///     Rows that differ only in their first digit form one min-plus matrix-vector product
+///     earliest-processed member fastest; see `plan` for one exception) and keeps, per row, the
+///     best configuration of v and its cost: v's vertex cost, the edges between v and D(v), and the
+///     tables of the vertices processed earlier whose dependent set held v (Algorithm 1, lines
+///     20-25). Rows that differ only in their first digit form one min-plus matrix-vector product
 ///     (optimize/min_plus.hpp, vectorised); sums over the other digits are kept per digit.
 ///  3. *Assembly.* In reverse order each vertex reads its configuration from its table at
 ///     the row its dependent set has already fixed (Algorithm 3).
@@ -27,7 +27,7 @@
 ///
 /// The core is constexpr: a small `static_cost_graph` is optimised inside a static_assert.
 /// This header is light (no Boost, no MPI, no Eigen); the run-time graph `cost_graph` is in
-/// optimize/cost_graph.hpp, the file reader in optimize/table_reader.hpp.
+/// optimize/cost_graph.hpp, the file reader in io/table_reader.hpp.
 
 #include <algorithm>
 #include <chrono>
@@ -83,7 +83,7 @@ struct search_options {
 /// The best strategy with one vertex forced off its chosen configuration.
 struct runner_up {
   static constexpr std::size_t npos = std::size_t(-1);
-  std::size_t config = npos;                         ///< npos: the vertex has one configuration
+  std::size_t config = npos;  ///< npos: the vertex has one configuration
   double cost = std::numeric_limits<double>::infinity();   ///< total cost of that strategy
   double delta = std::numeric_limits<double>::infinity();  ///< cost minus the optimum, >= 0
 };
@@ -99,17 +99,17 @@ struct search_result {
   std::vector<runner_up> runner_ups;  ///< per vertex, when has_runner_ups
 
   // What the search did.
-  std::vector<std::size_t> order;                        ///< processing (elimination) order
-  std::vector<std::vector<std::size_t>> dependent_set;   ///< D(v), earliest processed first
-  std::size_t eliminated = 0;         ///< vertices whose table was completed
-  std::size_t max_dependent_set = 0;  ///< largest |D(v)|
-  double largest_table_rows = 0;      ///< largest rows(D(v))
-  double table_rows = 0;              ///< sum of rows(D(v))
-  double work = 0;                    ///< sum of rows(D(v)) x K_v
-  double seconds = 0;                 ///< wall clock (0 in constant evaluation), of which:
-  double setup_seconds = 0;           ///<   reading the graph and the ordering
-  double eliminate_seconds = 0;       ///<   the tables, assembly and any fallback
-  double runner_up_seconds = 0;       ///<   the runner-up pass
+  std::vector<std::size_t> order;                       ///< processing (elimination) order
+  std::vector<std::vector<std::size_t>> dependent_set;  ///< D(v), earliest processed first
+  std::size_t eliminated = 0;                           ///< vertices whose table was completed
+  std::size_t max_dependent_set = 0;                    ///< largest |D(v)|
+  double largest_table_rows = 0;                        ///< largest rows(D(v))
+  double table_rows = 0;                                ///< sum of rows(D(v))
+  double work = 0;                                      ///< sum of rows(D(v)) x K_v
+  double seconds = 0;            ///< wall clock (0 in constant evaluation), of which:
+  double setup_seconds = 0;      ///<   reading the graph and the ordering
+  double eliminate_seconds = 0;  ///<   the tables, assembly and any fallback
+  double runner_up_seconds = 0;  ///<   the runner-up pass
 };
 
 /// A progress callback that does nothing.
@@ -134,7 +134,8 @@ inline double wall_seconds() {
   throw shape_error("pase_search: vertex " + std::to_string(v) + " has " + std::to_string(k) +
                     " configurations; at most 2^32 - 1 are supported");
 }
-[[noreturn]] inline void throw_bad_edge(std::size_t e, std::size_t u, std::size_t v, std::size_t n) {
+[[noreturn]] inline void throw_bad_edge(std::size_t e, std::size_t u, std::size_t v,
+                                        std::size_t n) {
   throw table_error("pase_search: edge " + std::to_string(e) + " (" + std::to_string(u) + " -> " +
                     std::to_string(v) + ") names a vertex that does not exist (" +
                     std::to_string(n) + " vertices)");
@@ -159,13 +160,13 @@ struct factor {
 /// `factor`), those with d0 form a K_v x K_d0 matrix [k][a0] for the min-plus kernel.
 /// Edge matrices are used in place where their layout fits, else copied (and summed).
 struct bucket {
-  std::vector<double> unary;                ///< vertex cost + tables over {v} alone
-  std::vector<factor> factors;              ///< without d0, sorted by level (>= 1)
-  std::vector<std::size_t> level_begin;     ///< factors of level L: [level_begin[L], level_begin[L+1])
-  std::vector<std::size_t> strides;         ///< |D(v)| per factor, then per level0 factor
-  const double* pair0 = nullptr;            ///< v with d0 alone: [k][a0], or null
-  std::vector<factor> level0;               ///< earlier tables over v, d0 and more (strided)
-  std::vector<std::vector<double>> owned;   ///< copies: transposed or summed edge matrices
+  std::vector<double> unary;             ///< vertex cost + tables over {v} alone
+  std::vector<factor> factors;           ///< without d0, sorted by level (>= 1)
+  std::vector<std::size_t> level_begin;  ///< factors of level L: [level_begin[L], level_begin[L+1])
+  std::vector<std::size_t> strides;      ///< |D(v)| per factor, then per level0 factor
+  const double* pair0 = nullptr;         ///< v with d0 alone: [k][a0], or null
+  std::vector<factor> level0;            ///< earlier tables over v, d0 and more (strided)
+  std::vector<std::vector<double>> owned;  ///< copies: transposed or summed edge matrices
 };
 
 /// A graph with fewer configurations: vertex v keeps sub[v] (the fallback's search).
@@ -176,7 +177,9 @@ struct restricted_view {
   constexpr std::size_t num_vertices() const { return g.num_vertices(); }
   constexpr std::size_t num_edges() const { return g.num_edges(); }
   constexpr std::size_t num_configs(std::size_t v) const { return sub[v].size(); }
-  constexpr double vertex_cost(std::size_t v, std::size_t k) const { return double(g.vertex_cost(v, sub[v][k])); }
+  constexpr double vertex_cost(std::size_t v, std::size_t k) const {
+    return double(g.vertex_cost(v, sub[v][k]));
+  }
   constexpr std::size_t edge_source(std::size_t e) const { return g.edge_source(e); }
   constexpr std::size_t edge_target(std::size_t e) const { return g.edge_target(e); }
   constexpr double edge_cost(std::size_t e, std::size_t a, std::size_t b) const {
@@ -293,7 +296,8 @@ class engine {
     rows_d_.assign(n_, 1);
     for (std::size_t v = 0; v < n_; ++v) {
       auto& d = D_[v];
-      std::sort(d.begin(), d.end(), [&](std::size_t a, std::size_t b) { return pos_[a] < pos_[b]; });
+      std::sort(d.begin(), d.end(),
+                [&](std::size_t a, std::size_t b) { return pos_[a] < pos_[b]; });
       if (!d.empty()) children_[d.front()].push_back(v);
       double r = 1;
       for (std::size_t x : d) r *= double(K_[x]);
@@ -301,7 +305,8 @@ class engine {
       work_total_ += r * double(K_[v]);
     }
     for (auto& c : children_)
-      std::sort(c.begin(), c.end(), [&](std::size_t a, std::size_t b) { return pos_[a] < pos_[b]; });
+      std::sort(c.begin(), c.end(),
+                [&](std::size_t a, std::size_t b) { return pos_[a] < pos_[b]; });
     // The layout of each vertex's table of costs: mixed radix over D(v), the first digit
     // fastest, except that the first two digits swap places when the second is the first
     // digit of the parent's dependent set: the parent then finds, per block of its table,
@@ -371,17 +376,18 @@ class engine {
       } else {
         const auto& ms = ms_[v];
         std::vector<double> tmp(ms[0] == 1 ? 0 : K_[D_[v][0]]);
-        ok = sweep(v, b, [&](std::size_t r0, const std::size_t* a, const double* b1, const double* C,
-                             const double* C2, std::size_t J) {
-          if (ms[0] == 1) {  // the plain layout: the block is rows r0 .. r0 + J - 1
-            block_min(b1, C, C2, Kv, J, val.data() + r0, arg.data() + r0);
-          } else {  // swapped: the block's costs are ms[0] apart
-            block_min(b1, C, C2, Kv, J, tmp.data(), arg.data() + r0);
-            std::size_t base = 0;
-            for (std::size_t i = 1; i < ms.size(); ++i) base += a[i] * ms[i];
-            for (std::size_t j = 0; j < J; ++j) val[base + j * ms[0]] = tmp[j];
-          }
-        });
+        ok = sweep(v, b,
+                   [&](std::size_t r0, const std::size_t* a, const double* b1, const double* C,
+                       const double* C2, std::size_t J) {
+                     if (ms[0] == 1) {  // the plain layout: the block is rows r0 .. r0 + J - 1
+                       block_min(b1, C, C2, Kv, J, val.data() + r0, arg.data() + r0);
+                     } else {  // swapped: the block's costs are ms[0] apart
+                       block_min(b1, C, C2, Kv, J, tmp.data(), arg.data() + r0);
+                       std::size_t base = 0;
+                       for (std::size_t i = 1; i < ms.size(); ++i) base += a[i] * ms[i];
+                       for (std::size_t j = 0; j < J; ++j) val[base + j * ms[0]] = tmp[j];
+                     }
+                   });
       }
       if (!ok) {
         val = {};
@@ -446,29 +452,32 @@ class engine {
         bool need_x = false;
         for (std::size_t c = 0; c < kids.size(); ++c) need_x |= kid_strides[c * m] != 0;
         std::vector<double> X(need_x ? Kv * K_[D_[v][0]] : 0), lo(Kv);
-        ok = sweep(v, b, [&](std::size_t, const std::size_t* a, const double* b1, const double* C,
-                             const double* C2, std::size_t J) {
-          std::size_t base = 0;
-          for (std::size_t i = 1; i < m; ++i) base += a[i] * ms[i];
-          for (std::size_t j = 0; j < J; ++j) ov[j] = out_v[base + j * ms[0]];
-          block_rows(b1, C, C2, ov.data(), Kv, J, need_x ? X.data() : nullptr, lo.data());
-          for (std::size_t k = 0; k < Kv; ++k) mm[k] = std::min(mm[k], lo[k]);
-          for (std::size_t c = 0; c < kids.size(); ++c) {
-            const std::size_t* st = kid_strides.data() + c * m;
-            std::size_t off = 0;
-            for (std::size_t i = 1; i < m; ++i) off += a[i] * st[i];
-            double* dst = outside[kids[c]].data() + off;
-            if (st[0] == 0) {  // d0 not in the child's table: the minimum over the block
-              for (std::size_t k = 0; k < Kv; ++k) dst[k * sv[c]] = std::min(dst[k * sv[c]], lo[k]);
-            } else {  // swapped: [k][a0], contiguous over a0
-              for (std::size_t k = 0; k < Kv; ++k) {
-                double* d = dst + k * sv[c];
-                const double* xk = X.data() + k * J;
-                for (std::size_t j = 0; j < J; ++j) d[j] = d[j] < xk[j] ? d[j] : xk[j];
-              }
-            }
-          }
-        });
+        ok =
+            sweep(v, b,
+                  [&](std::size_t, const std::size_t* a, const double* b1, const double* C,
+                      const double* C2, std::size_t J) {
+                    std::size_t base = 0;
+                    for (std::size_t i = 1; i < m; ++i) base += a[i] * ms[i];
+                    for (std::size_t j = 0; j < J; ++j) ov[j] = out_v[base + j * ms[0]];
+                    block_rows(b1, C, C2, ov.data(), Kv, J, need_x ? X.data() : nullptr, lo.data());
+                    for (std::size_t k = 0; k < Kv; ++k) mm[k] = std::min(mm[k], lo[k]);
+                    for (std::size_t c = 0; c < kids.size(); ++c) {
+                      const std::size_t* st = kid_strides.data() + c * m;
+                      std::size_t off = 0;
+                      for (std::size_t i = 1; i < m; ++i) off += a[i] * st[i];
+                      double* dst = outside[kids[c]].data() + off;
+                      if (st[0] == 0) {  // d0 not in the child's table: the minimum over the block
+                        for (std::size_t k = 0; k < Kv; ++k)
+                          dst[k * sv[c]] = std::min(dst[k * sv[c]], lo[k]);
+                      } else {  // swapped: [k][a0], contiguous over a0
+                        for (std::size_t k = 0; k < Kv; ++k) {
+                          double* d = dst + k * sv[c];
+                          const double* xk = X.data() + k * J;
+                          for (std::size_t j = 0; j < J; ++j) d[j] = d[j] < xk[j] ? d[j] : xk[j];
+                        }
+                      }
+                    }
+                  });
       }
       if (!ok) return false;
       for (std::size_t c : kids) {  // remove the child's own table: it is below the child
@@ -491,8 +500,8 @@ class engine {
   /// time to its best configuration given all others, until none improves), alternated with
   /// setting the vertices processed so far optimally given the rest (their tables); then
   /// (2) the exact search restricted to a few configurations per vertex (that strategy's and
-  /// the cheapest given its neighbours there; as many as keep the work under ~2e7), then local search
-  /// again. The best of these; never worse than (1).
+  /// the cheapest given its neighbours there; as many as keep the work under ~2e7), then local
+  /// search again. The best of these; never worse than (1).
   constexpr std::vector<std::size_t> fallback() const {
     std::vector<std::size_t> S(n_, 0);
     std::vector<char> set(n_, 0);
@@ -594,7 +603,7 @@ class engine {
     }
     for (std::size_t i = 0; i < m; ++i) {
       const bool in_place = has_spans && parts[i] == 1 && direct[i] != npos &&
-                        (i == 0 ? src_[direct[i]] == v : dst_[direct[i]] == v);
+                            (i == 0 ? src_[direct[i]] == v : dst_[direct[i]] == v);
       if (!in_place) direct[i] = npos;
       if (parts[i] > 0 && !in_place) {
         copy_at[i] = b.owned.size();
@@ -627,7 +636,7 @@ class engine {
     };
     std::vector<entry> es, e0;
     for (std::size_t i = 0; i < m; ++i) {
-      const double* data = copy_at[i] != npos ? b.owned[copy_at[i]].data()
+      const double* data = copy_at[i] != npos  ? b.owned[copy_at[i]].data()
                            : direct[i] != npos ? span_data(direct[i])
                                                : nullptr;
       if (!data) continue;
@@ -796,7 +805,8 @@ class engine {
 
   /// The exact search over at most k configurations per vertex: `keep`'s and those cheapest
   /// given `keep`'s configurations of the neighbours.
-  constexpr std::vector<std::size_t> restricted_search(std::size_t k, const std::vector<std::size_t>& keep) const {
+  constexpr std::vector<std::size_t> restricted_search(std::size_t k,
+                                                       const std::vector<std::size_t>& keep) const {
     std::vector<std::vector<std::size_t>> sub(n_);
     const std::vector<char> all(n_, 1);
     std::vector<double> u;
@@ -808,7 +818,8 @@ class engine {
         c[i] = i;
         u[i] = local_cost(v, i, keep, all);
       }
-      std::sort(c.begin(), c.end(), [&](std::size_t a, std::size_t b) { return u[a] != u[b] ? u[a] < u[b] : a < b; });
+      std::sort(c.begin(), c.end(),
+                [&](std::size_t a, std::size_t b) { return u[a] != u[b] ? u[a] < u[b] : a < b; });
       c.resize(std::min(k, K_[v]));
       if (std::find(c.begin(), c.end(), keep[v]) == c.end()) c.back() = keep[v];
     }
@@ -842,18 +853,18 @@ class engine {
   std::size_t n_ = 0, done_ = 0;
   double work_total_ = 0, work_done_ = 0;
   std::vector<std::size_t> K_;
-  std::vector<std::vector<double>> unary0_;         ///< vertex costs (+ self-loop diagonals)
-  std::vector<std::size_t> src_, dst_;              ///< edges
-  std::vector<std::size_t> pos_, order_;            ///< position in the order; the order
-  std::vector<std::vector<std::size_t>> D_;         ///< dependent sets, earliest processed first
-  std::vector<std::vector<std::size_t>> children_;  ///< c with D(c)[0] == v
+  std::vector<std::vector<double>> unary0_;            ///< vertex costs (+ self-loop diagonals)
+  std::vector<std::size_t> src_, dst_;                 ///< edges
+  std::vector<std::size_t> pos_, order_;               ///< position in the order; the order
+  std::vector<std::vector<std::size_t>> D_;            ///< dependent sets, earliest processed first
+  std::vector<std::vector<std::size_t>> children_;     ///< c with D(c)[0] == v
   std::vector<std::vector<std::size_t>> owned_edges_;  ///< edges whose first-processed end is v
-  std::vector<std::vector<std::size_t>> incident_;  ///< edges touching v (not self-loops)
-  std::vector<std::vector<std::size_t>> ms_;        ///< per vertex: strides of D(v) in msg_
-  std::vector<std::size_t> rows_;                   ///< table rows per vertex
-  std::vector<double> rows_d_;                      ///< the same as doubles (may not fit)
-  std::vector<std::vector<double>> msg_;            ///< per vertex: best cost per row
-  std::vector<std::vector<Arg>> arg_;               ///< per vertex: best configuration per row
+  std::vector<std::vector<std::size_t>> incident_;     ///< edges touching v (not self-loops)
+  std::vector<std::vector<std::size_t>> ms_;           ///< per vertex: strides of D(v) in msg_
+  std::vector<std::size_t> rows_;                      ///< table rows per vertex
+  std::vector<double> rows_d_;                         ///< the same as doubles (may not fit)
+  std::vector<std::vector<double>> msg_;               ///< per vertex: best cost per row
+  std::vector<std::vector<Arg>> arg_;                  ///< per vertex: best configuration per row
 };
 
 template <class Arg, class G, class Progress>
@@ -884,7 +895,8 @@ constexpr search_result run(const G& g, const search_options& opt, Progress& pro
   r.vertex_cost.resize(n);
   r.edge_cost.resize(g.num_edges());
   double total = 0;
-  for (std::size_t v = 0; v < n; ++v) total += r.vertex_cost[v] = double(g.vertex_cost(v, r.config[v]));
+  for (std::size_t v = 0; v < n; ++v)
+    total += r.vertex_cost[v] = double(g.vertex_cost(v, r.config[v]));
   for (std::size_t x = 0; x < g.num_edges(); ++x)
     total += r.edge_cost[x] =
         double(g.edge_cost(x, r.config[g.edge_source(x)], r.config[g.edge_target(x)]));
@@ -943,7 +955,8 @@ template <cost_table_graph G, class Progress = no_progress>
 constexpr search_result pase_search(const G& g, const search_options& opt = {},
                                     Progress&& progress = {}) {
   std::size_t max_k = 0;
-  for (std::size_t v = 0; v < g.num_vertices(); ++v) max_k = std::max<std::size_t>(max_k, g.num_configs(v));
+  for (std::size_t v = 0; v < g.num_vertices(); ++v)
+    max_k = std::max<std::size_t>(max_k, g.num_configs(v));
   if (max_k <= 0xFFFF) return detail::pase::run<std::uint16_t>(g, opt, progress);
   return detail::pase::run<std::uint32_t>(g, opt, progress);
 }

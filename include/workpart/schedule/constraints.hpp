@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../core/array.hpp"
+#include "box.hpp"
 #include "../expr/interval.hpp"
 #include "../expr/map.hpp"
 #include "grid.hpp"
@@ -19,64 +20,8 @@
 
 namespace workpart::detail {
 
-/// An axis-aligned box of array coordinates, [lo, hi) per axis. Rank 0: one element.
-struct box {
-  int rank = 0;
-  bool valid = false;  ///< false: no element
-  index_t lo[max_rank] = {}, hi[max_rank] = {};
-
-  bool empty() const {
-    if (!valid) return true;
-    for (int a = 0; a < rank; ++a)
-      if (hi[a] <= lo[a]) return true;
-    return false;
-  }
-  index_t size() const {
-    if (empty()) return 0;
-    index_t n = 1;
-    for (int a = 0; a < rank; ++a) n *= hi[a] - lo[a];
-    return n;
-  }
-  void hull_with(const box& o) {
-    if (o.empty()) return;
-    if (empty()) {
-      *this = o;
-      return;
-    }
-    for (int a = 0; a < rank; ++a) {
-      lo[a] = std::min(lo[a], o.lo[a]);
-      hi[a] = std::max(hi[a], o.hi[a]);
-    }
-  }
-  static box intersect(const box& x, const box& y) {
-    box r;
-    r.rank = x.rank;
-    if (x.empty() || y.empty()) return r;
-    r.valid = true;
-    for (int a = 0; a < x.rank; ++a) {
-      r.lo[a] = std::max(x.lo[a], y.lo[a]);
-      r.hi[a] = std::min(x.hi[a], y.hi[a]);
-    }
-    if (r.empty()) r.valid = false;
-    return r;
-  }
-  bool operator==(const box& o) const {
-    if (empty() || o.empty()) return empty() == o.empty();
-    for (int a = 0; a < rank; ++a)
-      if (lo[a] != o.lo[a] || hi[a] != o.hi[a]) return false;
-    return true;
-  }
-  std::string str() const {
-    if (empty()) return "{}";
-    std::string s = "[";
-    for (int a = 0; a < rank; ++a)
-      s += (a ? ", " : "") + std::to_string(lo[a]) + ":" + std::to_string(hi[a]);
-    return s + "]";
-  }
-};
-
 /// An inner range whose bounds read data, as root found it over one rank's block
-/// (schedule/inspect.hpp): it runs inside [lo, hi) (nowhere when hi <= lo). An unknown one
+/// (comm/inspect.hpp): it runs inside [lo, hi) (nowhere when hi <= lo). An unknown one
 /// leaves the accesses under it whole axes.
 struct inspected_range {
   bool known = false;
@@ -85,48 +30,39 @@ struct inspected_range {
 using range_inspection = std::vector<std::vector<inspected_range>>;  ///< [range][rank]
 
 /// What a map does with one array, with type-erased hooks back to the array.
-struct array_use {
+struct array_use : array_layout {
   const void* id = nullptr;
-  std::string name;
-  int rank = 0;
-  index_t shape[max_rank] = {};
-  std::size_t elem_size = 0;
-  char elem = '?';  ///< 'f' float, 'd' double, 'i' int32, 'l' int64, 'L' long long
   bool read = false, written = false;
   combine write_kind = combine::assign;
-  bool mixed_writes = false;  ///< written with different statement kinds
-  dim_mask read_dims = 0;     ///< space dimensions the reads use
-  dim_mask write_dims = 0;    ///< space dimensions the writes use
-  bool dense_writes = true;   ///< writes cover their box (no strides, no sums)
-  bool read_after_write = false;  ///< a later statement reads it after an earlier one wrote it
-  bool read_before_write = false; ///< a statement reads it before (or where) it is first written
+  bool mixed_writes = false;       ///< written with different statement kinds
+  dim_mask read_dims = 0;          ///< space dimensions the reads use
+  dim_mask write_dims = 0;         ///< space dimensions the writes use
+  bool dense_writes = true;        ///< writes cover their box (no strides, no sums)
+  bool read_after_write = false;   ///< a later statement reads it after an earlier one wrote it
+  bool read_before_write = false;  ///< a statement reads it before (or where) it is first written
   std::vector<std::string> read_texts, write_texts;
   std::vector<std::array<axis_form, max_rank>> read_forms, write_forms;
-  std::function<void*()> root_data;            ///< root's global data (materialises it)
-  std::function<bool()> generated_in_place;    ///< has init() and root holds no copy
-  std::function<int()> init_calls;             ///< how many times init() was called here
+  std::function<void*()> root_data;                 ///< root's global data (materialises it)
+  std::function<bool()> generated_in_place;         ///< has init() and root holds no copy
+  std::function<int()> init_calls;                  ///< how many times init() was called here
   std::function<void(void*, const box&)> generate;  ///< fill a box from init()
-  std::shared_ptr<const bool> alive;           ///< false once the array is destroyed
-  const void* view_begin = nullptr;            ///< root: a view's buffer (else nullptr)
-  std::size_t view_bytes = 0;                  ///< and its length in bytes
+  std::shared_ptr<const bool> alive;                ///< false once the array is destroyed
+  const void* view_begin = nullptr;                 ///< root: a view's buffer (else nullptr)
+  std::size_t view_bytes = 0;                       ///< and its length in bytes
 };
-
-/// Every element of an array.
-inline box whole_box(const array_use& u) {
-  box b;
-  b.rank = u.rank;
-  b.valid = true;
-  for (int a = 0; a < u.rank; ++a) b.hi[a] = u.shape[a];
-  return b;
-}
 
 template <class T>
 constexpr char elem_code() {
-  if constexpr (std::is_same_v<T, float>) return 'f';
-  else if constexpr (std::is_same_v<T, double>) return 'd';
-  else if constexpr (sizeof(T) == 4) return 'i';
-  else if constexpr (std::is_same_v<T, std::int64_t>) return 'l';
-  else return 'L';  // another 64-bit spelling (long long where std::int64_t is long)
+  if constexpr (std::is_same_v<T, float>)
+    return 'f';
+  else if constexpr (std::is_same_v<T, double>)
+    return 'd';
+  else if constexpr (sizeof(T) == 4)
+    return 'i';
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return 'l';
+  else
+    return 'L';  // another 64-bit spelling (long long where std::int64_t is long)
 }
 
 /// Fills box b of a row-major buffer holding box b from the array's generator.
@@ -301,7 +237,7 @@ class box_collector {
 /// Boxes of every array for every rank of the communicator: [array][rank].
 struct map_constraints {
   std::vector<array_use> arrays;
-  std::vector<rank_block> blocks;            // [rank]
+  std::vector<rank_block> blocks;             // [rank]
   std::vector<std::vector<box>> read, write;  // [array][rank]
 };
 

@@ -108,14 +108,15 @@ constexpr axis_map<G> mapping_of() {
       for (int a = 0; a < N; ++a) uses += sigs[a].uses(d) ? 1 : 0;
       if (uses != 1 || (Acc::indirect_free & dim_bit(d))) m.dims[d] = general;
     }
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
   return m;
 }
 }  // namespace detail
 
 /// `wp::mapping(A(i, k), wp::grid<2, 2, 1>)`: a constant expression for compile-time grids.
 template <class Acc, index_t... G>
-  requires detail::is_access_v<Acc>
+requires detail::is_access_v<Acc>
 constexpr axis_map<int(sizeof...(G))> mapping(const Acc&, grid_t<G...>) {
   return detail::mapping_of<int(sizeof...(G)), Acc>();
 }

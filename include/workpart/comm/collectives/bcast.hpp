@@ -17,8 +17,10 @@ inline moved bcast_box(const boost::mpi::communicator& group, char elem, void* b
   });
   moved m;
   const index_t bytes = type_bytes(mpi_elem_type(elem), count);
-  if (group.rank() == 0) m.sent = bytes * (group.size() - 1);
-  else m.received = bytes;
+  if (group.rank() == 0)
+    m.sent = bytes * (group.size() - 1);
+  else
+    m.received = bytes;
   return m;
 }
 

@@ -9,19 +9,25 @@
 #include <utility>
 
 #include "../../error.hpp"
+#include "../../expr/access.hpp"
+#include "../../expr/ops.hpp"
+#include "../../schedule/box.hpp"
 #include "../mpi_check.hpp"
-#include "../../schedule/constraints.hpp"
-#include "../solve.hpp"
 
 namespace workpart::detail {
 
 inline MPI_Datatype mpi_elem_type(char e) {
   switch (e) {
-    case 'f': return MPI_FLOAT;
-    case 'd': return MPI_DOUBLE;
-    case 'i': return MPI_INT32_T;
-    case 'L': return MPI_LONG_LONG;
-    default: return MPI_INT64_T;
+    case 'f':
+      return MPI_FLOAT;
+    case 'd':
+      return MPI_DOUBLE;
+    case 'i':
+      return MPI_INT32_T;
+    case 'L':
+      return MPI_LONG_LONG;
+    default:
+      return MPI_INT64_T;
   }
 }
 
@@ -45,7 +51,7 @@ class datatype {
 };
 
 /// Box b inside an array of shape `shape` (row-major).
-inline datatype box_type(const array_use& u, const index_t* shape, const box& b) {
+inline datatype box_type(const array_layout& u, const index_t* shape, const box& b) {
   MPI_Datatype t;
   if (u.rank == 0) {
     WORKPART_MPI_CHECK(MPI_Type_contiguous, (1, mpi_elem_type(u.elem), &t));
@@ -65,7 +71,7 @@ inline datatype box_type(const array_use& u, const index_t* shape, const box& b)
 }
 
 /// Box `inner` inside a row-major buffer that holds box `outer`.
-inline datatype box_in_box_type(const array_use& u, const box& outer, const box& inner) {
+inline datatype box_in_box_type(const array_layout& u, const box& outer, const box& inner) {
   box rel = inner;
   index_t shape[max_rank];
   for (int a = 0; a < u.rank; ++a) {
@@ -100,20 +106,23 @@ void nan_propagating(void* in, void* inout, int* len, MPI_Datatype* type) {
     for (int e = 0; e < *len; ++e)
       b[e] = Max ? T(op_max::apply(a[e], b[e])) : T(op_min::apply(a[e], b[e]));
   };
-  if (*type == MPI_FLOAT) run(0.0f);
-  else run(0.0);  // only float and double use these ops
+  if (*type == MPI_FLOAT)
+    run(0.0f);
+  else
+    run(0.0);  // only float and double use these ops
 }
 inline MPI_Op nan_propagating_op(bool max) {
-  static const MPI_Op ops[2] = {[] {
-                                  MPI_Op op;
-                                  check_mpi(MPI_Op_create(&nan_propagating<false>, 1, &op), "MPI_Op_create");
-                                  return op;
-                                }(),
-                                [] {
-                                  MPI_Op op;
-                                  check_mpi(MPI_Op_create(&nan_propagating<true>, 1, &op), "MPI_Op_create");
-                                  return op;
-                                }()};
+  static const MPI_Op ops[2] = {
+      [] {
+        MPI_Op op;
+        check_mpi(MPI_Op_create(&nan_propagating<false>, 1, &op), "MPI_Op_create");
+        return op;
+      }(),
+      [] {
+        MPI_Op op;
+        check_mpi(MPI_Op_create(&nan_propagating<true>, 1, &op), "MPI_Op_create");
+        return op;
+      }()};
   return ops[max ? 1 : 0];
 }
 
@@ -121,9 +130,12 @@ inline MPI_Op nan_propagating_op(bool max) {
 inline MPI_Op mpi_op(combine k, char elem) {
   const bool floating = elem == 'f' || elem == 'd';
   switch (k) {
-    case combine::max: return floating ? nan_propagating_op(true) : MPI_MAX;
-    case combine::min: return floating ? nan_propagating_op(false) : MPI_MIN;
-    default: return MPI_SUM;
+    case combine::max:
+      return floating ? nan_propagating_op(true) : MPI_MAX;
+    case combine::min:
+      return floating ? nan_propagating_op(false) : MPI_MIN;
+    default:
+      return MPI_SUM;
   }
 }
 
@@ -131,11 +143,16 @@ inline MPI_Op mpi_op(combine k, char elem) {
 template <class F>
 decltype(auto) with_elem(char e, F&& f) {
   switch (e) {
-    case 'f': return f(float{});
-    case 'd': return f(double{});
-    case 'i': return f(std::int32_t{});
-    case 'L': return f(static_cast<long long>(0));
-    default: return f(std::int64_t{});
+    case 'f':
+      return f(float{});
+    case 'd':
+      return f(double{});
+    case 'i':
+      return f(std::int32_t{});
+    case 'L':
+      return f(static_cast<long long>(0));
+    default:
+      return f(std::int64_t{});
   }
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file exchange.hpp
-/// Moves the pieces of a redistribution (comm/redistribute.hpp) between the ranks' buffers.
+/// Moves the pieces of a redistribution (plan/redistribute.hpp) between the ranks' buffers.
 ///
 /// All remote pieces go in one MPI_Alltoallw: per peer one struct datatype whose members are
 /// subarray types of the pieces at their buffers' absolute addresses (MPI_BOTTOM), so pieces
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../redistribute.hpp"
+#include "../../plan/redistribute.hpp"
 #include "datatypes.hpp"
 
 namespace workpart::detail {
@@ -25,7 +25,8 @@ struct held_buffer {
 };
 
 /// Copies box b from a buffer holding box `from` to a buffer holding box `to`.
-inline void copy_box(const array_use& u, const held_buffer& to, const held_buffer& from, const box& b) {
+inline void copy_box(const array_layout& u, const held_buffer& to, const held_buffer& from,
+                     const box& b) {
   if (b.empty()) return;
   const std::size_t es = u.elem_size;
   if (u.rank == 0) {
@@ -65,7 +66,7 @@ inline void copy_box(const array_use& u, const held_buffer& to, const held_buffe
 /// receives those with to == rank into target(piece). `collective`: some piece moves between
 /// two ranks somewhere (the same on every rank), so every rank takes part in the Alltoallw.
 template <class Source, class Target>
-moved exchange_pieces(const boost::mpi::communicator& comm, const array_use& u,
+moved exchange_pieces(const boost::mpi::communicator& comm, const array_layout& u,
                       const std::vector<piece>& pieces, bool collective, Source&& source,
                       Target&& target) {
   const int size = comm.size(), rank = comm.rank();
@@ -76,8 +77,10 @@ moved exchange_pieces(const boost::mpi::communicator& comm, const array_use& u,
       if (s.data != t.data) copy_box(u, t, s, p.b);
     }
   if (!collective) return m;
-  std::vector<std::vector<MPI_Datatype>> sparts(static_cast<std::size_t>(size)), rparts(static_cast<std::size_t>(size));
-  std::vector<std::vector<MPI_Aint>> sdisp(static_cast<std::size_t>(size)), rdisp(static_cast<std::size_t>(size));
+  std::vector<std::vector<MPI_Datatype>> sparts(static_cast<std::size_t>(size)),
+      rparts(static_cast<std::size_t>(size));
+  std::vector<std::vector<MPI_Aint>> sdisp(static_cast<std::size_t>(size)),
+      rdisp(static_cast<std::size_t>(size));
   std::vector<datatype> keep;  // the subarray members, freed after the struct types exist
   auto add = [&](std::vector<MPI_Datatype>& parts, std::vector<MPI_Aint>& disp,
                  const held_buffer& hb, const box& b) {
@@ -93,8 +96,10 @@ moved exchange_pieces(const boost::mpi::communicator& comm, const array_use& u,
     if (p.to == rank) add(rparts[std::size_t(p.from)], rdisp[std::size_t(p.from)], target(p), p.b);
   }
   const MPI_Datatype elem = mpi_elem_type(u.elem);
-  std::vector<int> scount(static_cast<std::size_t>(size), 0), rcount(static_cast<std::size_t>(size), 0), zero(static_cast<std::size_t>(size), 0);
-  std::vector<MPI_Datatype> stype(static_cast<std::size_t>(size), elem), rtype(static_cast<std::size_t>(size), elem);
+  std::vector<int> scount(static_cast<std::size_t>(size), 0),
+      rcount(static_cast<std::size_t>(size), 0), zero(static_cast<std::size_t>(size), 0);
+  std::vector<MPI_Datatype> stype(static_cast<std::size_t>(size), elem),
+      rtype(static_cast<std::size_t>(size), elem);
   std::vector<datatype> structs;
   structs.reserve(std::size_t(2 * size));
   auto make = [&](std::vector<MPI_Datatype>& parts, std::vector<MPI_Aint>& disp, int& count,
@@ -111,11 +116,13 @@ moved exchange_pieces(const boost::mpi::communicator& comm, const array_use& u,
     bytes += type_bytes(t, 1);
   };
   for (int r = 0; r < size; ++r) {
-    make(sparts[std::size_t(r)], sdisp[std::size_t(r)], scount[std::size_t(r)], stype[std::size_t(r)], m.sent);
-    make(rparts[std::size_t(r)], rdisp[std::size_t(r)], rcount[std::size_t(r)], rtype[std::size_t(r)], m.received);
+    make(sparts[std::size_t(r)], sdisp[std::size_t(r)], scount[std::size_t(r)],
+         stype[std::size_t(r)], m.sent);
+    make(rparts[std::size_t(r)], rdisp[std::size_t(r)], rcount[std::size_t(r)],
+         rtype[std::size_t(r)], m.received);
   }
-  WORKPART_MPI_CHECK(MPI_Alltoallw, (MPI_BOTTOM, scount.data(), zero.data(), stype.data(), MPI_BOTTOM,
-                                     rcount.data(), zero.data(), rtype.data(), comm));
+  WORKPART_MPI_CHECK(MPI_Alltoallw, (MPI_BOTTOM, scount.data(), zero.data(), stype.data(),
+                                     MPI_BOTTOM, rcount.data(), zero.data(), rtype.data(), comm));
   return m;
 }
 

@@ -19,11 +19,12 @@ inline moved gatherv_contiguous(const boost::mpi::communicator& comm, char elem,
                                 void* all) {
   const int size = comm.size(), rank = comm.rank();
   const MPI_Datatype t = mpi_elem_type(elem);
-  WORKPART_MPI_CHECK(MPI_Gatherv, (counts[rank] > 0 ? buf : nullptr, counts[rank], t,
-                                   rank == 0 ? all : nullptr, counts.data(), displs.data(), t, 0,
-                                   comm));
+  WORKPART_MPI_CHECK(MPI_Gatherv,
+                     (counts[rank] > 0 ? buf : nullptr, counts[rank], t, rank == 0 ? all : nullptr,
+                      counts.data(), displs.data(), t, 0, comm));
   moved m;
-  if (rank != 0) m.sent = type_bytes(t, counts[rank]);
+  if (rank != 0)
+    m.sent = type_bytes(t, counts[rank]);
   else
     for (int r = 1; r < size; ++r) m.received += type_bytes(t, counts[r]);
   return m;

@@ -22,7 +22,8 @@ namespace workpart::detail {
 
 /// acc[e] = acc[e] (op) in[e] for e < n.
 template <class T>
-void combine_into(T* WORKPART_RESTRICT acc, const T* WORKPART_RESTRICT in, index_t n, combine kind) {
+void combine_into(T* WORKPART_RESTRICT acc, const T* WORKPART_RESTRICT in, index_t n,
+                  combine kind) {
   switch (kind) {
     case combine::max:
       for (index_t e = 0; e < n; ++e) acc[e] = T(op_max::apply(acc[e], in[e]));
@@ -63,8 +64,8 @@ inline moved reduce_onto_leader(const boost::mpi::communicator& group, char elem
       for (index_t off = 0; off < n; off += piece) {
         WORKPART_MPI_CHECK(MPI_Wait, (&req, MPI_STATUS_IGNORE));
         if (off + piece < n)  // the next piece arrives while this one is combined
-          WORKPART_MPI_CHECK(MPI_Irecv, (in[1 - cur].get(), int(std::min(piece, n - off - piece)), t,
-                                         src, tag, group, &req));
+          WORKPART_MPI_CHECK(MPI_Irecv, (in[1 - cur].get(), int(std::min(piece, n - off - piece)),
+                                         t, src, tag, group, &req));
         combine_into(acc + off, in[cur].get(), std::min(piece, n - off), kind);
         cur = 1 - cur;
       }

@@ -54,7 +54,7 @@ void for_each_row(const box& held, const box& b, int R, F&& f) {
 }
 
 /// Combines the group's partials of box `held` so that member i holds owned[i] (by group rank).
-inline moved reduce_scatter_boxes(const boost::mpi::communicator& group, const array_use& u,
+inline moved reduce_scatter_boxes(const boost::mpi::communicator& group, const array_layout& u,
                                   combine kind, void* buf, const box& held,
                                   const std::vector<box>& owned) {
   const int G = group.size(), me = group.rank();
@@ -73,8 +73,8 @@ inline moved reduce_scatter_boxes(const boost::mpi::communicator& group, const a
     types.reserve(std::size_t(G));
     for (int src = 0, slot = 0; src < G; ++src) {
       if (src == me || n == 0) continue;
-      WORKPART_MPI_CHECK(MPI_Irecv, (in.get() + std::size_t(slot++) * std::size_t(n), n, t, src, tag,
-                                     group, &recv[std::size_t(src)]));
+      WORKPART_MPI_CHECK(MPI_Irecv, (in.get() + std::size_t(slot++) * std::size_t(n), n, t, src,
+                                     tag, group, &recv[std::size_t(src)]));
       m.received += type_bytes(t, n);
     }
     for (int dst = 0; dst < G; ++dst) {

@@ -16,10 +16,11 @@
 
 namespace workpart::detail {
 
-/// Root <-> every rank r with take[r] and a non-empty boxes[r]; `local` is this rank's box.
-inline moved root_exchange(const boost::mpi::communicator& comm, const array_use& u,
+/// Root <-> every rank r with take[r] and a non-empty boxes[r]; `local` is this rank's box,
+/// `global` root's whole array (nullptr elsewhere).
+inline moved root_exchange(const boost::mpi::communicator& comm, const array_layout& u,
                            const std::vector<box>& boxes, const std::vector<char>& take,
-                           void* local, bool to_root) {
+                           void* local, void* global, bool to_root) {
   const int size = comm.size(), rank = comm.rank();
   const MPI_Datatype elem = mpi_elem_type(u.elem);
   std::vector<int> scount(size, 0), sdisp(size, 0), rcount(size, 0), rdisp(size, 0);
@@ -41,25 +42,24 @@ inline moved root_exchange(const boost::mpi::communicator& comm, const array_use
       if (r != 0) (to_root ? m.sent : m.received) += type_bytes(elem, n);
     }
   }
-  void* global = rank == 0 ? u.root_data() : nullptr;
   WORKPART_MPI_CHECK(MPI_Alltoallw,
                      (to_root ? local : global, scount.data(), sdisp.data(), stype.data(),
                       to_root ? global : local, rcount.data(), rdisp.data(), rtype.data(), comm));
   return m;
 }
 
-/// Scatterv: root sends each rank in `take` its box of root's array, into `local`.
-inline moved scatterv_boxes(const boost::mpi::communicator& comm, const array_use& u,
+/// Scatterv: root sends each rank in `take` its box of root's array (`global`), into `local`.
+inline moved scatterv_boxes(const boost::mpi::communicator& comm, const array_layout& u,
                             const std::vector<box>& boxes, const std::vector<char>& take,
-                            void* local) {
-  return root_exchange(comm, u, boxes, take, local, false);
+                            void* local, void* global) {
+  return root_exchange(comm, u, boxes, take, local, global, false);
 }
 
-/// Gatherv: each rank in `take` sends its box from `local` into root's array.
-inline moved gatherv_boxes(const boost::mpi::communicator& comm, const array_use& u,
+/// Gatherv: each rank in `take` sends its box from `local` into root's array (`global`).
+inline moved gatherv_boxes(const boost::mpi::communicator& comm, const array_layout& u,
                            const std::vector<box>& boxes, const std::vector<char>& take,
-                           void* local) {
-  return root_exchange(comm, u, boxes, take, local, true);
+                           void* local, void* global) {
+  return root_exchange(comm, u, boxes, take, local, global, true);
 }
 
 }  // namespace workpart::detail

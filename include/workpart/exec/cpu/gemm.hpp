@@ -6,7 +6,7 @@
 /// column-major maps, not copies; only an operand with neither matrix axis contiguous (a
 /// batch axis innermost) goes through a packed copy.
 
-#include <Eigen/Core>
+#include "eigen_view.hpp"
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -52,9 +52,8 @@ void with_operand(const T* p, index_t rows, index_t cols, index_t rs, index_t cs
 
 /// C (m x n, strides c_rs, c_cs) += alpha * A (m x k) * B (k x n).
 template <class T>
-void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t a_rs,
-                  index_t a_cs, const T* b, index_t b_rs, index_t b_cs, T* c, index_t c_rs,
-                  index_t c_cs) {
+void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t a_rs, index_t a_cs,
+                  const T* b, index_t b_rs, index_t b_cs, T* c, index_t c_rs, index_t c_cs) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   if (n == 1) c_cs = 1;
   if (m == 1) c_rs = c_cs == 1 ? n : 1;
@@ -72,8 +71,10 @@ void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t 
   row_major_map<T> cm(c, m, n, Eigen::OuterStride<>(c_rs));
   with_operand(a, m, k, a_rs, a_cs, [&](const auto& am) {
     with_operand(b, k, n, b_rs, b_cs, [&](const auto& bm) {
-      if (alpha == T(1)) cm.noalias() += am * bm;
-      else cm.noalias() += alpha * (am * bm);
+      if (alpha == T(1))
+        cm.noalias() += am * bm;
+      else
+        cm.noalias() += alpha * (am * bm);
     });
   });
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);

@@ -51,7 +51,8 @@ constexpr int choose_row_dim() {
         best_score = scores[d];
         best = d;
       }
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
   return best;
 }
 
@@ -68,7 +69,8 @@ constexpr int choose_thread_dim() {
       for (int a = 0; a < int(sizeof...(A)); ++a)
         if (sigs[a].present == dim_bit(d)) found = d;
     }
-  }(std::make_index_sequence<Lhs::array_type::rank>{});
+  }
+  (std::make_index_sequence<Lhs::array_type::rank>{});
   return found;
 }
 

@@ -17,8 +17,6 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "../../config.hpp"
 #include "../../error.hpp"
 #include "../../expr/node.hpp"
@@ -37,24 +35,11 @@
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_OMP_SYSTEM && defined(_OPENMP)
 #include <omp.h>
 #endif
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
-#endif
 
 namespace workpart::detail {
 
 /// Whether this translation unit was built with a device system (see config.hpp).
 inline constexpr bool has_device_system = WORKPART_DEVICE_SYSTEM != WORKPART_DEVICE_NONE;
-
-/// Whether the MPI library passes device buffers itself, asked at run time (Open MPI's
-/// MPIX_Query_cuda_support where the library has it; otherwise no).
-inline bool mpi_cuda_aware() {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  return MPIX_Query_cuda_support() == 1;
-#else
-  return false;
-#endif
-}
 
 /// The device system in words, for explain(): the same on every rank.
 inline std::string device_system_text() {
@@ -66,19 +51,6 @@ inline std::string device_system_text() {
 #else
   return "none";
 #endif
-}
-
-/// How device blocks meet MPI, for explain().
-inline std::string device_staging_text() {
-  return std::string("MPI ") +
-         (mpi_cuda_aware() ? "reports CUDA support, but collectives are given host blocks: "
-                           : "is not CUDA-aware: collectives are given host blocks: ") +
-         "a block crosses to the device when the host copy is newer (a scatter, a "
-         "redistribution, a refill) and back only before a collective or a gather reads it"
-#if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
-         "; host blocks are page-locked"
-#endif
-      ;
 }
 
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
@@ -129,31 +101,26 @@ enum class newest : unsigned char {
 class device_context {
  public:
   /// Checks that this rank has a device (CUDA: at least one GPU; picks the rank's by its
-  /// rank among the ranks of its node). Throws wp::backend_error when it has none.
-  device_context(const std::string& map_name, MPI_Comm comm) {
+  /// rank among the ranks of its node, `node_rank`). Throws wp::backend_error when it has none.
+  device_context(const std::string& map_name, int node_rank) {
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
     int count = 0;
     const cudaError_t s = cudaGetDeviceCount(&count);
     if (s != cudaSuccess || count == 0)
-      throw backend_error("wp::distribute: map '" + map_name + "' asks for the CUDA backend, but "
-                          "this rank sees no CUDA device (cudaGetDeviceCount: " +
-                          (s != cudaSuccess ? std::string(cudaGetErrorName(s)) : std::string("0 devices")) +
-                          "); run where each rank has a GPU, or use backend::cpu");
-    MPI_Comm node;
-    int local = 0;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-      MPI_Comm_rank(node, &local);
-      MPI_Comm_free(&node);
-    }
-    device_ = local % count;
+      throw backend_error(
+          "wp::distribute: map '" + map_name +
+          "' asks for the CUDA backend, but "
+          "this rank sees no CUDA device (cudaGetDeviceCount: " +
+          (s != cudaSuccess ? std::string(cudaGetErrorName(s)) : std::string("0 devices")) +
+          "); run where each rank has a GPU, or use backend::cpu");
+    device_ = node_rank % count;
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
 #else
     (void)map_name;
-    (void)comm;
+    (void)node_rank;
 #endif
-    oob_ = device_call("allocating the out-of-bounds record", [] {
-      return thrust::device_vector<oob_record>(1);
-    });
+    oob_ = device_call("allocating the out-of-bounds record",
+                       [] { return thrust::device_vector<oob_record>(1); });
   }
   device_context(const device_context&) = delete;
   device_context& operator=(const device_context&) = delete;
@@ -260,7 +227,8 @@ class device_context {
   oob_record* oob() { return thrust::raw_pointer_cast(oob_.data()); }
   // (Algorithms, not oob_[0]: a device_reference's element access trips UBSan inside Thrust.)
   void reset_oob() {
-    device_call("resetting the out-of-bounds record", [&] { thrust::fill_n(oob_.begin(), 1, oob_record{}); });
+    device_call("resetting the out-of-bounds record",
+                [&] { thrust::fill_n(oob_.begin(), 1, oob_record{}); });
   }
   oob_record fetch_oob() {
     oob_record r;
@@ -310,8 +278,9 @@ class device_context {
 
 class device_context {
  public:
-  device_context(const std::string& map_name, MPI_Comm) {
-    throw backend_error("wp::distribute: map '" + map_name + "' asks for the device backend "
+  device_context(const std::string& map_name, int) {
+    throw backend_error("wp::distribute: map '" + map_name +
+                        "' asks for the device backend "
                         "(backend::cuda), which this program was built without: compile it "
                         "with nvcc and link workpart::cuda, or link workpart::device_omp (the "
                         "device path on the CPU through Thrust's OpenMP system); or use "

@@ -19,11 +19,11 @@ struct box_copy_kernel {
   unsigned char* to;
   const unsigned char* from;
   int rank;
-  index_t es;                   ///< element size in bytes
-  index_t ext[max_rank];        ///< the box's extents
-  index_t to_step[max_rank];    ///< element strides of the target block
-  index_t from_step[max_rank];  ///< element strides of the source block
-  index_t to_first, from_first; ///< the box's first element in each block
+  index_t es;                    ///< element size in bytes
+  index_t ext[max_rank];         ///< the box's extents
+  index_t to_step[max_rank];     ///< element strides of the target block
+  index_t from_step[max_rank];   ///< element strides of the source block
+  index_t to_first, from_first;  ///< the box's first element in each block
 
   WORKPART_HD void operator()(index_t e) const {
     index_t t = to_first, f = from_first;
@@ -42,8 +42,15 @@ struct box_copy_kernel {
 inline void device_copy_box(int rank, std::size_t es, void* to, const index_t* to_lo,
                             const index_t* to_hi, const void* from, const index_t* from_lo,
                             const index_t* from_hi, const index_t* lo, const index_t* hi) {
-  box_copy_kernel k{static_cast<unsigned char*>(to), static_cast<const unsigned char*>(from), rank,
-                    index_t(es), {}, {}, {}, 0, 0};
+  box_copy_kernel k{static_cast<unsigned char*>(to),
+                    static_cast<const unsigned char*>(from),
+                    rank,
+                    index_t(es),
+                    {},
+                    {},
+                    {},
+                    0,
+                    0};
   index_t n = 1, ts = 1, fs = 1;
   for (int a = rank - 1; a >= 0; --a) {
     k.ext[a] = hi[a] - lo[a];

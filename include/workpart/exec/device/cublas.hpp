@@ -26,15 +26,15 @@ inline cublasOperation_t blas_op(bool trans) { return trans ? CUBLAS_OP_T : CUBL
 
 inline cublasStatus_t gemm_batched(cublasHandle_t h, const strided_gemm<float>& g) {
   const float beta = 1.0f;
-  return cublasSgemmStridedBatched(h, blas_op(g.trans_a), blas_op(g.trans_b), g.m, g.n, g.k, &g.alpha,
-                                   g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &beta, g.c, g.ldc,
-                                   g.stride_c, g.count);
+  return cublasSgemmStridedBatched(h, blas_op(g.trans_a), blas_op(g.trans_b), g.m, g.n, g.k,
+                                   &g.alpha, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &beta,
+                                   g.c, g.ldc, g.stride_c, g.count);
 }
 inline cublasStatus_t gemm_batched(cublasHandle_t h, const strided_gemm<double>& g) {
   const double beta = 1.0;
-  return cublasDgemmStridedBatched(h, blas_op(g.trans_a), blas_op(g.trans_b), g.m, g.n, g.k, &g.alpha,
-                                   g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &beta, g.c, g.ldc,
-                                   g.stride_c, g.count);
+  return cublasDgemmStridedBatched(h, blas_op(g.trans_a), blas_op(g.trans_b), g.m, g.n, g.k,
+                                   &g.alpha, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, &beta,
+                                   g.c, g.ldc, g.stride_c, g.count);
 }
 
 /// Runs a recognised contraction over the box [lo, hi) with cuBLAS; false when it does not
@@ -47,7 +47,8 @@ bool run_contraction_cublas(const Stmt& st, const WEnv& wenv, const REnv& renv, 
     return false;
   } else {
     std::vector<strided_gemm<T>> calls;  // planned in full first: all of it goes to cuBLAS or none
-    if (!plan_strided_gemms<N>(st, wenv, renv, lo, hi, [&](const strided_gemm<T>& g) { calls.push_back(g); }))
+    if (!plan_strided_gemms<N>(st, wenv, renv, lo, hi,
+                               [&](const strided_gemm<T>& g) { calls.push_back(g); }))
       return false;
     if (calls.empty()) return true;
     cublasHandle_t h = dev.blas();

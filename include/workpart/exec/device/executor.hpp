@@ -36,7 +36,8 @@ std::string device_strategy(const Stmt& st) {
   }
   constexpr dim_mask par = lhs_owned_dims<typename Stmt::lhs_type>() & dims_below(N);
   constexpr dim_mask seq = dims_below(N) & ~par;
-  std::string s = "device kernel: a thread per point of " + (par ? dims(par) : std::string("one point"));
+  std::string s =
+      "device kernel: a thread per point of " + (par ? dims(par) : std::string("one point"));
   if (seq) {
     s += ", in order over " + dims(seq);
     if ((Stmt::lhs_type::info.free & seq) == 0 && Stmt::kind != combine::assign)
@@ -63,7 +64,9 @@ struct device_env {
   buffer_env views;
   oob_record* rec = nullptr;
   template <class T, int R>
-  const raw_view& view(const array<T, R>& a) const { return views.view(a); }
+  const raw_view& view(const array<T, R>& a) const {
+    return views.view(a);
+  }
   error_sink& sink() const { return views.sink(); }
   oob_record* oob() const { return rec; }
 };
@@ -73,9 +76,7 @@ class executor<device_backend> {
  public:
   /// Blocks cross between host and device only where the side about to use them is behind
   /// (device_context's coherence): a repeated execute() copies nothing.
-  explicit executor(device_context& dev) : dev_(dev) {
-    renv_.rec = wenv_.rec = dev_.oob();
-  }
+  explicit executor(device_context& dev) : dev_(dev) { renv_.rec = wenv_.rec = dev_.oob(); }
   /// A block the statements read (`id`: the array) or write, `bytes` long at `host`.
   void add_read(const void* id, raw_view v, std::size_t bytes) { add(renv_, id, v, bytes, false); }
   void add_write(const void* id, raw_view v, std::size_t bytes) { add(wenv_, id, v, bytes, true); }

@@ -78,7 +78,8 @@ bool plan_strided_gemms(const Stmt& st, const WEnv& wenv, const REnv& renv, cons
     const fused_dim &fm = lay.m, &fn = lay.n, &fk = lay.k;
     if (fm.ext > INT_MAX || fn.ext > INT_MAX || fk.ext > INT_MAX) return false;
     const index_t c_rs = step_along(bc, fm.inner), c_cs = step_along(bc, fn.inner);
-    // C' (M x Nn, column-major) += op(X) (M x k) op(Y) (k x Nn): X rows along dx, Y columns along dy.
+    // C' (M x Nn, column-major) += op(X) (M x k) op(Y) (k x Nn): X rows along dx, Y columns along
+    // dy.
     auto go = [&](const auto& bx, const auto& by, int dx, int dy, index_t M, index_t Nn,
                   blas_operand oc) {
       const blas_operand ox = blas_form(M, fk.ext, step_along(bx, dx), step_along(bx, fk.inner));

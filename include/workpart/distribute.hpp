@@ -1,0 +1,131 @@
+#pragma once
+/// \file distribute.hpp
+/// wp::distribute: a map or a program, and a grid, a schedule or wp::automatic, to a plan.
+/// The top of the data flow: it joins the schedule (schedule/), the optimizer (optimize/) and
+/// the runtime (comm/), which know nothing of each other's entry points.
+
+#include <mpi.h>
+
+#include "comm/context.hpp"
+#include "comm/map_plan.hpp"
+#include "comm/program_plan.hpp"
+#include "exec/options.hpp"
+#include "optimize/optimize.hpp"
+#include "schedule/grid.hpp"
+#include "schedule/schedule.hpp"
+
+namespace workpart {
+
+namespace detail {
+inline boost::mpi::communicator default_communicator() {
+  if (const auto* c = current_comm()) return *c;
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited)
+    throw plan_error(
+        "wp::distribute: MPI is not initialised; create a wp::context(argc, argv) "
+        "first");
+  return boost::mpi::communicator();
+}
+}  // namespace detail
+
+/// \code
+///   auto plan = wp::distribute(mm, wp::grid<2, 2, 1>);            // the current context
+///   auto plan = wp::distribute(mm, wp::grid_shape{4, 1, 1}, ctx);  // a run-time grid
+///   plan.run();
+/// \endcode
+/// Collective over the context's communicator. Errors (grid rank or size, out-of-bounds
+/// accesses, writes that overlap) are raised on every rank before any communication.
+template <int N, class... S, index_t... G>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, grid_t<G...>, const context& ctx,
+                                    options opt = {}) {
+  static_assert(sizeof...(G) == N,
+                "workpart::distribute: grid rank must equal the iteration-space rank; pad with "
+                "1s, e.g. grid<2,2,1> for a 3-index space");
+  return map_plan<map_t<N, S...>>(m, grid_shape{G...}, ctx.comm(), opt);
+}
+template <int N, class... S, index_t... G>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, grid_t<G...> g, options opt = {}) {
+  static_assert(sizeof...(G) == N,
+                "workpart::distribute: grid rank must equal the iteration-space rank; pad with "
+                "1s, e.g. grid<2,2,1> for a 3-index space");
+  (void)g;
+  return map_plan<map_t<N, S...>>(m, grid_shape{G...}, detail::default_communicator(), opt);
+}
+template <int N, class... S>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const grid_shape& g,
+                                    const context& ctx, options opt = {}) {
+  return map_plan<map_t<N, S...>>(m, g, ctx.comm(), opt);
+}
+template <int N, class... S>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const grid_shape& g,
+                                    options opt = {}) {
+  return map_plan<map_t<N, S...>>(m, g, detail::default_communicator(), opt);
+}
+
+/// \code
+///   wp::schedule s;
+///   s.set(m1, wp::grid<4, 1>).set(m2, wp::grid_shape{1, 4});
+///   auto plan = wp::distribute(wp::program(m1, m2), s, ctx);
+///   plan.run();
+/// \endcode
+/// A program of several maps gives a program_plan: intermediates move rank to rank. A program
+/// of one map gives that map's plan, the same as distribute(map, grid). Collective; a map
+/// without a grid, a grid for a map not in the program, or a bad grid is an error on every rank
+/// before anything moves.
+template <class... M>
+auto distribute(const program_t<M...>& p, const schedule& s, const context& ctx, options opt = {}) {
+  if constexpr (sizeof...(M) == 1) {
+    const auto grids = detail::schedule_grids(p, s, ctx.comm());
+    return map_plan<M...>(std::get<0>(p.maps()), grids[0], ctx.comm(), opt);
+  } else {
+    return program_plan<M...>(p, s, ctx.comm(), opt);
+  }
+}
+template <class... M>
+auto distribute(const program_t<M...>& p, const schedule& s, options opt = {}) {
+  const boost::mpi::communicator comm = detail::default_communicator();
+  if constexpr (sizeof...(M) == 1) {
+    const auto grids = detail::schedule_grids(p, s, comm);
+    return map_plan<M...>(std::get<0>(p.maps()), grids[0], comm, opt);
+  } else {
+    return program_plan<M...>(p, s, comm, opt);
+  }
+}
+/// A single map with a schedule that gives its grid: a program of one map.
+template <int N, class... S>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const schedule& s, const context& ctx,
+                                    options opt = {}) {
+  return distribute(program(m), s, ctx, opt);
+}
+template <int N, class... S>
+map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const schedule& s, options opt = {}) {
+  return distribute(program(m), s, opt);
+}
+
+/// `wp::distribute(prog, wp::automatic [, ctx] [, options])`: the optimizer's schedule for the
+/// context's ranks (every rank computes the same one, with no communication), then the plan
+/// of that schedule.
+template <class... M>
+auto distribute(const program_t<M...>& p, const automatic_t& a, const context& ctx,
+                options opt = {}) {
+  const optimized r = optimize(p, ctx.size(), a.model, {a.configs, {}});
+  return distribute(p, r.schedule, ctx, opt);
+}
+template <class... M>
+auto distribute(const program_t<M...>& p, const automatic_t& a, options opt = {}) {
+  const boost::mpi::communicator comm = detail::default_communicator();
+  const optimized r = optimize(p, comm.size(), a.model, {a.configs, {}});
+  return distribute(p, r.schedule, opt);
+}
+template <int N, class... S>
+auto distribute(const map_t<N, S...>& m, const automatic_t& a, const context& ctx,
+                options opt = {}) {
+  return distribute(program(m), a, ctx, opt);
+}
+template <int N, class... S>
+auto distribute(const map_t<N, S...>& m, const automatic_t& a, options opt = {}) {
+  return distribute(program(m), a, opt);
+}
+
+}  // namespace workpart

@@ -1,0 +1,62 @@
+#pragma once
+/// \file solve_map.hpp
+/// One map on one grid for any number of ranks, solved without MPI: every check that can
+/// fail (validate.hpp), then each array's boxes, groups and collectives (solve_array.hpp).
+/// The optimizer's cost model and `wp::plan_on_paper` solve maps through this; a map's plan
+/// (comm/map_plan.hpp) makes the same calls on its communicator's size.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "../schedule/constraints.hpp"
+#include "../schedule/grid.hpp"
+#include "solve_array.hpp"
+#include "validate.hpp"
+
+namespace workpart::detail {
+
+/// A map on one grid as the plans see it for `nranks` ranks.
+struct map_solution {
+  std::string name;
+  std::string space;  ///< the space in words (explain())
+  grid_shape grid;
+  int nranks = 1;
+  std::vector<rank_block> blocks;      ///< [rank]
+  index_t largest_block = 0;           ///< points of the largest rank's block
+  std::vector<array_solution> arrays;  ///< as the map's constraints list them
+};
+
+/// Points of the largest block of a tiling of an N-dimensional space.
+inline index_t largest_block(const std::vector<rank_block>& blocks, int N) {
+  index_t most = 0;
+  for (const auto& b : blocks) {
+    index_t pts = b.empty(N) ? 0 : 1;
+    for (int d = 0; d < N && pts; ++d) pts *= b.hi[d] - b.lo[d];
+    most = std::max(most, pts);
+  }
+  return most;
+}
+
+/// Solves the constraints of map `name` (space rank N) on grid g: validate() raises what
+/// distribute() would raise for that grid and size; `generated` (per array, may be empty):
+/// which arrays every rank generates from init() in place. The grid itself is checked before
+/// the constraints are extracted (check_grid).
+inline map_solution solve_map(const std::string& name, int N, map_constraints cons,
+                              const grid_shape& g, int nranks,
+                              const std::vector<char>& generated = {}) {
+  validate(name, cons, g, nranks);
+  map_solution s;
+  s.name = name;
+  s.grid = g;
+  s.nranks = nranks;
+  s.largest_block = largest_block(cons.blocks, N);
+  s.blocks = std::move(cons.blocks);
+  s.arrays.reserve(cons.arrays.size());
+  for (std::size_t u = 0; u < cons.arrays.size(); ++u)
+    s.arrays.push_back(solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, nranks,
+                                   u < generated.size() && generated[u]));
+  return s;
+}
+
+}  // namespace workpart::detail

@@ -1,0 +1,99 @@
+#pragma once
+/// \file box.hpp
+/// Boxes of array coordinates and the layout of an array (its name, shape and element type):
+/// what the solvers reason about and what the collectives move. No MPI, no expression types.
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <string>
+
+#include "../config.hpp"
+#include "../error.hpp"
+
+namespace workpart::detail {
+
+/// An axis-aligned box of array coordinates, [lo, hi) per axis. Rank 0: one element.
+struct box {
+  int rank = 0;
+  bool valid = false;  ///< false: no element
+  index_t lo[max_rank] = {}, hi[max_rank] = {};
+
+  bool empty() const {
+    if (!valid) return true;
+    for (int a = 0; a < rank; ++a)
+      if (hi[a] <= lo[a]) return true;
+    return false;
+  }
+  index_t size() const {
+    if (empty()) return 0;
+    index_t n = 1;
+    for (int a = 0; a < rank; ++a) n *= hi[a] - lo[a];
+    return n;
+  }
+  void hull_with(const box& o) {
+    if (o.empty()) return;
+    if (empty()) {
+      *this = o;
+      return;
+    }
+    for (int a = 0; a < rank; ++a) {
+      lo[a] = std::min(lo[a], o.lo[a]);
+      hi[a] = std::max(hi[a], o.hi[a]);
+    }
+  }
+  static box intersect(const box& x, const box& y) {
+    box r;
+    r.rank = x.rank;
+    if (x.empty() || y.empty()) return r;
+    r.valid = true;
+    for (int a = 0; a < x.rank; ++a) {
+      r.lo[a] = std::max(x.lo[a], y.lo[a]);
+      r.hi[a] = std::min(x.hi[a], y.hi[a]);
+    }
+    if (r.empty()) r.valid = false;
+    return r;
+  }
+  bool operator==(const box& o) const {
+    if (empty() || o.empty()) return empty() == o.empty();
+    for (int a = 0; a < rank; ++a)
+      if (lo[a] != o.lo[a] || hi[a] != o.hi[a]) return false;
+    return true;
+  }
+  std::string str() const {
+    if (empty()) return "{}";
+    std::string s = "[";
+    for (int a = 0; a < rank; ++a)
+      s += (a ? ", " : "") + std::to_string(lo[a]) + ":" + std::to_string(hi[a]);
+    return s + "]";
+  }
+};
+
+/// What the solvers and the collectives need of an array: its name (for messages), rank,
+/// shape and element type.
+struct array_layout {
+  std::string name;
+  int rank = 0;
+  index_t shape[max_rank] = {};
+  std::size_t elem_size = 0;
+  char elem = '?';  ///< 'f' float, 'd' double, 'i' int32, 'l' int64, 'L' long long
+};
+
+/// Every element of an array.
+inline box whole_box(const array_layout& u) {
+  box b;
+  b.rank = u.rank;
+  b.valid = true;
+  for (int a = 0; a < u.rank; ++a) b.hi[a] = u.shape[a];
+  return b;
+}
+
+/// v as an MPI count (int), or a plan_error naming `what`.
+inline int to_int(index_t v, const std::string& what) {
+  if (v > INT_MAX)
+    throw plan_error(what + " has " + std::to_string(v) +
+                     " elements along one axis, more than an MPI count can carry (2^31 - 1)");
+  return int(v);
+}
+
+}  // namespace workpart::detail

@@ -1,0 +1,211 @@
+// solve_program (plan/program.hpp) through wp::plan_on_paper(program, schedule, P), no MPI, at
+// virtual rank counts up to 4096: the bytes each rank sends and receives between the maps, in
+// the partial combines, from root's remainders and in the gathers, against counts made here
+// element by element (plain loops over the blocks, not the planner's boxes). The same plans
+// run under mpirun in tests/mpi/test_plan_on_paper.cpp, where every rank's measured bytes must
+// equal these predictions.
+
+#include <catch2/catch.hpp>
+
+#include <workpart/workpart.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wp = workpart;
+using wp::index_t;
+
+namespace {
+
+/// Block x of n split into g balanced blocks: [start, end) (the first n % g one larger).
+std::pair<index_t, index_t> block(index_t n, index_t g, index_t x) {
+  const index_t q = n / g, rem = n % g;
+  const index_t start = x * q + std::min(x, rem);
+  return {start, start + q + (x < rem ? 1 : 0)};
+}
+index_t len(std::pair<index_t, index_t> b) { return b.second - b.first; }
+bool in(std::pair<index_t, index_t> b, index_t v) { return b.first <= v && v < b.second; }
+
+/// The redistribution or combine of `array` whose kind starts with `kind` (empty: none).
+const wp::paper_program::redistribution* find(const wp::paper_program& p, const std::string& array,
+                                              const std::string& kind) {
+  for (const auto& r : p.redistributions)
+    if (r.array == array && r.kind.rfind(kind, 0) == 0) return &r;
+  return nullptr;
+}
+index_t sum(const std::vector<index_t>& v) {
+  index_t t = 0;
+  for (index_t x : v) t += x;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("solve_program: a chain whose layout turns (rows, then columns)",
+          "[unit][plan][program]") {
+  constexpr index_t I = 7, J = 5;
+  auto [i, j] = wp::indices<2>();
+  wp::array<double, 2> x("x", {I, J}), y("y", {I, J}), z("z", {I, J});
+  auto m1 = wp::map("rows", wp::space(I, J), y(i, j) = x(i, j) + 1.0);
+  auto m2 = wp::map("cols", wp::space(I, J), z(i, j) = y(i, j) * 3.0);
+  for (int P : {1, 2, 3, 4}) {
+    INFO(P << " ranks");
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{P, 1}).set(m2, wp::grid_shape{1, P});
+    const wp::paper_program p = wp::plan_on_paper(wp::program(m1, m2), s, P);
+    REQUIRE(int(p.ranks.size()) == P);
+    index_t total = 0;
+    for (int r = 0; r < P; ++r) {
+      // rank r reads y's column block; it wrote its row block of y: the rest comes from others
+      index_t want = 0;
+      for (index_t a = 0; a < I; ++a)
+        for (index_t b = 0; b < J; ++b)
+          if (in(block(J, P, r), b) && !in(block(I, P, r), a)) want += 8;
+      CHECK(p.ranks[r].first_received == want);
+      CHECK(p.ranks[r].steady_received == want);
+      total += want;
+      // root scatters x's row blocks, gathers y's row blocks and z's column blocks
+      CHECK(p.ranks[r].scatter_received == (r == 0 ? 0 : len(block(I, P, r)) * J * 8));
+      CHECK(p.ranks[r].gather_sent ==
+            (r == 0 ? 0 : (len(block(I, P, r)) * J + I * len(block(J, P, r))) * 8));
+    }
+    index_t sent = 0;
+    for (int r = 0; r < P; ++r) sent += p.ranks[r].first_sent;
+    CHECK(sent == total);
+    CHECK(p.rank_to_rank_first == total);
+    if (P > 1) {
+      REQUIRE(find(p, "y", "Alltoallw") != nullptr);
+      CHECK(sum(find(p, "y", "Alltoallw")->first_received) == total);
+    }
+  }
+}
+
+TEST_CASE("solve_program: a stencil's halo, up to 4096 ranks", "[unit][plan][program]") {
+  auto [i] = wp::indices<1>();
+  for (int P : {1, 2, 3, 4, 7, 64, 4096}) {
+    const index_t n = P > 64 ? 3 * index_t(P) + 5 : 13;
+    wp::array<double, 1> x("x", {n}), y("y", {n}), z("z", {n});
+    auto m1 = wp::map("make", wp::space(n), y(i) = x(i) * 2.0);
+    auto m2 = wp::map("smooth", wp::space({1, n - 1}), z(i) = y(i - 1) + y(i + 1));
+    INFO(P << " ranks, n " << n);
+    wp::schedule s;
+    s.set(m1, wp::grid_shape{P}).set(m2, wp::grid_shape{P});
+    const wp::paper_program p = wp::plan_on_paper(wp::program(m1, m2), s, P);
+    index_t total = 0;
+    bool ok = true;
+    for (int r = 0; r < P; ++r) {
+      const auto held = block(n, P, r);
+      const auto rb = block(n - 2, P, r);  // the smoothing block, of the space [1, n - 1)
+      const index_t lo = 1 + rb.first, hi = 1 + rb.second;
+      index_t want = 0;
+      if (hi > lo)
+        for (index_t e = lo - 1; e < hi + 1; ++e)  // it reads y(i - 1) and y(i + 1)
+          if (!in(held, e)) want += 8;
+      ok = ok && p.ranks[r].first_received == want;
+      total += want;
+    }
+    CHECK(ok);
+    CHECK(p.rank_to_rank_first == total);
+    if (P > 1) {
+      REQUIRE(find(p, "y", "halo exchange") != nullptr);
+      CHECK(sum(find(p, "y", "halo exchange")->first_received) == total);
+    }
+  }
+}
+
+TEST_CASE("solve_program: partial results combined by Allreduce, reduce-scatter or Reduce",
+          "[unit][plan][program]") {
+  constexpr index_t I = 7, K = 6, J = 5;
+  auto [i, k] = wp::indices<2>();
+  wp::array<double, 2> x("x", {I, K}), z("z", {I, J});
+  wp::array<double, 1> h("h", {I});
+  // each rank sums its block of k into the whole h: partial results over the k split
+  auto sum_k = wp::map("sum_k", wp::space(I, K), h(i) += x(i, k));
+  auto use_h = wp::map("use_h", wp::space(I, J), z(i, k) = h(i) * 2.0);
+  struct want_kind {
+    const char* kind;
+    wp::grid_shape reader;
+  };
+  for (int P : {1, 2, 3, 4}) {
+    const want_kind cases[] = {
+        {"Allreduce(sum)", wp::grid_shape{1, P}},       // every rank reads all of h
+        {"reduce-scatter(sum)", wp::grid_shape{P, 1}},  // each rank reads its rows of h
+        {"Reduce(sum)", wp::grid_shape{1, 1}},          // only rank 0 reads h
+    };
+    for (const auto& c : cases) {
+      INFO(P << " ranks, reader grid " << c.reader.str());
+      wp::schedule s;
+      s.set(sum_k, wp::grid_shape{1, P}).set(use_h, c.reader);
+      const wp::paper_program p = wp::plan_on_paper(wp::program(sum_k, use_h), s, P);
+      const auto* comb = find(p, "h", c.kind);
+      if (P == 1) {  // nothing is split
+        CHECK(find(p, "h", "Allreduce") == nullptr);
+        CHECK(find(p, "h", "Reduce") == nullptr);
+        CHECK(find(p, "h", "reduce-scatter") == nullptr);
+        CHECK(p.rank_to_rank_first == 0);
+        continue;
+      }
+      REQUIRE(comb != nullptr);
+      std::vector<index_t> want(std::size_t(P), 0);
+      for (int r = 0; r < P; ++r) {
+        if (std::string(c.kind) == "Allreduce(sum)")
+          want[r] = r == 0 ? (P - 1) * I * 8 : I * 8;
+        else if (std::string(c.kind) == "Reduce(sum)")
+          want[r] = r == 0 ? (P - 1) * I * 8 : 0;
+        else
+          want[r] = (P - 1) * len(block(I, P, r)) * 8;  // every other member's share of r's rows
+      }
+      CHECK(comb->first_received == want);
+      // the values are where the reader needs them: nothing else moves
+      CHECK(p.rank_to_rank_first == sum(want));
+    }
+  }
+}
+
+TEST_CASE("solve_program: root sends only what no earlier map wrote", "[unit][plan][program]") {
+  constexpr index_t n = 17, half = 8;
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> x("x", {n}), y("y", {n}), z("z", {n});
+  auto part = wp::map("part", wp::space(half), y(i) = x(i) * 2.0);  // y[0, half) only
+  auto all = wp::map("all", wp::space(n), z(i) = y(i) + 1.0);
+  for (int P : {1, 2, 3, 4}) {
+    INFO(P << " ranks");
+    wp::schedule s;
+    s.set(part, wp::grid_shape{P}).set(all, wp::grid_shape{P});
+    const wp::paper_program p = wp::plan_on_paper(wp::program(part, all), s, P);
+    index_t moved = 0;
+    for (int r = 0; r < P; ++r) {
+      index_t from_root = 0, from_ranks = 0;
+      for (index_t e = block(n, P, r).first; e < block(n, P, r).second; ++e) {
+        if (e >= half)
+          from_root += r == 0 ? 0 : 8;  // root's values of y
+        else if (!in(block(half, P, r), e))
+          from_ranks += 8;
+      }
+      // root's scatter: x's block for 'part', and y's unwritten part for 'all'
+      const index_t x_part = r == 0 ? 0 : len(block(half, P, r)) * 8;
+      CHECK(p.ranks[r].scatter_received == x_part + from_root);
+      CHECK(p.ranks[r].first_received == from_ranks);
+      moved += from_ranks;
+    }
+    CHECK(p.rank_to_rank_first == moved);
+    CHECK(p.explain.find("only the parts no earlier map writes") != std::string::npos);
+  }
+}
+
+TEST_CASE("plan_on_paper(program): refuses what distribute refuses",
+          "[unit][plan][program][errors]") {
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> x("x", {5}), y("y", {5});
+  auto m1 = wp::map("a", wp::space(5), y(i) = x(i));
+  auto m2 = wp::map("b", wp::space(5), x(i) = y(i));
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{2});
+  REQUIRE_THROWS_AS(wp::plan_on_paper(wp::program(m1, m2), s, 2),
+                    wp::grid_error);  // 'b' has no grid
+  s.set(m2, wp::grid_shape{3});
+  REQUIRE_THROWS_AS(wp::plan_on_paper(wp::program(m1, m2), s, 2), wp::grid_error);  // 3 > 2 ranks
+  s.set(m2, wp::grid_shape{2});
+  REQUIRE_THROWS_AS(wp::plan_on_paper(wp::program(m1, m2), s, 0), wp::grid_error);
+  REQUIRE_NOTHROW(wp::plan_on_paper(wp::program(m1, m2), s, 2));
+}
