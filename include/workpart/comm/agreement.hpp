@@ -12,7 +12,6 @@
 #include <boost/mpi/collectives/broadcast.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/exception.hpp>
-#include <boost/serialization/string.hpp>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -89,6 +88,15 @@ failure capture(F&& f) noexcept {
   }
 }
 
+/// Broadcasts a string from `root` as its length and its characters (plain MPI datatypes: no
+/// Boost.Serialization archive is instantiated for it).
+inline void broadcast_text(const boost::mpi::communicator& comm, std::string& s, int root) {
+  std::uint64_t n = s.size();
+  boost::mpi::broadcast(comm, n, root);
+  s.resize(std::size_t(n));
+  if (n > 0) boost::mpi::broadcast(comm, s.data(), int(n), root);
+}
+
 /// How a failure's message names the rank it came from.
 enum class name_rank {
   always,       ///< "rank 2: ..." (data-dependent failures: where the bad data was read)
@@ -121,8 +129,8 @@ inline void agree(const boost::mpi::communicator& comm, const failure& mine,
   if (first_bad < size) {
     failure f = mine;
     int kind = int(f.kind);
-    boost::mpi::broadcast(comm, f.message, first_bad);
-    boost::mpi::broadcast(comm, f.routine, first_bad);
+    broadcast_text(comm, f.message, first_bad);
+    broadcast_text(comm, f.routine, first_bad);
     boost::mpi::broadcast(comm, f.code, first_bad);
     boost::mpi::broadcast(comm, kind, first_bad);
     f.kind = error_kind(kind);
@@ -132,7 +140,7 @@ inline void agree(const boost::mpi::communicator& comm, const failure& mine,
   }
   if (out[2] != ~out[3]) {  // every rank knows: root's text (it may name root's values)
     std::string text = mismatch;
-    boost::mpi::broadcast(comm, text, 0);
+    broadcast_text(comm, text, 0);
     throw plan_error(text);
   }
 }

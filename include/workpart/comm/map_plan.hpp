@@ -6,7 +6,6 @@
 /// map_runtime (map_runtime.hpp, not a template); this file adds what needs the map's type.
 
 #include <boost/mpi/collectives/broadcast.hpp>
-#include <boost/serialization/vector.hpp>  // broadcast of the inspected ranges
 #include <string>
 #include <vector>
 
@@ -100,7 +99,10 @@ class map_plan : private detail::map_runtime {
       if (rank_ == 0) flat = detail::flatten(detail::inspect_data_ranges(map_, cons_, size_));
     });
     detail::agree(comm_, f, 0, detail::name_rank::always);
-    boost::mpi::broadcast(comm_, flat, 0);
+    std::uint64_t n = flat.size();  // plain MPI datatypes: no serialization archive
+    boost::mpi::broadcast(comm_, n, 0);
+    flat.resize(std::size_t(n));
+    if (n > 0) boost::mpi::broadcast(comm_, flat.data(), int(n), 0);
     detail::range_inspection found = detail::unflatten(flat, ranges, size_);
     if (!detail::any_known(found)) return;
     inspection_ = std::move(found);

@@ -38,6 +38,10 @@
 
 namespace workpart::detail {
 
+/// A map's plan less what needs the map's type: built by map_plan<Map>, which extracts the
+/// constraints and provides run_block(), run_on_root() and check_inspection(); driven phase by
+/// phase by program_plan through map_plan::runtime(). Members are public: this is the
+/// library's own interface between the two plans (users see map_plan's API only).
 class map_runtime {
  public:
   /// Checks that this rank belongs to the communicator (the typed plan then plans the map).
@@ -64,11 +68,7 @@ class map_runtime {
   /// place, as wp::run does: nothing is copied.
   void run() {
     require_live("run");
-    with_comm_errors([&] {
-      const double t0 = MPI_Wtime();
-      refresh_generated();
-      stats_.scatter.seconds += MPI_Wtime() - t0;
-    });
+    refresh_generated_timed();
     if (runs_in_place()) {
       run_in_place();
       return;
@@ -81,12 +81,17 @@ class map_runtime {
   /// Moves every input to the ranks (root's values, or generated in place by init()).
   void scatter() {
     require_live("scatter");
+    refresh_generated_timed();
+    scatter_agreed();
+  }
+
+  /// refresh_generated() (one Allreduce), counted in the scatter phase.
+  void refresh_generated_timed() {
     with_comm_errors([&] {
       const double t0 = MPI_Wtime();
       refresh_generated();
       stats_.scatter.seconds += MPI_Wtime() - t0;
     });
-    scatter_agreed();
   }
 
   /// Whether run() works on root's arrays in place (no rank but root holds any part of them).

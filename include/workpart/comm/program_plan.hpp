@@ -28,9 +28,8 @@
 namespace workpart {
 
 namespace detail {
-/// The grid of each map of a program from a schedule, checked on every rank alike before
-/// anything is planned: every map has a grid, every grid's map is in the program, and the
-/// maps' names differ (a schedule knows maps by name).
+/// The grid of each map of a program from a schedule (schedule/schedule.hpp), checked on every
+/// rank alike before anything is planned, and the same on every rank.
 template <class... Maps>
 std::vector<grid_shape> schedule_grids(const program_t<Maps...>& p, const schedule& s,
                                        const boost::mpi::communicator& comm) {
@@ -43,25 +42,11 @@ std::vector<grid_shape> schedule_grids(const program_t<Maps...>& p, const schedu
   const detail::failure f = detail::capture([&] {
     std::vector<std::string> names;
     p.for_each_map([&](const auto& m) { names.push_back(m.name()); });
-    for (std::size_t x = 0; x < names.size(); ++x)
-      for (std::size_t y = x + 1; y < names.size(); ++y)
-        if (names[x] == names[y])
-          throw plan_error("wp::distribute: the program has two maps named '" + names[x] +
-                           "'; a schedule gives grids by map name, so name the maps apart");
-    for (const auto& e : s.entries())
-      if (std::find(names.begin(), names.end(), e.first) == names.end())
-        throw plan_error("wp::distribute: the schedule gives grid " + e.second.str() + " to map '" +
-                         e.first + "', which is not in the program");
+    grids = detail::schedule_grids(names, s, "wp::distribute");
     detail::fingerprint_hash h;
-    for (const auto& n : names) {
-      const grid_shape* g = s.find(n);
-      if (!g)
-        throw grid_error("wp::distribute: map '" + n +
-                         "' has no grid in the schedule; "
-                         "give it one with schedule::set");
-      grids.push_back(*g);
-      h.add(n).add(g->rank());
-      for (index_t d : g->dims) h.add(d);
+    for (std::size_t m = 0; m < names.size(); ++m) {
+      h.add(names[m]).add(grids[m].rank());
+      for (index_t d : grids[m].dims) h.add(d);
     }
     print = h.h;
   });
@@ -317,7 +302,7 @@ class program_plan {
     for_each_plan([&](int m, detail::map_runtime& mp) {
       for (std::size_t u = 0; u < mp.arrays_.size(); ++u) {
         auto& ap = mp.arrays_[u];
-        sol_.program_steps(m, u, mp.plan_array(u), ap.in_steps, ap.init_steps, ap.out_steps);
+        sol_.program_steps(m, mp.plan_array(u), ap.in_steps, ap.init_steps, ap.out_steps);
       }
       mp.update_predictions();
       mp.explain_ = mp.make_explain();

@@ -200,7 +200,7 @@ inline paper_program program_on_paper(std::vector<map_solution> maps, int nranks
     for (std::size_t u = 0; u < ms.arrays.size(); ++u) {
       const array_solution fresh = ms.arrays[u];
       auto& ap = ms.arrays[u];
-      sol.program_steps(m, u, fresh, ap.in_steps, ap.init_steps, ap.out_steps);
+      sol.program_steps(m, fresh, ap.in_steps, ap.init_steps, ap.out_steps);
     }
     p.maps.push_back(paper_of(ms));
     std::vector<rank_block> no_blocks;
@@ -242,23 +242,10 @@ paper_program plan_on_paper(const program_t<Maps...>& p, const schedule& s, int 
     throw grid_error("wp::plan_on_paper: " + std::to_string(nranks) + " ranks; give at least 1");
   std::vector<std::string> names;
   p.for_each_map([&](const auto& m) { names.push_back(m.name()); });
-  for (std::size_t x = 0; x < names.size(); ++x)
-    for (std::size_t y = x + 1; y < names.size(); ++y)
-      if (names[x] == names[y])
-        throw plan_error("wp::plan_on_paper: the program has two maps named '" + names[x] +
-                         "'; a schedule gives grids by map name, so name the maps apart");
-  for (const auto& e : s.entries())
-    if (std::find(names.begin(), names.end(), e.first) == names.end())
-      throw plan_error("wp::plan_on_paper: the schedule gives grid " + e.second.str() +
-                       " to map '" + e.first + "', which is not in the program");
+  const std::vector<grid_shape> grids = detail::schedule_grids(names, s, "wp::plan_on_paper");
   std::vector<detail::map_solution> maps;
   p.for_each_map([&](const auto& m) {
-    const grid_shape* g = s.find(m.name());
-    if (!g)
-      throw grid_error("wp::plan_on_paper: map '" + m.name() +
-                       "' has no grid in the schedule; give it one "
-                       "with schedule::set");
-    maps.push_back(detail::solve_map_on_paper(m, *g, nranks));
+    maps.push_back(detail::solve_map_on_paper(m, grids[maps.size()], nranks));
   });
   if constexpr (sizeof...(Maps) == 1) {
     // a program of one map is that map's plan (as distribute() builds it)

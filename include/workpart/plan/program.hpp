@@ -199,11 +199,11 @@ class program_solution {
   /// Rank r's bytes per phase (with the map solutions' steps as set by program_steps()).
   program_bytes bytes_of(int r) const;
 
-  /// The scatter, old-value and gather steps of array u of map m inside the program, from the
+  /// The scatter, old-value and gather steps of an array of map m inside the program, from the
   /// map's own solution of it (`fresh`: root sends only what no earlier map provides; the
   /// gather and the partial combines are the program's). Notes in the redistributions which
   /// of them root's scatter feeds.
-  void program_steps(int m, std::size_t u, const array_solution& fresh, std::vector<comm_step>& in,
+  void program_steps(int m, const array_solution& fresh, std::vector<comm_step>& in,
                      std::vector<comm_step>& init, std::vector<comm_step>& out);
   /// This rank's reads that can use another map's buffer (nothing copied, no second buffer):
   /// an input no map writes, read in the same box by an earlier map, or an intermediate whose
@@ -676,7 +676,7 @@ inline bool program_solution::shown(const program_redist& r) const {
   return r.first.any_remote() || r.steady.any_remote();
 }
 
-inline void program_solution::program_steps(int m, std::size_t u, const array_solution& fresh,
+inline void program_solution::program_steps(int m, const array_solution& fresh,
                                             std::vector<comm_step>& in,
                                             std::vector<comm_step>& init,
                                             std::vector<comm_step>& out) {
@@ -688,7 +688,6 @@ inline void program_solution::program_steps(int m, std::size_t u, const array_so
     out = fresh.out_steps;
   else
     out.clear();
-  (void)u;
   const std::vector<index_t> zero(std::size_t(nranks()), 0);
   for (auto& r : redists_) {
     if (r.gather || r.combine || r.to_map != m || r.array != a) continue;

@@ -2,6 +2,7 @@
 /// \file schedule.hpp
 /// wp::schedule: one process grid per map of a program, by the map's name.
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,5 +59,32 @@ class schedule {
  private:
   std::vector<std::pair<std::string, grid_shape>> entries_;
 };
+
+namespace detail {
+/// The grid of each map of a program (`names`, in program order) from a schedule: every map
+/// has a grid, every grid's map is in the program, and the maps' names differ (a schedule
+/// knows maps by name). `who` starts the messages ("wp::distribute", "wp::plan_on_paper").
+inline std::vector<grid_shape> schedule_grids(const std::vector<std::string>& names,
+                                              const schedule& s, const std::string& who) {
+  for (std::size_t x = 0; x < names.size(); ++x)
+    for (std::size_t y = x + 1; y < names.size(); ++y)
+      if (names[x] == names[y])
+        throw plan_error(who + ": the program has two maps named '" + names[x] +
+                         "'; a schedule gives grids by map name, so name the maps apart");
+  for (const auto& e : s.entries())
+    if (std::find(names.begin(), names.end(), e.first) == names.end())
+      throw plan_error(who + ": the schedule gives grid " + e.second.str() + " to map '" + e.first +
+                       "', which is not in the program");
+  std::vector<grid_shape> grids;
+  for (const auto& n : names) {
+    const grid_shape* g = s.find(n);
+    if (!g)
+      throw grid_error(who + ": map '" + n +
+                       "' has no grid in the schedule; give it one with schedule::set");
+    grids.push_back(*g);
+  }
+  return grids;
+}
+}  // namespace detail
 
 }  // namespace workpart
