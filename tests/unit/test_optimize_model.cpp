@@ -136,3 +136,46 @@ TEST_CASE("optimize: bad rank counts are errors", "[unit][optimize][errors]") {
   REQUIRE_THROWS_AS(wp::optimize(m, 0), wp::grid_error);
   REQUIRE_THROWS_AS(wp::optimize(m, -3), wp::grid_error);
 }
+
+TEST_CASE("optimize: a split reduction nobody reads is combined on its edge to the outputs",
+          "[unit][optimize]") {
+  // y's partial results over the k split are read by no later map: the model prices their
+  // combine and root's gather on the edge to 'root (outputs)', as the program plan moves them
+  // (plan_on_paper's bytes; alpha 0, beta 1: an edge costs its busiest rank's bytes)
+  constexpr index_t I = 7, K = 6;
+  auto [i, k] = wp::indices<2>();
+  wp::array<double, 2> x("x", {I, K}), z("z", {I, K});
+  wp::array<double, 1> y("y", {I});
+  auto sum_k = wp::map("sum_k", wp::space(I, K), y(i) += x(i, k));
+  auto copy = wp::map("copy", wp::space(I, K), z(i, k) = x(i, k) * 2.0);
+  const auto prog = wp::program(sum_k, copy);
+  const wp::machine_model bytes_only{.flops = 1e30, .alpha = 0, .beta = 1};
+  for (int P : {2, 3, 4}) {
+    INFO(P << " ranks");
+    const auto t = wp::program_costs(prog, P, bytes_only);
+    const std::size_t sink = t.graph.num_vertices() - 1;
+    std::size_t e = 0;
+    while (!(t.graph.edge_source(e) == 1 && t.graph.edge_target(e) == sink)) ++e;
+    std::size_t c = 0;
+    while (!(t.grids[0][c] == wp::grid_shape{1, P})) ++c;
+    wp::schedule s;
+    s.set(sum_k, wp::grid_shape{1, P}).set(copy, wp::grid_shape{1, 1});
+    const wp::paper_program p = wp::plan_on_paper(prog, s, P);
+    std::vector<index_t> sent(std::size_t(P), 0), received(std::size_t(P), 0);
+    int entries = 0;
+    for (const auto& r : p.redistributions)
+      if (r.array == "y") {
+        ++entries;
+        for (int q = 0; q < P; ++q)
+          sent[std::size_t(q)] += r.sent[std::size_t(q)],
+              received[std::size_t(q)] += r.received[std::size_t(q)];
+      }
+    REQUIRE(entries == 2);  // the combine and the gather
+    index_t busiest = 0;
+    for (int q = 0; q < P; ++q)
+      busiest = std::max({busiest, sent[std::size_t(q)], received[std::size_t(q)]});
+    REQUIRE(busiest > 0);
+    CHECK(t.graph.edge_cost(e, c, 0) == Approx(double(busiest)));
+    CHECK(t.graph.vertex_cost(1, c) == Approx(0.0).margin(1e-20));  // the combine is not on the map
+  }
+}

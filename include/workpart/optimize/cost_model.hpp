@@ -556,7 +556,8 @@ struct program_pricer {
         // the last writer of the array gathers it to root (combining its partial results
         // first where no map reads them)
         if (!cv0.arrays[ub].use.written || !last_writer(v, use.id)) continue;
-        const bool combine_here = M > 1 && cv0.split(ub) && first_reader_after(v, use.id) < 0;
+        // (whether a grid splits the reduction is a matter of the grid: asked per config below)
+        const bool combine_here = M > 1 && first_reader_after(v, use.id) < 0;
         for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
           const auto& cv = configs[std::size_t(v)][kv];
           double s = 0;
