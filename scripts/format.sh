@@ -15,7 +15,12 @@ for arg in "$@"; do
 done
 command -v clang-format >/dev/null || { echo "format.sh: clang-format not found (scripts/setup.sh installs it)" >&2; exit 2; }
 
-mapfile -t files < <(git ls-files -- include tests examples benchmarks tools | grep -E '\.(hpp|cpp|cu)$')
+# the tracked sources in a git checkout, else every source below those folders
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files -- include tests examples benchmarks tools | grep -E '\.(hpp|cpp|cu)$')
+else
+  mapfile -t files < <(find include tests examples benchmarks tools -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' \) | sort)
+fi
 if [[ "$check" == 1 ]]; then
   bad=()
   for f in "${files[@]}"; do
