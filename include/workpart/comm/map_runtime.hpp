@@ -282,6 +282,21 @@ class map_runtime {
   /// Leaves the final values of every written array on root.
   void gather() {
     require_live("gather");
+    std::vector<array_buffers*> all;
+    for (auto& ap : arrays_)
+      if (ap.use.written) all.push_back(&ap);
+    gather_these(all);
+  }
+  /// Gathers only the named arrays.
+  template <class... A>
+  void gather(const A&... arrs) {
+    require_live("gather");
+    // find(): an error for an array the map does not use, before anything moves
+    const std::vector<array_buffers*> which{&find(arrs, "gather")...};
+    gather_these(which);
+  }
+  /// The gather of these arrays (those the map writes), when the blocks hold results.
+  void gather_these(const std::vector<array_buffers*>& which) {
     if (!ready_to_gather()) return;
     const double t0 = MPI_Wtime();
     local_then_agree([&] {
@@ -290,24 +305,9 @@ class map_runtime {
       materialize_on_root(false);
     });
     with_comm_errors([&] {
-      for (auto& ap : arrays_)
-        if (ap.use.written) gather_writes(ap);
+      for (array_buffers* ap : which)
+        if (ap->use.written) gather_writes(*ap);
     });
-    stats_.gather.seconds += MPI_Wtime() - t0;
-  }
-  /// Gathers only the named arrays.
-  template <class... A>
-  void gather(const A&... arrs) {
-    require_live("gather");
-    (find(arrs, "gather"), ...);  // an error for an array the map does not use
-    if (!ready_to_gather()) return;
-    const double t0 = MPI_Wtime();
-    local_then_agree([&] {
-      check_alive();
-      blocks_to_host(device_.get(), stats_.gather);  // combining partials writes host blocks
-      materialize_on_root(false);
-    });
-    with_comm_errors([&] { (gather_writes(find(arrs, "gather")), ...); });
     stats_.gather.seconds += MPI_Wtime() - t0;
   }
 
