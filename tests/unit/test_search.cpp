@@ -9,10 +9,16 @@
 #include <workpart/optimize/search.hpp>
 #include <workpart/io/table_reader.hpp>
 
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/graph_concepts.hpp>
+#include <boost/graph/topological_sort.hpp>
+#include <boost/range/iterator_range.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -541,6 +547,50 @@ TEST_CASE("cost_graph: Boost.Graph storage and its checks", "[optimize][tables]"
   REQUIRE(many.front().num_edges() == copy.num_edges());
   for (std::size_t e = 0; e < copy.num_edges(); ++e)
     REQUIRE(many.front().graph()[many.front().edge_at(e)].index == e);
+}
+
+TEST_CASE("cost_graph: a Boost.Graph that BGL's algorithms run on", "[optimize][tables]") {
+  BOOST_CONCEPT_ASSERT((boost::VertexListGraphConcept<wp::cost_graph>));
+  BOOST_CONCEPT_ASSERT((boost::EdgeListGraphConcept<wp::cost_graph>));
+  BOOST_CONCEPT_ASSERT((boost::BidirectionalGraphConcept<wp::cost_graph>));
+  // b -> a -> c, b -> c, c -> d: one topological order, b a c d.
+  wp::cost_graph g;
+  const auto a = g.add_vertex("a", {1}), b = g.add_vertex("b", {1, 2});
+  const auto c = g.add_vertex("c", {1}), d = g.add_vertex("d", {3});
+  g.add_edge(b, a, {0, 0});
+  g.add_edge(a, c, {0});
+  g.add_edge(b, c, {0, 0});
+  g.add_edge(c, d, {0});
+  std::vector<std::size_t> order;
+  std::vector<boost::default_color_type> color(g.num_vertices());
+  boost::topological_sort(g, std::back_inserter(order),
+                          boost::color_map(boost::make_iterator_property_map(
+                              color.begin(), boost::identity_property_map())));
+  REQUIRE(order == std::vector<std::size_t>{d, c, a, b});  // reverse topological order
+  REQUIRE(boost::out_degree(b, g) == 2);
+  REQUIRE(boost::in_degree(c, g) == 2);
+  REQUIRE(boost::degree(a, g) == 2);
+  std::vector<std::size_t> targets;
+  for (auto e : boost::make_iterator_range(boost::out_edges(b, g)))
+    targets.push_back(boost::target(e, g));
+  REQUIRE(targets == std::vector<std::size_t>{a, c});
+  std::size_t n = 0;
+  for (auto e : boost::make_iterator_range(boost::edges(g))) {
+    REQUIRE(g[e].index == n);
+    REQUIRE(boost::source(e, g) == g.edge_source(n));
+    ++n;
+  }
+  REQUIRE(n == 4);
+  REQUIRE(g[d].cost == std::vector<double>{3});
+  REQUIRE(boost::edge(b, c, g).second);
+  REQUIRE(g[boost::edge(b, c, g).first].index == 2);
+  REQUIRE_FALSE(boost::edge(c, b, g).second);
+  // Breadth-first from b reaches every vertex.
+  std::vector<boost::default_color_type> bfs_color(g.num_vertices());
+  boost::breadth_first_search(g, b,
+                              boost::color_map(boost::make_iterator_property_map(
+                                  bfs_color.begin(), boost::identity_property_map())));
+  for (auto col : bfs_color) REQUIRE(col == boost::black_color);
 }
 
 // ---------------------------------------------------------------------------- reader

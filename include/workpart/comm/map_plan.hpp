@@ -120,15 +120,9 @@ class map_plan : private detail::map_runtime {
     if (block_.empty(N)) return;
     if constexpr (detail::has_device_system) {
       if (device_) {
-        const detail::device_marks dm = detail::device_now(device_.get());
+        const detail::phase_scope ps(detail::phase_scope::untimed, stats_.execute, device_.get());
         detail::executor<detail::device_backend> ex(*device_);
-        try {
-          run_statements(ex);
-        } catch (...) {
-          detail::count_device(stats_.execute, device_.get(), dm);
-          throw;
-        }
-        detail::count_device(stats_.execute, device_.get(), dm);
+        run_statements(ex);
         return;
       }
     }

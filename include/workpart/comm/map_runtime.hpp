@@ -34,6 +34,7 @@
 #include "collectives/reduce.hpp"
 #include "collectives/root_exchange.hpp"
 #include "device_staging.hpp"
+#include "phase_scope.hpp"
 #include "inspect.hpp"
 
 namespace workpart::detail {
@@ -88,9 +89,8 @@ class map_runtime {
   /// refresh_generated() (one Allreduce), counted in the scatter phase.
   void refresh_generated_timed() {
     with_comm_errors([&] {
-      const double t0 = MPI_Wtime();
+      const phase_scope ps(stats_.scatter);
       refresh_generated();
-      stats_.scatter.seconds += MPI_Wtime() - t0;
     });
   }
 
@@ -212,7 +212,7 @@ class map_runtime {
       }
   }
   void scatter_agreed() {
-    const double t0 = MPI_Wtime();
+    const phase_scope ps(stats_.scatter);  // (blocks_to_host counts its device copies itself)
     // Until this scatter completes the ranks' buffers hold nothing to gather.
     scattered_ = false;
     failed_ = "scatter() failed";
@@ -235,24 +235,24 @@ class map_runtime {
     buffers_behind_ = false;
     failed_.clear();
     scattered_ = true;
-    stats_.scatter.seconds += MPI_Wtime() - t0;
   }
 
   /// run() of a root-only plan: root runs the map on its global arrays; every rank learns of
   /// a failure (a data-dependent subscript) as in execute().
   void run_in_place() {
-    const double t0 = MPI_Wtime();
     failure f;
-    if (rank_ == 0)
-      f = capture([&] {
-        materialize_on_root(true);
-        materialize_on_root(false);
-        run_on_root();
-      });
+    {
+      const phase_scope ps(stats_.execute);
+      if (rank_ == 0)
+        f = capture([&] {
+          materialize_on_root(true);
+          materialize_on_root(false);
+          run_on_root();
+        });
+    }
     // Root's arrays are ahead of the buffers even after a failure: what the statements wrote
     // before it stays written, as with wp::run (the distributed path leaves root untouched).
     buffers_behind_ = true;
-    stats_.execute.seconds += MPI_Wtime() - t0;
     ++stats_.runs;
     with_comm_errors([&] { agree(comm_, f, 0, name_rank::always); });
   }
@@ -264,9 +264,11 @@ class map_runtime {
     // values are root's.
     if (buffers_behind_ || !scattered_) scatter();
     if (stale_reads_) refresh_own_inputs();
-    const double t0 = MPI_Wtime();
-    const failure f = capture([&] { run_block(); });
-    stats_.execute.seconds += MPI_Wtime() - t0;
+    failure f;
+    {
+      const phase_scope ps(stats_.execute);  // (run_block counts its device copies itself)
+      f = capture([&] { run_block(); });
+    }
     ++stats_.runs;
     // A failure (on any rank) leaves partial results in the blocks: nothing to gather, and
     // the next execute() starts from root's values again.
@@ -298,7 +300,7 @@ class map_runtime {
   /// The gather of these arrays (those the map writes), when the blocks hold results.
   void gather_these(const std::vector<array_buffers*>& which) {
     if (!ready_to_gather()) return;
-    const double t0 = MPI_Wtime();
+    const phase_scope ps(stats_.gather);
     local_then_agree([&] {
       check_alive();
       blocks_to_host(device_.get(), stats_.gather);  // combining partials writes host blocks
@@ -308,7 +310,6 @@ class map_runtime {
       for (array_buffers* ap : which)
         if (ap->use.written) gather_writes(*ap);
     });
-    stats_.gather.seconds += MPI_Wtime() - t0;
   }
 
   /// Whether the ranks' blocks hold results to gather. Nothing executed yet, or an in-place
@@ -694,12 +695,12 @@ class map_runtime {
         copy_box(ap, ap.rbox[rank_]);
         continue;
       }
-      double t0 = MPI_Wtime();
-      gather_writes(ap);
-      stats_.gather.seconds += MPI_Wtime() - t0;
-      t0 = MPI_Wtime();
+      {
+        const phase_scope ps(stats_.gather);
+        gather_writes(ap);
+      }
+      const phase_scope ps(stats_.scatter);
       scatter_reads(ap);
-      stats_.scatter.seconds += MPI_Wtime() - t0;
     }
   }
   /// Copies box b from this rank's write buffer into its read buffer.
@@ -708,10 +709,12 @@ class map_runtime {
     const auto& rb = ap.rbox[rank_];
     const auto& wb = ap.wbox[rank_];
     if (device_) {  // on the device where both blocks live there, else on the host
-      const device_marks dm = device_now(device_.get());
-      const bool done =
-          copy_box_on_device(*device_, ap.use, {read_data(ap), rb}, {buf_data(ap.wbuf), wb}, b);
-      count_device(stats_.execute, device_.get(), dm);
+      bool done = false;
+      {
+        const phase_scope ps(phase_scope::untimed, stats_.execute, device_.get());
+        done =
+            copy_box_on_device(*device_, ap.use, {read_data(ap), rb}, {buf_data(ap.wbuf), wb}, b);
+      }
       if (done) return;
     }
     const raw_view rv = view_of(ap.use, rb, read_data(ap));

@@ -23,12 +23,15 @@ inline void check_mpi(int code, const char* routine) {
 }
 
 /// Runs f(); a boost::mpi::exception from it becomes wp::comm_error (routine and code kept).
+[[noreturn]] inline void throw_as_comm_error(const boost::mpi::exception& e) {
+  throw comm_error(e.routine(), e.result_code(), e.what());
+}
 template <class F>
 decltype(auto) with_comm_errors(F&& f) {
   try {
     return f();
   } catch (const boost::mpi::exception& e) {
-    throw comm_error(e.routine(), e.result_code(), e.what());
+    throw_as_comm_error(e);
   }
 }
 

@@ -18,6 +18,8 @@ struct exec_counters {
   std::atomic<long> device_kernels{0};       ///< statements run as the generic Thrust kernel
   std::atomic<long> device_contractions{0};  ///< statements recognised as contractions there
   std::atomic<long> device_gemm_calls{0};    ///< cuBLAS calls (CUDA only)
+  // Communication (comm/collectives/exchange.hpp):
+  std::atomic<long> exchange_type_builds{0};  ///< Alltoallw datatype sets built (not reused)
 };
 inline exec_counters& counters() {
   static exec_counters c;

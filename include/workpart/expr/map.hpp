@@ -9,59 +9,54 @@
 #include <vector>
 
 #include "../core/space.hpp"
+#include "access_list.hpp"
 #include "interval.hpp"
 #include "statement.hpp"
 
 namespace workpart::detail {
 
-/// Checks every access of a statement against its array's bounds over the whole space.
-class bounds_checker {
- public:
-  bounds_checker(const std::string& map_name, const index_t* lo, const index_t* hi, int rank,
-                 std::string space_text)
-      : map_(map_name), space_(std::move(space_text)) {
-    for (int d = 0; d < max_dims; ++d) {
-      lo_[d] = d < rank ? lo[d] : 0;
-      hi_[d] = d < rank ? hi[d] : 0;
-    }
+/// Checks every access of a map (its access_events) against its array's bounds over the
+/// whole space [lo, hi) of `rank` dimensions.
+inline void check_bounds_of(const std::string& map_name, const std::vector<access_event>& events,
+                            const index_t* lo, const index_t* hi, int rank,
+                            const std::string& space_text) {
+  index_t blo[max_dims], bhi[max_dims];
+  for (int d = 0; d < max_dims; ++d) {
+    blo[d] = d < rank ? lo[d] : 0;
+    bhi[d] = d < rank ? hi[d] : 0;
   }
-  template <class A>
-  void on_access(const A& a) {
-    if (skip_depth_ > 0) return;
-    const auto forms = a.axis_forms();
-    for (int ax = 0; ax < int(forms.size()); ++ax) {
-      if (forms[ax].kind != axis_kind::affine) continue;  // whole axis, or checked at run time
-      auto iv = form_interval(to_linear(forms[ax]), ranges_, lo_, hi_);
+  std::vector<range_form> ranges;
+  int skip_depth = 0;  // inside a range that runs nowhere: its accesses read nothing
+  for (const access_event& e : events) {
+    if (e.what == access_event::kind::enter_range) {
+      ranges.push_back(e.range);
+      if (skip_depth > 0 || !range_may_run(ranges, blo, bhi)) ++skip_depth;
+      continue;
+    }
+    if (e.what == access_event::kind::leave_range) {
+      if (skip_depth > 0) --skip_depth;
+      ranges.pop_back();
+      continue;
+    }
+    if (skip_depth > 0) continue;
+    for (int ax = 0; ax < e.rank; ++ax) {
+      const axis_form& form = e.forms[std::size_t(ax)];
+      if (form.kind != axis_kind::affine) continue;  // whole axis, or checked at run time
+      auto iv = form_interval(to_linear(form), ranges, blo, bhi);
       if (!iv) continue;  // uses an index whose range depends on data: checked at run time
-      const index_t ext = a.arr->extent(ax);
+      const index_t ext = e.extent[std::size_t(ax)];
       if (iv->lo < 0 || iv->hi >= ext) {
         const wide bad = iv->lo < 0 ? iv->lo : iv->hi;
-        throw shape_error("map '" + map_ + "': access " + a.str() +
-                          (writing_ ? " writes" : " reads") + " axis " + std::to_string(ax) +
-                          " of '" + a.arr->name() + "' at " + wide_str(bad) + ", outside [0, " +
+        throw shape_error("map '" + map_name + "': access " + e.text +
+                          (e.write ? " writes" : " reads") + " axis " + std::to_string(ax) +
+                          " of '" + e.name + "' at " + wide_str(bad) + ", outside [0, " +
                           std::to_string(ext) + ") (subscripts span [" + wide_str(iv->lo) + ", " +
-                          wide_str(iv->hi) + "] over the space " + space_ +
-                          "); shrink the space or enlarge '" + a.arr->name() + "'");
+                          wide_str(iv->hi) + "] over the space " + space_text +
+                          "); shrink the space or enlarge '" + e.name + "'");
       }
     }
   }
-  void enter_range(const range_form& r) {
-    ranges_.push_back(r);
-    if (skip_depth_ > 0 || !range_may_run(ranges_, lo_, hi_)) ++skip_depth_;
-  }
-  void leave_range() {
-    if (skip_depth_ > 0) --skip_depth_;
-    ranges_.pop_back();
-  }
-  void set_writing(bool w) { writing_ = w; }
-
- private:
-  std::string map_, space_;
-  index_t lo_[max_dims], hi_[max_dims];
-  std::vector<range_form> ranges_;
-  int skip_depth_ = 0;
-  bool writing_ = false;
-};
+}
 
 /// Rank of the integer matrix rows x cols (row-major in m), by Gaussian elimination.
 constexpr int matrix_rank(double* m, int rows, int cols) {
@@ -273,42 +268,52 @@ inline one_to_one_result decide_one_to_one(const index_t* coef /* R x N, row-maj
 
 /// The run-time half of the check above, for coefficients written as runtime integers,
 /// decided exactly for any size of space (decide_one_to_one). Two points that write one
-/// element are a race, named in the error with the element they both write.
+/// element are a race, named in the error with the element they both write. Not a template:
+/// the statement's part is its left side's forms and text (check_one_to_one_at_run_time).
+inline void check_one_to_one_forms(const std::string& map_name, const axis_form* f, int R,
+                                   const std::string& lhs_text, const std::string& array_name,
+                                   int N, const index_t* lo, const index_t* hi,
+                                   const std::string& space_text) {
+  for (int d = 0; d < N; ++d)
+    if (hi[d] <= lo[d]) return;  // an empty space writes nothing
+  std::vector<index_t> coef(std::size_t((R > 0 ? R : 1) * N), 0);
+  for (int a = 0; a < R; ++a)
+    for (int d = 0; d < N; ++d) coef[std::size_t(a * N + d)] = f[a].coef[d];
+  index_t ext[max_dims];
+  for (int d = 0; d < N; ++d) ext[d] = hi[d] - lo[d];
+  const one_to_one_result r = decide_one_to_one(coef.data(), R, N, ext);
+  if (r.kind == one_to_one_result::one_to_one) return;
+  if (r.kind == one_to_one_result::undecided)
+    throw shape_error("map '" + map_name + "': the plain '=' into " + lhs_text +
+                      " could not be proven one-to-one over the space " + space_text +
+                      " (its coefficients are too large for exact analysis); use += to sum, "
+                      "or wp::max_into / wp::min_into");
+  // Two points p and q = p + step inside the space, and the element both write.
+  std::string p = "(", q = "(", e = "(";
+  index_t pt[max_dims] = {};
+  for (int d = 0; d < N; ++d) {
+    pt[d] = r.step[d] >= 0 ? lo[d] : lo[d] - r.step[d];
+    p += (d ? ", " : "") + std::to_string(pt[d]);
+    q += (d ? ", " : "") + std::to_string(pt[d] + r.step[d]);
+  }
+  for (int a = 0; a < R; ++a) {
+    index_t v = f[a].offset;
+    for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];  // in bounds: checked before
+    e += (a ? ", " : "") + std::to_string(v);
+  }
+  throw shape_error("map '" + map_name + "': the plain '=' into " + lhs_text +
+                    " sends several points of the space to one element (a race: points " + p +
+                    ") and " + q + ") both write " + array_name + e +
+                    ")); use += to sum, or wp::max_into / wp::min_into");
+}
+
 template <int N, class Stmt>
 void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st, const space<N>& sp) {
   if constexpr (Stmt::kind == combine::assign && N > 0) {
     constexpr int R = Stmt::lhs_type::array_type::rank;
-    if (sp.empty()) return;
     const auto f = st.lhs.axis_forms();
-    index_t coef[(R > 0 ? R : 1) * N] = {};
-    for (int a = 0; a < R; ++a)
-      for (int d = 0; d < N; ++d) coef[a * N + d] = f[a].coef[d];
-    index_t ext[N];
-    for (int d = 0; d < N; ++d) ext[d] = sp.extent(d);
-    const one_to_one_result r = decide_one_to_one(coef, R, N, ext);
-    if (r.kind == one_to_one_result::one_to_one) return;
-    if (r.kind == one_to_one_result::undecided)
-      throw shape_error("map '" + map_name + "': the plain '=' into " + st.lhs.str() +
-                        " could not be proven one-to-one over the space " + sp.str() +
-                        " (its coefficients are too large for exact analysis); use += to sum, "
-                        "or wp::max_into / wp::min_into");
-    // Two points p and q = p + step inside the space, and the element both write.
-    std::string p = "(", q = "(", e = "(";
-    index_t pt[max_dims] = {};
-    for (int d = 0; d < N; ++d) {
-      pt[d] = r.step[d] >= 0 ? sp.lo[d] : sp.lo[d] - r.step[d];
-      p += (d ? ", " : "") + std::to_string(pt[d]);
-      q += (d ? ", " : "") + std::to_string(pt[d] + r.step[d]);
-    }
-    for (int a = 0; a < R; ++a) {
-      index_t v = f[a].offset;
-      for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];  // in bounds: checked before
-      e += (a ? ", " : "") + std::to_string(v);
-    }
-    throw shape_error("map '" + map_name + "': the plain '=' into " + st.lhs.str() +
-                      " sends several points of the space to one element (a race: points " + p +
-                      ") and " + q + ") both write " + st.lhs.arr->name() + e +
-                      ")); use += to sum, or wp::max_into / wp::min_into");
+    check_one_to_one_forms(map_name, f.data(), R, st.lhs.str(), st.lhs.arr->name(), N, sp.lo.data(),
+                           sp.hi.data(), sp.str());
   }
 }
 
@@ -363,13 +368,8 @@ class map_t {
  private:
   void check_bounds() const {
     if (space_.empty()) return;  // runs nowhere, reads nothing
-    detail::bounds_checker chk(name_, space_.lo.data(), space_.hi.data(), N, space_.str());
-    for_each_statement([&](const auto& st) {
-      chk.set_writing(true);
-      st.lhs.visit(chk);
-      chk.set_writing(false);
-      st.rhs.visit(chk);
-    });
+    detail::check_bounds_of(name_, detail::access_events(stmts_), space_.lo.data(),
+                            space_.hi.data(), N, space_.str());
     // after the bounds check, so that every subscript is inside its axis
     for_each_statement(
         [&](const auto& st) { detail::check_one_to_one_at_run_time<N>(name_, st, space_); });

@@ -78,9 +78,11 @@ inline void check_nprocs(index_t nprocs) {
 }
 }  // namespace detail
 
-/// The search over priced tables, read back as map choices and edge costs.
-inline optimized optimize_tables(const program_cost_tables& t, index_t nprocs,
-                                 const search_options& so = {}) {
+/// The search over priced tables, read back as map choices and edge costs. A template only
+/// so that the search (search.hpp) is instantiated where something is optimised, not in
+/// every translation unit that includes the one header.
+template <class Tables = program_cost_tables>
+optimized optimize_tables(const Tables& t, index_t nprocs, const search_options& so = {}) {
   const search_result r = pase_search(t.graph, so);
   optimized o;
   o.cost = r.cost;
@@ -126,8 +128,9 @@ optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_mo
   return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }
 /// A program given as data (program_description.hpp; workpart-optimize --program).
-inline optimized optimize(const program_description& p, index_t nprocs,
-                          const machine_model& model = {}, const optimize_options& opt = {}) {
+template <class = void>
+optimized optimize(const program_description& p, index_t nprocs, const machine_model& model = {},
+                   const optimize_options& opt = {}) {
   detail::check_nprocs(nprocs);
   return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }

@@ -6,6 +6,7 @@
 /// bounds read data once root has inspected them (inspect.hpp); other data-dependent
 /// subscripts and wp::all take the whole axis; several accesses of one array take the hull).
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "../core/array.hpp"
 #include "box.hpp"
+#include "../expr/access_list.hpp"
 #include "../expr/interval.hpp"
 #include "../expr/map.hpp"
 #include "grid.hpp"
@@ -81,158 +83,174 @@ void generate_box(const array<T, N>& a, T* out, const box& b) {
   }
 }
 
-/// Records the reads of a right side into the array uses.
-struct use_reader {
-  std::function<array_use&(const void*, const std::function<array_use()>&)> f;
-  std::vector<const void*>& before;
+/// Makes an array's use record: the one part of the analysis that needs the array's type
+/// (element size, root's data, the generator).
+template <class T, int N>
+array_use make_use(array<T, N>& arr) {
+  array_use u;
+  u.id = &arr;
+  u.name = arr.name();
+  u.rank = N;
+  for (int x = 0; x < N; ++x) u.shape[x] = arr.extent(x);
+  u.elem_size = sizeof(T);
+  u.elem = elem_code<T>();
+  array<T, N>* p = &arr;
+  u.root_data = [p]() -> void* { return p->data(); };
+  u.generated_in_place = [p] { return p->has_generator() && !p->root_materialized(); };
+  u.init_calls = [p] { return p->init_calls(); };
+  u.generate = [p](void* buf, const box& b) { generate_box(*p, static_cast<T*>(buf), b); };
+  u.alive = arr.liveness();
+  u.view_begin = arr.view_data();
+  u.view_bytes = u.view_begin ? std::size_t(arr.size()) * sizeof(T) : 0;
+  return u;
+}
+
+/// Registers each array of the visited expressions once, in the order met.
+struct use_maker {
+  std::vector<array_use>& uses;
   void enter_range(const range_form&) {}
   void leave_range() {}
   template <class A>
   void on_access(const A& a) {
-    array_use& u = f(a.arr, [&] { return make_use(*a.arr); });
-    u.read = true;
-    u.read_dims |= A::info.free;
-    u.read_texts.push_back(a.str());
-    std::array<axis_form, max_rank> fm{};
-    const auto af = a.axis_forms();
-    for (std::size_t x = 0; x < af.size(); ++x) fm[x] = af[x];
-    u.read_forms.push_back(fm);
-    bool after = false;
-    for (const void* w : before) after = after || w == a.arr;
-    (after ? u.read_after_write : u.read_before_write) = true;
+    add(*a.arr);
   }
   template <class T, int N>
-  static array_use make_use(array<T, N>& arr) {
-    array_use u;
-    u.id = &arr;
-    u.name = arr.name();
-    u.rank = N;
-    for (int x = 0; x < N; ++x) u.shape[x] = arr.extent(x);
-    u.elem_size = sizeof(T);
-    u.elem = elem_code<T>();
-    array<T, N>* p = &arr;
-    u.root_data = [p]() -> void* { return p->data(); };
-    u.generated_in_place = [p] { return p->has_generator() && !p->root_materialized(); };
-    u.init_calls = [p] { return p->init_calls(); };
-    u.generate = [p](void* buf, const box& b) { generate_box(*p, static_cast<T*>(buf), b); };
-    u.alive = arr.liveness();
-    u.view_begin = arr.view_data();
-    u.view_bytes = u.view_begin ? std::size_t(arr.size()) * sizeof(T) : 0;
-    return u;
+  void add(array<T, N>& arr) {
+    for (const auto& u : uses)
+      if (u.id == static_cast<const void*>(&arr)) return;
+    uses.push_back(make_use(arr));
   }
 };
+
+/// What the statements do with each array (reads, writes, their forms and texts), from the
+/// map's access events; `uses` holds every array the events name.
+inline void describe_uses(std::vector<array_use>& uses, const std::vector<access_event>& ev) {
+  auto find = [&](const void* id) -> array_use& {
+    std::size_t u = 0;
+    while (uses[u].id != id) ++u;
+    return uses[u];
+  };
+  std::vector<const void*> written_before;
+  for (std::size_t i = 0; i < ev.size();) {
+    std::size_t end = i;
+    while (end < ev.size() && ev[end].statement == ev[i].statement) ++end;
+    // the statement's reads first (its right side), then its write
+    for (std::size_t k = i; k < end; ++k) {
+      const access_event& e = ev[k];
+      if (e.what != access_event::kind::access || e.write) continue;
+      array_use& u = find(e.arr);
+      u.read = true;
+      u.read_dims |= e.free;
+      u.read_texts.push_back(e.text);
+      u.read_forms.push_back(e.forms);
+      bool after = false;
+      for (const void* w : written_before) after = after || w == e.arr;
+      (after ? u.read_after_write : u.read_before_write) = true;
+    }
+    for (std::size_t k = i; k < end; ++k) {
+      const access_event& e = ev[k];
+      if (e.what != access_event::kind::access || !e.write) continue;
+      array_use& u = find(e.arr);
+      if (u.written && u.write_kind != e.statement_kind) u.mixed_writes = true;
+      if (u.written) u.dense_writes = false;  // the hull of two writes may hold unwritten holes
+      u.written = true;
+      u.write_kind = e.statement_kind;
+      u.write_dims |= e.free;
+      u.write_texts.push_back(e.text);
+      dim_mask seen = 0;
+      for (int x = 0; x < e.rank; ++x) {
+        const axis_form& f = e.forms[std::size_t(x)];
+        int terms = 0;
+        for (int d = 0; d < max_dims; ++d)
+          if (f.coef[d] != 0) {
+            ++terms;
+            if ((f.coef[d] != 1 && f.coef[d] != -1) || (seen & dim_bit(d))) u.dense_writes = false;
+            seen |= dim_bit(d);
+          }
+        if (terms > 1) u.dense_writes = false;
+      }
+      u.write_forms.push_back(e.forms);
+      written_before.push_back(e.arr);
+    }
+    i = end;
+  }
+}
 
 /// Registers the arrays of a map and the structure of their uses (no boxes yet).
 template <int N, class... S>
-std::vector<array_use> array_uses(const map_t<N, S...>& m) {
+std::vector<array_use> array_uses(const map_t<N, S...>& m,
+                                  const std::vector<access_event>& events) {
   std::vector<array_use> uses;
-  std::vector<const void*> written_before;
-  auto find = [&](const void* id, const std::function<array_use()>& make) -> array_use& {
-    for (auto& u : uses)
-      if (u.id == id) return u;
-    uses.push_back(make());
-    return uses.back();
-  };
+  use_maker mk{uses};
   m.for_each_statement([&](const auto& st) {
-    using Stmt = std::remove_cvref_t<decltype(st)>;
-    use_reader rd{find, written_before};
-    st.rhs.visit(rd);
-    array_use& u = find(st.lhs.arr, [&] { return use_reader::make_use(*st.lhs.arr); });
-    if (u.written && u.write_kind != Stmt::kind) u.mixed_writes = true;
-    if (u.written) u.dense_writes = false;  // the hull of two writes may hold unwritten holes
-    u.written = true;
-    u.write_kind = Stmt::kind;
-    u.write_dims |= Stmt::lhs_type::info.free;
-    u.write_texts.push_back(st.lhs.str());
-    const auto af = st.lhs.axis_forms();
-    std::array<axis_form, max_rank> fm{};
-    dim_mask seen = 0;
-    for (std::size_t x = 0; x < af.size(); ++x) {
-      fm[x] = af[x];
-      int terms = 0;
-      for (int d = 0; d < max_dims; ++d)
-        if (af[x].coef[d] != 0) {
-          ++terms;
-          if ((af[x].coef[d] != 1 && af[x].coef[d] != -1) || (seen & dim_bit(d)))
-            u.dense_writes = false;
-          seen |= dim_bit(d);
-        }
-      if (terms > 1) u.dense_writes = false;
-    }
-    u.write_forms.push_back(fm);
-    written_before.push_back(st.lhs.arr);
+    st.rhs.visit(mk);
+    mk.add(*st.lhs.arr);
   });
+  describe_uses(uses, events);
   return uses;
 }
+template <int N, class... S>
+std::vector<array_use> array_uses(const map_t<N, S...>& m) {
+  return array_uses(m, access_events(m.statements()));
+}
 
-/// The boxes each access touches over one rank's block, hulled per array.
-class box_collector {
- public:
-  box_collector(std::vector<array_use>& uses, const rank_block& blk,
-                const range_inspection* inspected = nullptr, int rank = 0)
-      : uses_(uses), read_(uses.size()), write_(uses.size()), inspected_(inspected), rank_(rank) {
-    for (int d = 0; d < max_dims; ++d) {
-      lo_[d] = blk.lo[d];
-      hi_[d] = blk.hi[d];
-    }
-    for (std::size_t u = 0; u < uses.size(); ++u) {
-      read_[u].rank = write_[u].rank = uses[u].rank;
-    }
+/// The boxes each access touches over one rank's block, hulled per array: reads[u], writes[u].
+inline void collect_boxes(const std::vector<array_use>& uses, const std::vector<access_event>& ev,
+                          const rank_block& blk, const range_inspection* inspected, int rank,
+                          std::vector<box>& reads, std::vector<box>& writes) {
+  index_t lo[max_dims], hi[max_dims];
+  for (int d = 0; d < max_dims; ++d) {
+    lo[d] = blk.lo[d];
+    hi[d] = blk.hi[d];
   }
-  template <class A>
-  void on_access(const A& a) {
+  reads.assign(uses.size(), box{});
+  writes.assign(uses.size(), box{});
+  for (std::size_t u = 0; u < uses.size(); ++u) reads[u].rank = writes[u].rank = uses[u].rank;
+  std::vector<range_form> ranges;
+  int skip = 0;         // inside a range that runs nowhere on this block
+  int data_ranges = 0;  // data-dependent ranges seen so far (the inspection's order)
+  for (const access_event& e : ev) {
+    if (e.what == access_event::kind::enter_range) {
+      range_form r = e.range;
+      if (r.data_dependent) {  // inspected on root: a range with constant bounds on this rank
+        const std::size_t k = std::size_t(data_ranges++);
+        if (inspected && k < inspected->size() && (*inspected)[k][std::size_t(rank)].known) {
+          const inspected_range& ir = (*inspected)[k][std::size_t(rank)];
+          r.data_dependent = false;
+          r.lo = axis_form{};
+          r.lo.offset = ir.lo;
+          r.hi = axis_form{};
+          r.hi.offset = std::max(ir.lo, ir.hi);
+        }
+      }
+      ranges.push_back(r);
+      if (skip > 0 || !range_may_run(ranges, lo, hi)) ++skip;
+      continue;
+    }
+    if (e.what == access_event::kind::leave_range) {
+      if (skip > 0) --skip;
+      ranges.pop_back();
+      continue;
+    }
+    if (skip > 0) continue;
     std::size_t u = 0;
-    while (uses_[u].id != static_cast<const void*>(a.arr)) ++u;
+    while (uses[u].id != e.arr) ++u;
     box b;
-    b.rank = A::array_type::rank;
-    b.valid = skip_ == 0;
-    if (!b.valid) return;
-    const auto forms = a.axis_forms();
+    b.rank = e.rank;
+    b.valid = true;
     for (int x = 0; x < b.rank; ++x) {
+      const axis_form& f = e.forms[std::size_t(x)];
       b.lo[x] = 0;
-      b.hi[x] = a.arr->extent(x);
-      if (forms[x].kind != axis_kind::affine) continue;
-      auto iv = form_interval(to_linear(forms[x]), ranges_, lo_, hi_);
+      b.hi[x] = e.extent[std::size_t(x)];
+      if (f.kind != axis_kind::affine) continue;
+      auto iv = form_interval(to_linear(f), ranges, lo, hi);
       if (!iv) continue;  // depends on data: the whole axis
       b.lo[x] = index_t(std::max<wide>(0, iv->lo));
-      b.hi[x] = index_t(std::min<wide>(a.arr->extent(x), iv->hi + 1));
+      b.hi[x] = index_t(std::min<wide>(e.extent[std::size_t(x)], iv->hi + 1));
     }
-    (writing_ ? write_ : read_)[u].hull_with(b);
+    (e.write ? writes : reads)[u].hull_with(b);
   }
-  void enter_range(range_form r) {
-    if (r.data_dependent) {  // inspected on root: a range with constant bounds on this rank
-      const std::size_t k = std::size_t(data_ranges_++);
-      if (inspected_ && k < inspected_->size() && (*inspected_)[k][std::size_t(rank_)].known) {
-        const inspected_range& ir = (*inspected_)[k][std::size_t(rank_)];
-        r.data_dependent = false;
-        r.lo = axis_form{};
-        r.lo.offset = ir.lo;
-        r.hi = axis_form{};
-        r.hi.offset = std::max(ir.lo, ir.hi);
-      }
-    }
-    ranges_.push_back(r);
-    if (skip_ > 0 || !range_may_run(ranges_, lo_, hi_)) ++skip_;
-  }
-  void leave_range() {
-    if (skip_ > 0) --skip_;
-    ranges_.pop_back();
-  }
-  void set_writing(bool w) { writing_ = w; }
-  const std::vector<box>& reads() const { return read_; }
-  const std::vector<box>& writes() const { return write_; }
-
- private:
-  std::vector<array_use>& uses_;
-  std::vector<box> read_, write_;
-  index_t lo_[max_dims], hi_[max_dims];
-  std::vector<range_form> ranges_;
-  int skip_ = 0;
-  bool writing_ = false;
-  const range_inspection* inspected_;
-  int rank_;
-  int data_ranges_ = 0;  // data-dependent ranges seen so far (the inspection's order)
-};
+}
 
 /// Boxes of every array for every rank of the communicator: [array][rank].
 struct map_constraints {
@@ -241,33 +259,35 @@ struct map_constraints {
   std::vector<std::vector<box>> read, write;  // [array][rank]
 };
 
-template <int N, class... S>
-map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g, int nranks,
-                                    const range_inspection* inspected = nullptr) {
-  map_constraints c;
-  c.arrays = array_uses(m);
+/// The boxes of every array for every rank, from the map's uses, access events and blocks.
+inline void constraints_from_events(map_constraints& c, const std::vector<access_event>& ev,
+                                    int rank_of_space, const range_inspection* inspected) {
+  const std::size_t nranks = c.blocks.size();
   c.read.assign(c.arrays.size(), std::vector<box>(nranks));
   c.write.assign(c.arrays.size(), std::vector<box>(nranks));
-  for (int r = 0; r < nranks; ++r) {
-    rank_block blk = tile(m.iteration_space(), g, r);
-    c.blocks.push_back(blk);
-    if (blk.empty(N)) {
+  std::vector<box> reads, writes;
+  for (std::size_t r = 0; r < nranks; ++r) {
+    if (c.blocks[r].empty(rank_of_space)) {
       for (std::size_t u = 0; u < c.arrays.size(); ++u)
         c.read[u][r].rank = c.write[u][r].rank = c.arrays[u].rank;
       continue;
     }
-    box_collector bc(c.arrays, blk, inspected, r);
-    m.for_each_statement([&](const auto& st) {
-      bc.set_writing(true);
-      st.lhs.visit(bc);
-      bc.set_writing(false);
-      st.rhs.visit(bc);
-    });
+    collect_boxes(c.arrays, ev, c.blocks[r], inspected, int(r), reads, writes);
     for (std::size_t u = 0; u < c.arrays.size(); ++u) {
-      c.read[u][r] = bc.reads()[u];
-      c.write[u][r] = bc.writes()[u];
+      c.read[u][r] = reads[u];
+      c.write[u][r] = writes[u];
     }
   }
+}
+
+template <int N, class... S>
+map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g, int nranks,
+                                    const range_inspection* inspected = nullptr) {
+  map_constraints c;
+  const std::vector<access_event> ev = access_events(m.statements());
+  c.arrays = array_uses(m, ev);
+  for (int r = 0; r < nranks; ++r) c.blocks.push_back(tile(m.iteration_space(), g, r));
+  constraints_from_events(c, ev, N, inspected);
   return c;
 }
 

@@ -42,7 +42,10 @@ class datatype {
     return *this;
   }
   ~datatype() {
-    if (t_ != MPI_DATATYPE_NULL) MPI_Type_free(&t_);
+    if (t_ == MPI_DATATYPE_NULL) return;
+    int finalized = 0;  // a plan that keeps types may outlive MPI; then they are gone already
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Type_free(&t_);
   }
   MPI_Datatype get() const { return t_; }
 
