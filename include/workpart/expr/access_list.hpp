@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "interval.hpp"
 #include "reduce.hpp"
 #include "statement.hpp"
 
@@ -75,6 +76,26 @@ class access_recorder {
   int statement_ = 0;
   bool write_ = false;
   combine kind_ = combine::assign;
+};
+
+/// The inner ranges around the current access of a walk over access events, and whether one
+/// of them runs nowhere on the box [lo, hi) (then its accesses touch nothing).
+class range_stack {
+ public:
+  void enter(const range_form& r, const index_t* lo, const index_t* hi) {
+    ranges_.push_back(r);
+    if (skip_ > 0 || !range_may_run(ranges_, lo, hi)) ++skip_;
+  }
+  void leave() {
+    if (skip_ > 0) --skip_;
+    ranges_.pop_back();
+  }
+  bool skipping() const { return skip_ > 0; }
+  const std::vector<range_form>& ranges() const { return ranges_; }
+
+ private:
+  std::vector<range_form> ranges_;
+  int skip_ = 0;
 };
 
 /// The events of statements run in order: per statement its left side, then its right side.

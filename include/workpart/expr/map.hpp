@@ -25,24 +25,21 @@ inline void check_bounds_of(const std::string& map_name, const std::vector<acces
     blo[d] = d < rank ? lo[d] : 0;
     bhi[d] = d < rank ? hi[d] : 0;
   }
-  std::vector<range_form> ranges;
-  int skip_depth = 0;  // inside a range that runs nowhere: its accesses read nothing
+  range_stack rs;
   for (const access_event& e : events) {
     if (e.what == access_event::kind::enter_range) {
-      ranges.push_back(e.range);
-      if (skip_depth > 0 || !range_may_run(ranges, blo, bhi)) ++skip_depth;
+      rs.enter(e.range, blo, bhi);
       continue;
     }
     if (e.what == access_event::kind::leave_range) {
-      if (skip_depth > 0) --skip_depth;
-      ranges.pop_back();
+      rs.leave();
       continue;
     }
-    if (skip_depth > 0) continue;
+    if (rs.skipping()) continue;
     for (int ax = 0; ax < e.rank; ++ax) {
       const axis_form& form = e.forms[std::size_t(ax)];
       if (form.kind != axis_kind::affine) continue;  // whole axis, or checked at run time
-      auto iv = form_interval(to_linear(form), ranges, blo, bhi);
+      auto iv = form_interval(to_linear(form), rs.ranges(), blo, bhi);
       if (!iv) continue;  // uses an index whose range depends on data: checked at run time
       const index_t ext = e.extent[std::size_t(ax)];
       if (iv->lo < 0 || iv->hi >= ext) {
@@ -268,52 +265,49 @@ inline one_to_one_result decide_one_to_one(const index_t* coef /* R x N, row-maj
 
 /// The run-time half of the check above, for coefficients written as runtime integers,
 /// decided exactly for any size of space (decide_one_to_one). Two points that write one
-/// element are a race, named in the error with the element they both write. Not a template:
-/// the statement's part is its left side's forms and text (check_one_to_one_at_run_time).
-inline void check_one_to_one_forms(const std::string& map_name, const axis_form* f, int R,
-                                   const std::string& lhs_text, const std::string& array_name,
-                                   int N, const index_t* lo, const index_t* hi,
-                                   const std::string& space_text) {
+/// element are a race, named in the error with the element they both write. Checks the left
+/// side of every plain '=' among a map's access events over the space [lo, hi) of N
+/// dimensions.
+inline void check_one_to_one_of(const std::string& map_name,
+                                const std::vector<access_event>& events, int N, const index_t* lo,
+                                const index_t* hi, const std::string& space_text) {
+  if (N == 0) return;
   for (int d = 0; d < N; ++d)
     if (hi[d] <= lo[d]) return;  // an empty space writes nothing
-  std::vector<index_t> coef(std::size_t((R > 0 ? R : 1) * N), 0);
-  for (int a = 0; a < R; ++a)
-    for (int d = 0; d < N; ++d) coef[std::size_t(a * N + d)] = f[a].coef[d];
-  index_t ext[max_dims];
-  for (int d = 0; d < N; ++d) ext[d] = hi[d] - lo[d];
-  const one_to_one_result r = decide_one_to_one(coef.data(), R, N, ext);
-  if (r.kind == one_to_one_result::one_to_one) return;
-  if (r.kind == one_to_one_result::undecided)
-    throw shape_error("map '" + map_name + "': the plain '=' into " + lhs_text +
-                      " could not be proven one-to-one over the space " + space_text +
-                      " (its coefficients are too large for exact analysis); use += to sum, "
-                      "or wp::max_into / wp::min_into");
-  // Two points p and q = p + step inside the space, and the element both write.
-  std::string p = "(", q = "(", e = "(";
-  index_t pt[max_dims] = {};
-  for (int d = 0; d < N; ++d) {
-    pt[d] = r.step[d] >= 0 ? lo[d] : lo[d] - r.step[d];
-    p += (d ? ", " : "") + std::to_string(pt[d]);
-    q += (d ? ", " : "") + std::to_string(pt[d] + r.step[d]);
-  }
-  for (int a = 0; a < R; ++a) {
-    index_t v = f[a].offset;
-    for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];  // in bounds: checked before
-    e += (a ? ", " : "") + std::to_string(v);
-  }
-  throw shape_error("map '" + map_name + "': the plain '=' into " + lhs_text +
-                    " sends several points of the space to one element (a race: points " + p +
-                    ") and " + q + ") both write " + array_name + e +
-                    ")); use += to sum, or wp::max_into / wp::min_into");
-}
-
-template <int N, class Stmt>
-void check_one_to_one_at_run_time(const std::string& map_name, const Stmt& st, const space<N>& sp) {
-  if constexpr (Stmt::kind == combine::assign && N > 0) {
-    constexpr int R = Stmt::lhs_type::array_type::rank;
-    const auto f = st.lhs.axis_forms();
-    check_one_to_one_forms(map_name, f.data(), R, st.lhs.str(), st.lhs.arr->name(), N, sp.lo.data(),
-                           sp.hi.data(), sp.str());
+  for (const access_event& w : events) {
+    if (w.what != access_event::kind::access || !w.write || w.statement_kind != combine::assign)
+      continue;
+    const int R = w.rank;
+    const axis_form* f = w.forms.data();
+    std::vector<index_t> coef(std::size_t((R > 0 ? R : 1) * N), 0);
+    for (int a = 0; a < R; ++a)
+      for (int d = 0; d < N; ++d) coef[std::size_t(a * N + d)] = f[a].coef[d];
+    index_t ext[max_dims];
+    for (int d = 0; d < N; ++d) ext[d] = hi[d] - lo[d];
+    const one_to_one_result r = decide_one_to_one(coef.data(), R, N, ext);
+    if (r.kind == one_to_one_result::one_to_one) continue;
+    if (r.kind == one_to_one_result::undecided)
+      throw shape_error("map '" + map_name + "': the plain '=' into " + w.text +
+                        " could not be proven one-to-one over the space " + space_text +
+                        " (its coefficients are too large for exact analysis); use += to sum, "
+                        "or wp::max_into / wp::min_into");
+    // Two points p and q = p + step inside the space, and the element both write.
+    std::string p = "(", q = "(", e = "(";
+    index_t pt[max_dims] = {};
+    for (int d = 0; d < N; ++d) {
+      pt[d] = r.step[d] >= 0 ? lo[d] : lo[d] - r.step[d];
+      p += (d ? ", " : "") + std::to_string(pt[d]);
+      q += (d ? ", " : "") + std::to_string(pt[d] + r.step[d]);
+    }
+    for (int a = 0; a < R; ++a) {
+      index_t v = f[a].offset;
+      for (int d = 0; d < N; ++d) v += f[a].coef[d] * pt[d];  // in bounds: checked before
+      e += (a ? ", " : "") + std::to_string(v);
+    }
+    throw shape_error("map '" + map_name + "': the plain '=' into " + w.text +
+                      " sends several points of the space to one element (a race: points " + p +
+                      ") and " + q + ") both write " + w.name + e +
+                      ")); use += to sum, or wp::max_into / wp::min_into");
   }
 }
 
@@ -368,11 +362,11 @@ class map_t {
  private:
   void check_bounds() const {
     if (space_.empty()) return;  // runs nowhere, reads nothing
-    detail::check_bounds_of(name_, detail::access_events(stmts_), space_.lo.data(),
-                            space_.hi.data(), N, space_.str());
+    const std::vector<detail::access_event> events = detail::access_events(stmts_);
+    const std::string space_text = space_.str();
+    detail::check_bounds_of(name_, events, space_.lo.data(), space_.hi.data(), N, space_text);
     // after the bounds check, so that every subscript is inside its axis
-    for_each_statement(
-        [&](const auto& st) { detail::check_one_to_one_at_run_time<N>(name_, st, space_); });
+    detail::check_one_to_one_of(name_, events, N, space_.lo.data(), space_.hi.data(), space_text);
   }
 
   std::string name_;

@@ -206,8 +206,7 @@ inline void collect_boxes(const std::vector<array_use>& uses, const std::vector<
   reads.assign(uses.size(), box{});
   writes.assign(uses.size(), box{});
   for (std::size_t u = 0; u < uses.size(); ++u) reads[u].rank = writes[u].rank = uses[u].rank;
-  std::vector<range_form> ranges;
-  int skip = 0;         // inside a range that runs nowhere on this block
+  range_stack rs;
   int data_ranges = 0;  // data-dependent ranges seen so far (the inspection's order)
   for (const access_event& e : ev) {
     if (e.what == access_event::kind::enter_range) {
@@ -223,16 +222,14 @@ inline void collect_boxes(const std::vector<array_use>& uses, const std::vector<
           r.hi.offset = std::max(ir.lo, ir.hi);
         }
       }
-      ranges.push_back(r);
-      if (skip > 0 || !range_may_run(ranges, lo, hi)) ++skip;
+      rs.enter(r, lo, hi);
       continue;
     }
     if (e.what == access_event::kind::leave_range) {
-      if (skip > 0) --skip;
-      ranges.pop_back();
+      rs.leave();
       continue;
     }
-    if (skip > 0) continue;
+    if (rs.skipping()) continue;
     std::size_t u = 0;
     while (uses[u].id != e.arr) ++u;
     box b;
@@ -243,7 +240,7 @@ inline void collect_boxes(const std::vector<array_use>& uses, const std::vector<
       b.lo[x] = 0;
       b.hi[x] = e.extent[std::size_t(x)];
       if (f.kind != axis_kind::affine) continue;
-      auto iv = form_interval(to_linear(f), ranges, lo, hi);
+      auto iv = form_interval(to_linear(f), rs.ranges(), lo, hi);
       if (!iv) continue;  // depends on data: the whole axis
       b.lo[x] = index_t(std::max<wide>(0, iv->lo));
       b.hi[x] = index_t(std::min<wide>(e.extent[std::size_t(x)], iv->hi + 1));
