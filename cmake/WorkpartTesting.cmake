@@ -82,9 +82,9 @@ if(CMAKE_VERSION VERSION_LESS 3.16 OR NOT CMAKE_CXX_COMPILER_ID MATCHES "GNU|Cla
   set(WORKPART_TEST_PCH OFF)
 endif()
 
-# workpart_use_pch(<target> <kind> [<option>...]): <target> reuses the PCH of <kind>
-# (catch: workpart.hpp + Catch2; plain: workpart.hpp), made on first use with the same link
-# set as the helpers give their targets and the compile <option>s.
+# workpart_use_pch(<target> <kind>): <target> reuses the PCH of <kind> (catch: workpart.hpp +
+# Catch2; plain: workpart.hpp), made on first use with the link set the helpers give their
+# targets.
 function(workpart_use_pch target kind)
   if(NOT WORKPART_TEST_PCH)
     return()
@@ -98,13 +98,10 @@ function(workpart_use_pch target kind)
     add_library(${owner} OBJECT ${src})
     target_link_libraries(${owner} PRIVATE workpart::workpart workpart_warnings workpart_sanitize)
     set(headers <workpart/workpart.hpp>)
-    if(kind MATCHES "^catch")
+    if(kind STREQUAL "catch")
       _workpart_require_catch2()
       target_link_libraries(${owner} PRIVATE workpart_catch2)
       set(headers <catch2/catch.hpp> <workpart/workpart.hpp>)
-    endif()
-    if(ARGN)
-      target_compile_options(${owner} PRIVATE ${ARGN})
     endif()
     target_precompile_headers(${owner} PRIVATE ${headers})
   endif()

@@ -274,6 +274,8 @@ inline void check_one_to_one_of(const std::string& map_name,
   if (N == 0) return;
   for (int d = 0; d < N; ++d)
     if (hi[d] <= lo[d]) return;  // an empty space writes nothing
+  index_t ext[max_dims];
+  for (int d = 0; d < N; ++d) ext[d] = hi[d] - lo[d];
   for (const access_event& w : events) {
     if (w.what != access_event::kind::access || !w.write || w.statement_kind != combine::assign)
       continue;
@@ -282,8 +284,6 @@ inline void check_one_to_one_of(const std::string& map_name,
     std::vector<index_t> coef(std::size_t((R > 0 ? R : 1) * N), 0);
     for (int a = 0; a < R; ++a)
       for (int d = 0; d < N; ++d) coef[std::size_t(a * N + d)] = f[a].coef[d];
-    index_t ext[max_dims];
-    for (int d = 0; d < N; ++d) ext[d] = hi[d] - lo[d];
     const one_to_one_result r = decide_one_to_one(coef.data(), R, N, ext);
     if (r.kind == one_to_one_result::one_to_one) continue;
     if (r.kind == one_to_one_result::undecided)
