@@ -170,16 +170,16 @@ struct fused_dim {
   index_t ext = 1;
   int inner = -1;  // the innermost dim (its steps are the fused dimension's), -1: no dim
 };
-template <class X, class Y>
-fused_dim fuse_role(const int* dims, int count, const X& x, const Y& y, const index_t* lo,
-                    const index_t* hi, int* loops, int& nloops) {
+/// xs, ys: the two operands' steps along every dim of the space.
+inline fused_dim fuse_role(const int* dims, int count, const index_t* xs, const index_t* ys,
+                           const index_t* lo, const index_t* hi, int* loops, int& nloops) {
   fused_dim f;
   if (count == 0) return f;
   auto ext = [&](int d) { return hi[d] - lo[d]; };
   int first = count - 1;  // fuse dims[first .. count) while each outer one steps over the inner
   while (first > 0) {
     const int o = dims[first - 1], i = dims[first];
-    if (x.step(o) != x.step(i) * ext(i) || y.step(o) != y.step(i) * ext(i)) break;
+    if (xs[o] != xs[i] * ext(i) || ys[o] != ys[i] * ext(i)) break;
     --first;
   }
   for (int j = 0; j < first; ++j) loops[nloops++] = dims[j];
@@ -196,16 +196,28 @@ struct gemm_layout {
   int loops[max_dims] = {};
   int nloops = 0;
 };
+/// cs, as, bs: the steps of C, A and B along every dim of the space.
+template <int N>
+gemm_layout layout_gemm_steps(const contraction_dims<N>& cd, const index_t* cs, const index_t* as,
+                              const index_t* bs, const index_t* lo, const index_t* hi) {
+  gemm_layout g;
+  for (int x = 0; x < cd.nbatch; ++x) g.loops[g.nloops++] = cd.batch[x];
+  g.m = fuse_role(cd.m, cd.nm, cs, as, lo, hi, g.loops, g.nloops);
+  g.n = fuse_role(cd.n, cd.nn, cs, bs, lo, hi, g.loops, g.nloops);
+  g.k = fuse_role(cd.k, cd.nk, as, bs, lo, hi, g.loops, g.nloops);
+  std::sort(g.loops, g.loops + g.nloops);
+  return g;
+}
 template <int N, class C, class A, class B>
 gemm_layout layout_gemm(const contraction_dims<N>& cd, const C& c, const A& a, const B& b,
                         const index_t* lo, const index_t* hi) {
-  gemm_layout g;
-  for (int x = 0; x < cd.nbatch; ++x) g.loops[g.nloops++] = cd.batch[x];
-  g.m = fuse_role(cd.m, cd.nm, c, a, lo, hi, g.loops, g.nloops);
-  g.n = fuse_role(cd.n, cd.nn, c, b, lo, hi, g.loops, g.nloops);
-  g.k = fuse_role(cd.k, cd.nk, a, b, lo, hi, g.loops, g.nloops);
-  std::sort(g.loops, g.loops + g.nloops);
-  return g;
+  index_t cs[max_dims] = {}, as[max_dims] = {}, bs[max_dims] = {};
+  for (int d = 0; d < N; ++d) {
+    cs[d] = c.step(d);
+    as[d] = a.step(d);
+    bs[d] = b.step(d);
+  }
+  return layout_gemm_steps<N>(cd, cs, as, bs, lo, hi);
 }
 /// A bound operand's step along dim d, 0 for no dim (a role with no dims).
 template <class Bound>
@@ -233,9 +245,8 @@ inline std::string role_name(const int* dims, int count) {
   return s + ")";
 }
 
-template <int N, class Stmt>
-std::string contraction_text() {
-  constexpr contraction_dims<N> cd = contraction_of<N, Stmt>();
+template <int N>
+std::string contraction_text(const contraction_dims<N>& cd) {
   const std::string m = role_name(cd.m, cd.nm), n = role_name(cd.n, cd.nn),
                     k = role_name(cd.k, cd.nk);
   std::string s =
@@ -246,6 +257,10 @@ std::string contraction_text() {
   s += ", batched over";
   for (int b = 0; b < cd.nbatch; ++b) s += " " + dim_name(cd.batch[b]);
   return s;
+}
+template <int N, class Stmt>
+std::string contraction_text() {
+  return contraction_text<N>(contraction_of<N, Stmt>());
 }
 
 }  // namespace workpart::detail

@@ -18,20 +18,6 @@
 
 namespace workpart::detail {
 
-/// An env that shows one array through another buffer (a snapshot of its old values).
-template <class Base>
-struct overlay_env {
-  const Base& base;
-  const void* id;
-  raw_view v;
-  template <class T, int N>
-  const raw_view& view(const array<T, N>& a) const {
-    return static_cast<const void*>(&a) == id ? v : base.view(a);
-  }
-  error_sink& sink() const { return base.sink(); }
-  oob_record* oob() const { return base.oob(); }
-};
-
 /// Whether the right side reads the left side's array other than at the very element being
 /// written by a plain '='. Such statements read a snapshot (the values before the statement),
 /// so the result does not depend on the order points run in.
@@ -140,12 +126,25 @@ raw_view snapshot(const raw_view& src, int rank, const index_t* blo, const index
   return v;
 }
 
+/// Raises the first out-of-bounds access a statement's run recorded (a data-dependent
+/// subscript or range), in either env.
+inline void raise_recorded_oob(const std::string& map_name, const buffer_env& wenv,
+                               const buffer_env& renv) {
+  for (const error_sink* s : {&wenv.sink(), &renv.sink()})
+    if (s->failed())
+      throw shape_error("map '" + map_name + "': " + s->message() +
+                        " (a data-dependent subscript or range left the array)");
+}
+
 /// Runs one statement over the box [lo, hi). Left sides bind through `wenv`, right sides
 /// through `renv` (the same env on one process; a rank's separate read buffers when
 /// distributed, which already hold the values from before the map, so no snapshot is needed).
-template <int N, class Stmt, class WEnv, class REnv>
-void run_statement(const std::string& map_name, const Stmt& st, const WEnv& wenv, const REnv& renv,
-                   const index_t* lo, const index_t* hi, bool reads_are_separate) {
+/// A statement that reads its own output reads a snapshot through a copy of `renv` (not a
+/// wrapper type), so its loop is compiled once, not once more for the snapshot.
+template <int N, class Stmt>
+void run_statement(const std::string& map_name, const Stmt& st, const buffer_env& wenv,
+                   const buffer_env& renv, const index_t* lo, const index_t* hi,
+                   bool reads_are_separate) {
   using Lhs = typename Stmt::lhs_type;
   using T = typename Lhs::value_type;
   const bool alias = !reads_are_separate && reads_own_output(st);
@@ -156,30 +155,28 @@ void run_statement(const std::string& map_name, const Stmt& st, const WEnv& wenv
     }
   }
   counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
-  auto run_with = [&](const auto& read_env) {
+  auto run_with = [&](const buffer_env& read_env) {
     const auto bl = st.lhs.bind(wenv, 0);
     const auto br = st.rhs.bind(read_env, 0);
     run_statement_loop<N, Stmt>(bl, br, lo, hi);
+    raise_recorded_oob(map_name, wenv, read_env);
   };
-  if (alias) {
-    constexpr int R = Lhs::array_type::rank;
-    const raw_view& whole = renv.view(*st.lhs.arr);
-    own_read_box<R> rb{st.lhs.arr, whole, {}, {}, {}, {}, false, {}};
-    for (int d = 0; d < N; ++d) {
-      rb.lo[d] = lo[d];
-      rb.hi[d] = hi[d];
-    }
-    st.rhs.visit(rb);
-    std::vector<T> store;
-    const raw_view snap = snapshot<T>(whole, R, rb.box_lo, rb.box_hi, store);
-    run_with(overlay_env<REnv>{renv, st.lhs.arr, snap});
-  } else {
+  if (!alias) {
     run_with(renv);
+    return;
   }
-  for (const error_sink* s : {&wenv.sink(), &renv.sink()})
-    if (s->failed())
-      throw shape_error("map '" + map_name + "': " + s->message() +
-                        " (a data-dependent subscript or range left the array)");
+  constexpr int R = Lhs::array_type::rank;
+  const raw_view& whole = renv.view(*st.lhs.arr);
+  own_read_box<R> rb{st.lhs.arr, whole, {}, {}, {}, {}, false, {}};
+  for (int d = 0; d < N; ++d) {
+    rb.lo[d] = lo[d];
+    rb.hi[d] = hi[d];
+  }
+  st.rhs.visit(rb);
+  std::vector<T> store;
+  buffer_env snap_env = renv;
+  snap_env.add(st.lhs.arr, snapshot<T>(whole, R, rb.box_lo, rb.box_hi, store));
+  run_with(snap_env);
 }
 
 /// The CPU backend's executor (backend.hpp): the rank's blocks are its buffers, nothing to
@@ -208,13 +205,8 @@ void run_map_box(const map_t<N, S...>& m, const Env& env, const index_t* lo, con
       [&](const auto& st) { run_statement<N>(m.name(), st, env, env, lo, hi, false); });
 }
 
-/// How one statement runs locally, e.g. "gemm: C[i0 x i1] += A[i0 x i2] * B[i2 x i1], no batch".
-template <int N, class Stmt>
-std::string local_strategy(const Stmt& st) {
-  if constexpr (is_contraction_v<N, Stmt>) {
-    if (!reads_own_output(st)) return contraction_text<N, Stmt>();
-  }
-  constexpr loop_shape ls = loop_shape_of<N, Stmt>();
+/// The loop executor's plan for a statement in words (local_strategy()).
+inline std::string loop_strategy_text(const loop_shape& ls, bool snapshot) {
   std::string s = "loop";
   if (ls.row_dim >= 0) s += ": rows along i" + std::to_string(ls.row_dim);
   if (ls.thread_dim >= 0) s += ", threads over i" + std::to_string(ls.thread_dim);
@@ -222,8 +214,18 @@ std::string local_strategy(const Stmt& st) {
     s += (ls.thread_dim >= 0 ? " or" : ",") + std::string(" rows split over threads");
   if (ls.thread_dim < 0 && !ls.split_rows) s += ", one thread";
   s += " (large spaces only)";
-  if (reads_own_output(st)) s += ", reads a snapshot of its output";
+  if (snapshot) s += ", reads a snapshot of its output";
   return s;
+}
+
+/// How one statement runs locally, e.g. "gemm: C[i0 x i1] += A[i0 x i2] * B[i2 x i1], no batch".
+template <int N, class Stmt>
+std::string local_strategy(const Stmt& st) {
+  const bool snapshot = reads_own_output(st);
+  if constexpr (is_contraction_v<N, Stmt>) {
+    if (!snapshot) return contraction_text<N, Stmt>();
+  }
+  return loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot);
 }
 
 }  // namespace workpart::detail

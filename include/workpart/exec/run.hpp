@@ -10,16 +10,27 @@
 namespace workpart {
 
 namespace detail {
+/// Views root's whole arrays in env, once per array a statement touches. (One visitor type
+/// for every statement of every map: each node type's walk is compiled once.)
+struct root_views {
+  buffer_env& env;
+  template <class A>
+  void on_access(const A& a) {
+    if (!env.has(a.arr)) env.add(a.arr, global_view(*a.arr));
+  }
+  template <class R>
+  void enter_range(const R&) {}
+  void leave_range() {}
+};
+
 template <int N, class... S>
 void run_on_root(const map_t<N, S...>& m) {
   m.require_valid();
   buffer_env env;
+  root_views views{env};
   m.for_each_statement([&](const auto& st) {
-    auto add = [&](auto& arr) {
-      if (!env.has(&arr)) env.add(&arr, global_view(arr));
-    };
-    for_each_array(st.lhs, add);
-    for_each_array(st.rhs, add);
+    st.lhs.visit(views);
+    st.rhs.visit(views);
   });
   const auto& sp = m.iteration_space();
   run_map_box(m, env, sp.lo.data(), sp.hi.data());

@@ -321,9 +321,7 @@ struct access_node : expr_base {
   /// The message of an out-of-bounds access recorded by a bound access of this type.
   static std::string oob_text(const oob_record& r) {
     const auto* a = static_cast<const access_node*>(r.node);
-    return "access " + a->str() + " reads axis " + std::to_string(r.axis) + " of '" +
-           a->arr->name() + "' at " + std::to_string(r.value) + ", outside [" +
-           std::to_string(r.lo) + ", " + std::to_string(r.hi) + ")";
+    return out_of_bounds_text(a->str(), a->arr->name(), r);
   }
 
   /// Resolves the array through env (`env.view(array)` gives a raw_view, `env.oob()` where

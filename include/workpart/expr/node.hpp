@@ -74,6 +74,14 @@ struct oob_record {
   std::string (*describe)(const oob_record&) = nullptr;  ///< its message, called on the host
 };
 
+/// The message of a recorded out-of-bounds access by `access` (its text) of array `name`.
+inline std::string out_of_bounds_text(const std::string& access, const std::string& name,
+                                      const oob_record& r) {
+  return "access " + access + " reads axis " + std::to_string(r.axis) + " of '" + name + "' at " +
+         std::to_string(r.value) + ", outside [" + std::to_string(r.lo) + ", " +
+         std::to_string(r.hi) + ")";
+}
+
 /// Records an out-of-bounds access; the first one wins (atomically, threads or device).
 WORKPART_HD inline void record_oob(oob_record* r, int axis, index_t value, index_t lo, index_t hi,
                                    const void* node, std::string (*describe)(const oob_record&)) {

@@ -80,6 +80,29 @@ void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t 
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
+/// The GEMMs of a contraction laid out as g over the box [lo, hi), one per batch point: c, a
+/// and b point at the operands' elements at lo, cs, as and bs are their steps along every
+/// dim of the space (plain subscripts: an element's address is linear in the point). One
+/// copy per element type, whatever the statement.
+template <class T>
+void run_gemms(const gemm_layout& g, T alpha, T* c, const index_t* cs, const T* a,
+               const index_t* as, const T* b, const index_t* bs, const index_t* lo,
+               const index_t* hi) {
+  index_t pt[max_dims] = {};
+  for (int x = 0; x < g.nloops; ++x) pt[g.loops[x]] = lo[g.loops[x]];
+  auto at = [&](const index_t* s) {  // the batch point's offset from lo
+    index_t o = 0;
+    for (int x = 0; x < g.nloops; ++x) o += s[g.loops[x]] * (pt[g.loops[x]] - lo[g.loops[x]]);
+    return o;
+  };
+  auto step = [](const index_t* s, int d) { return d < 0 ? index_t(0) : s[d]; };
+  do {
+    gemm_strided<T>(g.m.ext, g.n.ext, g.k.ext, alpha, a + at(as), step(as, g.m.inner),
+                    step(as, g.k.inner), b + at(bs), step(bs, g.k.inner), step(bs, g.n.inner),
+                    c + at(cs), step(cs, g.m.inner), step(cs, g.n.inner));
+  } while (next_loop_point(pt, g.loops, g.nloops, lo, hi));
+}
+
 /// Runs a recognised contraction over the box [lo, hi) of the space on bound buffers.
 template <int N, class Stmt, class WEnv, class REnv>
 void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const index_t* lo,
@@ -94,17 +117,16 @@ void run_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const i
   const auto bb = B.bind(renv, 0);
   for (int d = 0; d < N; ++d)
     if (hi[d] <= lo[d]) return;
+  index_t cs[max_dims] = {}, as[max_dims] = {}, bs[max_dims] = {}, pt[max_dims] = {};
+  for (int d = 0; d < N; ++d) {
+    cs[d] = bc.step(d);
+    as[d] = ba.step(d);
+    bs[d] = bb.step(d);
+    pt[d] = lo[d];
+  }
   // Batch points in the space's order (outer dims first); one GEMM each.
-  const gemm_layout g = layout_gemm<N>(cd, bc, ba, bb, lo, hi);
-  index_t pt[max_dims] = {};
-  for (int d = 0; d < N; ++d) pt[d] = lo[d];
-  const T alpha = static_cast<T>(F::scale(st.rhs));
-  do {
-    gemm_strided<T>(g.m.ext, g.n.ext, g.k.ext, alpha, ba.ptr(pt), step_along(ba, g.m.inner),
-                    step_along(ba, g.k.inner), bb.ptr(pt), step_along(bb, g.k.inner),
-                    step_along(bb, g.n.inner), bc.ptr(pt), step_along(bc, g.m.inner),
-                    step_along(bc, g.n.inner));
-  } while (next_loop_point(pt, g.loops, g.nloops, lo, hi));
+  run_gemms<T>(layout_gemm_steps<N>(cd, cs, as, bs, lo, hi), static_cast<T>(F::scale(st.rhs)),
+               bc.ptr(pt), cs, ba.ptr(pt), as, bb.ptr(pt), bs, lo, hi);
 }
 
 }  // namespace workpart::detail

@@ -114,8 +114,10 @@ class executor<device_backend> {
       raw_view snap = whole;
       snap.data = dev_.scratch_copy(whole.data, n * sizeof(T));
       counters().snapshot_elements.fetch_add(long(n), std::memory_order_relaxed);
-      const overlay_env<device_env> oenv{renv_, st.lhs.arr, snap};
-      launch_statement<N, Stmt>(bl, st.rhs.bind(oenv, 0), lo, hi);
+      // A copy of the env, not a wrapper type: the statement's kernel is compiled once.
+      device_env snap_env = renv_;
+      snap_env.views.add(st.lhs.arr, snap);
+      launch_statement<N, Stmt>(bl, st.rhs.bind(snap_env, 0), lo, hi);
     } else {
       launch_statement<N, Stmt>(bl, st.rhs.bind(renv_, 0), lo, hi);
     }
