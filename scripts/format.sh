@@ -2,7 +2,7 @@
 # The layout of the C++ sources (.clang-format at the top of the tree).
 #   scripts/format.sh            rewrites every source file in place
 #   scripts/format.sh --check    lists the files clang-format would change; exits 1 if any
-# Sources: include/, tests/, examples/, benchmarks/, tools/ (.hpp, .cpp, .cu).
+# Sources: include/, tests/, examples/, benchmarks/, tools/ (.hpp, .ipp, .cpp, .cu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,9 +17,9 @@ command -v clang-format >/dev/null || { echo "format.sh: clang-format not found 
 
 # the tracked sources in a git checkout, else every source below those folders
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files -- include tests examples benchmarks tools | grep -E '\.(hpp|cpp|cu)$')
+  mapfile -t files < <(git ls-files -- include tests examples benchmarks tools | grep -E '\.(hpp|ipp|cpp|cu)$')
 else
-  mapfile -t files < <(find include tests examples benchmarks tools -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' \) | sort)
+  mapfile -t files < <(find include tests examples benchmarks tools -type f \( -name '*.hpp' -o -name '*.ipp' -o -name '*.cpp' -o -name '*.cu' \) | sort)
 fi
 if [[ "$check" == 1 ]]; then
   bad=()

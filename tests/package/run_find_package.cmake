@@ -67,10 +67,11 @@ endif()
 # (c) build
 step("build consumer" ${CMAKE_COMMAND} --build "${BINARY_DIR}" ${config_args})
 
-# (d) run: the plain consumer, the same with the precompiled header (workpart::pch), and the
+# (d) run: the plain consumer, the same with the precompiled header (workpart::pch) and against
+# the compiled planner (workpart::compiled), and the
 # one built against workpart::device_omp where the installed package has it (the device path
 # on the CPU)
-foreach(name app app_pch app_device)
+foreach(name app app_pch app_compiled app_device)
   set(app "${BINARY_DIR}/${name}")
   if(CONFIG AND EXISTS "${BINARY_DIR}/${CONFIG}/${name}")
     set(app "${BINARY_DIR}/${CONFIG}/${name}")

@@ -19,6 +19,7 @@
 #include "../expr/map.hpp"
 #include "grid.hpp"
 #include "tiling.hpp"
+#include "../config.hpp"
 
 namespace workpart::detail {
 
@@ -124,57 +125,7 @@ struct use_maker {
 
 /// What the statements do with each array (reads, writes, their forms and texts), from the
 /// map's access events; `uses` holds every array the events name.
-inline void describe_uses(std::vector<array_use>& uses, const std::vector<access_event>& ev) {
-  auto find = [&](const void* id) -> array_use& {
-    std::size_t u = 0;
-    while (uses[u].id != id) ++u;
-    return uses[u];
-  };
-  std::vector<const void*> written_before;
-  for (std::size_t i = 0; i < ev.size();) {
-    std::size_t end = i;
-    while (end < ev.size() && ev[end].statement == ev[i].statement) ++end;
-    // the statement's reads first (its right side), then its write
-    for (std::size_t k = i; k < end; ++k) {
-      const access_event& e = ev[k];
-      if (e.what != access_event::kind::access || e.write) continue;
-      array_use& u = find(e.arr);
-      u.read = true;
-      u.read_dims |= e.free;
-      u.read_texts.push_back(e.text);
-      u.read_forms.push_back(e.forms);
-      bool after = false;
-      for (const void* w : written_before) after = after || w == e.arr;
-      (after ? u.read_after_write : u.read_before_write) = true;
-    }
-    for (std::size_t k = i; k < end; ++k) {
-      const access_event& e = ev[k];
-      if (e.what != access_event::kind::access || !e.write) continue;
-      array_use& u = find(e.arr);
-      if (u.written && u.write_kind != e.statement_kind) u.mixed_writes = true;
-      if (u.written) u.dense_writes = false;  // the hull of two writes may hold unwritten holes
-      u.written = true;
-      u.write_kind = e.statement_kind;
-      u.write_dims |= e.free;
-      u.write_texts.push_back(e.text);
-      dim_mask seen = 0;
-      for (int x = 0; x < e.rank; ++x) {
-        const axis_form& f = e.forms[std::size_t(x)];
-        int terms = 0;
-        for (int d = 0; d < max_dims; ++d)
-          if (f.coef[d] != 0) {
-            ++terms;
-            if ((f.coef[d] != 1 && f.coef[d] != -1) || (seen & dim_bit(d))) u.dense_writes = false;
-            seen |= dim_bit(d);
-          }
-        if (terms > 1) u.dense_writes = false;
-      }
-      u.write_forms.push_back(e.forms);
-      written_before.push_back(e.arr);
-    }
-    i = end;
-  }
-}
+WORKPART_DECL void describe_uses(std::vector<array_use>& uses, const std::vector<access_event>& ev);
 
 /// Registers the arrays of a map and the structure of their uses (no boxes yet).
 template <int N, class... S>
@@ -195,59 +146,10 @@ std::vector<array_use> array_uses(const map_t<N, S...>& m) {
 }
 
 /// The boxes each access touches over one rank's block, hulled per array: reads[u], writes[u].
-inline void collect_boxes(const std::vector<array_use>& uses, const std::vector<access_event>& ev,
-                          const rank_block& blk, const range_inspection* inspected, int rank,
-                          std::vector<box>& reads, std::vector<box>& writes) {
-  index_t lo[max_dims], hi[max_dims];
-  for (int d = 0; d < max_dims; ++d) {
-    lo[d] = blk.lo[d];
-    hi[d] = blk.hi[d];
-  }
-  reads.assign(uses.size(), box{});
-  writes.assign(uses.size(), box{});
-  for (std::size_t u = 0; u < uses.size(); ++u) reads[u].rank = writes[u].rank = uses[u].rank;
-  range_stack rs;
-  int data_ranges = 0;  // data-dependent ranges seen so far (the inspection's order)
-  for (const access_event& e : ev) {
-    if (e.what == access_event::kind::enter_range) {
-      range_form r = e.range;
-      if (r.data_dependent) {  // inspected on root: a range with constant bounds on this rank
-        const std::size_t k = std::size_t(data_ranges++);
-        if (inspected && k < inspected->size() && (*inspected)[k][std::size_t(rank)].known) {
-          const inspected_range& ir = (*inspected)[k][std::size_t(rank)];
-          r.data_dependent = false;
-          r.lo = axis_form{};
-          r.lo.offset = ir.lo;
-          r.hi = axis_form{};
-          r.hi.offset = std::max(ir.lo, ir.hi);
-        }
-      }
-      rs.enter(r, lo, hi);
-      continue;
-    }
-    if (e.what == access_event::kind::leave_range) {
-      rs.leave();
-      continue;
-    }
-    if (rs.skipping()) continue;
-    std::size_t u = 0;
-    while (uses[u].id != e.arr) ++u;
-    box b;
-    b.rank = e.rank;
-    b.valid = true;
-    for (int x = 0; x < b.rank; ++x) {
-      const axis_form& f = e.forms[std::size_t(x)];
-      b.lo[x] = 0;
-      b.hi[x] = e.extent[std::size_t(x)];
-      if (f.kind != axis_kind::affine) continue;
-      auto iv = form_interval(to_linear(f), rs.ranges(), lo, hi);
-      if (!iv) continue;  // depends on data: the whole axis
-      b.lo[x] = index_t(std::max<wide>(0, iv->lo));
-      b.hi[x] = index_t(std::min<wide>(e.extent[std::size_t(x)], iv->hi + 1));
-    }
-    (e.write ? writes : reads)[u].hull_with(b);
-  }
-}
+WORKPART_DECL void collect_boxes(const std::vector<array_use>& uses,
+                                 const std::vector<access_event>& ev, const rank_block& blk,
+                                 const range_inspection* inspected, int rank,
+                                 std::vector<box>& reads, std::vector<box>& writes);
 
 /// Boxes of every array for every rank of the communicator: [array][rank].
 struct map_constraints {
@@ -257,25 +159,8 @@ struct map_constraints {
 };
 
 /// The boxes of every array for every rank, from the map's uses, access events and blocks.
-inline void constraints_from_events(map_constraints& c, const std::vector<access_event>& ev,
-                                    int rank_of_space, const range_inspection* inspected) {
-  const std::size_t nranks = c.blocks.size();
-  c.read.assign(c.arrays.size(), std::vector<box>(nranks));
-  c.write.assign(c.arrays.size(), std::vector<box>(nranks));
-  std::vector<box> reads, writes;
-  for (std::size_t r = 0; r < nranks; ++r) {
-    if (c.blocks[r].empty(rank_of_space)) {
-      for (std::size_t u = 0; u < c.arrays.size(); ++u)
-        c.read[u][r].rank = c.write[u][r].rank = c.arrays[u].rank;
-      continue;
-    }
-    collect_boxes(c.arrays, ev, c.blocks[r], inspected, int(r), reads, writes);
-    for (std::size_t u = 0; u < c.arrays.size(); ++u) {
-      c.read[u][r] = reads[u];
-      c.write[u][r] = writes[u];
-    }
-  }
-}
+WORKPART_DECL void constraints_from_events(map_constraints& c, const std::vector<access_event>& ev,
+                                           int rank_of_space, const range_inspection* inspected);
 
 template <int N, class... S>
 map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g, int nranks,
@@ -289,3 +174,7 @@ map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g
 }
 
 }  // namespace workpart::detail
+
+#if WORKPART_HEADER_ONLY
+#include "impl/constraints.ipp"
+#endif

@@ -1,0 +1,401 @@
+#pragma once
+/// \file program_runtime.ipp
+/// The bodies of program_runtime.hpp's functions that are not templates: included by the header
+/// (header-only, the default), or compiled once into workpart::compiled
+/// (WORKPART_SEPARATE_COMPILATION; see config.hpp).
+
+#include "../program_runtime.hpp"
+
+namespace workpart::detail {
+
+WORKPART_DECL void program_runtime::scatter() {
+  require_live("scatter");
+  const detail::phase_scope ps(stats_.scatter);  // (blocks_to_host counts device copies)
+  detail::with_comm_errors([&] {
+    bool changed = false;
+    for_each_plan([&](int, detail::map_runtime& mp) {
+      const auto before = mp.generated_;
+      mp.refresh_generated();
+      changed = changed || before != mp.generated_;
+    });
+    if (changed) apply_program_steps();
+  });
+  scattered_ = false;
+  failed_ = "scatter() failed";
+  local_then_agree([&] {
+    detail::blocks_to_host(device_.get(), stats_.scatter);
+    for_each_plan([&](int, detail::map_runtime& mp) {
+      mp.check_alive();
+      if (!mp.allocated_) mp.allocate();
+    });
+    link_shared_reads();
+    for_each_plan([&](int, detail::map_runtime& mp) {
+      mp.materialize_on_root(true);
+      mp.generate_local();
+    });
+  });
+  detail::with_comm_errors([&] {
+    for_each_plan([&](int, detail::map_runtime& mp) {
+      const detail::phase_scope map_ps(mp.stats_.scatter);
+      for (auto& ap : mp.arrays_) {
+        if (ap.use.read) mp.scatter_reads(ap);
+        if (ap.use.written) mp.init_writes(ap);
+      }
+    });
+    for (std::size_t x = 0; x < sol_.redists().size(); ++x)
+      if (sol_.redists()[x].root_part) scatter_part(x);
+  });
+  failed_.clear();
+  scattered_ = true;
+  first_ = true;
+  executed_ = false;
+}
+
+WORKPART_DECL void program_runtime::execute() {
+  require_live("execute");
+  if (!scattered_) scatter();
+  const detail::phase_scope ps(stats_.execute, device_.get());
+  failed_ = "execute() failed";
+  scattered_ = false;  // a failure below leaves partial results: start again from root's
+  for_each_plan([&](int m, detail::map_runtime& mp) {
+    detail::with_comm_errors([&] {
+      for (std::size_t x : sol_.into(m)) move_into(x);
+      refill_identity(m);
+    });
+    detail::failure f;
+    {
+      const detail::phase_scope map_ps(mp.stats_.execute);  // (run_block: device copies)
+      f = detail::capture([&] { mp.run_block(); });
+    }
+    ++mp.stats_.runs;
+    detail::with_comm_errors([&] {
+      detail::agree(comm_, f, 0, detail::name_rank::always);
+      for (std::size_t c : sol_.combines_after(m)) combine_partials(c);
+    });
+  });
+  failed_.clear();
+  scattered_ = true;
+  first_ = false;
+  executed_ = true;
+  ++stats_.runs;
+}
+
+WORKPART_DECL void program_runtime::gather() {
+  require_live("gather");
+  std::vector<std::size_t> all;
+  for (std::size_t a = 0; a < sol_.arrays().size(); ++a)
+    if (!sol_.arrays()[a].writers.empty()) all.push_back(a);
+  gather_arrays(all);
+}
+
+WORKPART_DECL program_stats program_runtime::stats() const {
+  program_stats s = stats_;
+  for_each_plan([&](int, const detail::map_runtime& mp) { s.maps.push_back(mp.stats()); });
+  for (const auto& ms : s.maps) {  // root's sends of the inputs, counted by each map
+    s.scatter.bytes_sent += ms.scatter.bytes_sent;
+    s.scatter.bytes_received += ms.scatter.bytes_received;
+  }
+  s.redistributions.clear();
+  for (std::size_t x = 0; x < sol_.redists().size(); ++x)
+    if (sol_.shown(sol_.redists()[x])) s.redistributions.push_back(rstats_[x]);
+  const detail::program_bytes b = sol_.bytes_of(rank_);
+  s.predicted_scatter_sent = b.scatter_sent;
+  s.predicted_scatter_received = b.scatter_received;
+  s.predicted_gather_sent = b.gather_sent;
+  s.predicted_gather_received = b.gather_received;
+  return s;
+}
+
+WORKPART_DECL std::string program_runtime::to_json() const {
+  const auto esc = detail::json_escape;
+  const auto ph = detail::phase_json;
+  const program_stats st = stats();
+  std::string s = "{\"program\":[";
+  bool first = true;
+  for_each_plan([&](int, const detail::map_runtime& mp) {
+    s += std::string(first ? "" : ",") + mp.to_json();
+    first = false;
+  });
+  s += "],\"redistributions\":[";
+  for (std::size_t x = 0; x < st.redistributions.size(); ++x) {
+    const auto& r = st.redistributions[x];
+    s += std::string(x ? "," : "") + "{\"array\":\"" + esc(r.array) + "\",\"from\":\"" +
+         esc(r.from) + "\",\"to\":\"" + esc(r.to) + "\",\"kind\":\"" + esc(r.kind) +
+         "\",\"predicted_sent\":" + std::to_string(r.predicted_sent) +
+         ",\"predicted_received\":" + std::to_string(r.predicted_received) +
+         ",\"predicted_first_sent\":" + std::to_string(r.predicted_first_sent) +
+         ",\"predicted_first_received\":" + std::to_string(r.predicted_first_received) +
+         ",\"measured\":" + ph(r.measured) + "}";
+  }
+  s += "],\"stats\":{\"scatter\":" + ph(st.scatter) + ",\"execute\":" + ph(st.execute) +
+       ",\"gather\":" + ph(st.gather) + ",\"runs\":" + std::to_string(st.runs) +
+       "},\"bytes\":{\"through_root_gather\":" + std::to_string(sol_.program_gather_total()) +
+       ",\"rank_to_rank_first\":" + std::to_string(sol_.rank_to_rank_total(true)) +
+       ",\"rank_to_rank_later\":" + std::to_string(sol_.rank_to_rank_total(false)) +
+       "},\"explain\":\"" + esc(explain_) + "\"}";
+  return s;
+}
+
+WORKPART_DECL void program_runtime::check_views_disjoint() const {
+  const auto& arrays = sol_.arrays();
+  for (std::size_t x = 0; x < arrays.size(); ++x)
+    for (std::size_t y = x + 1; y < arrays.size(); ++y) {
+      const auto& ux = sol_.slot(arrays[x].first_user, x).use;
+      const auto& uy = sol_.slot(arrays[y].first_user, y).use;
+      if (!ux.view_begin || !uy.view_begin) continue;
+      if (arrays[x].writers.empty() && arrays[y].writers.empty()) continue;
+      const char* bx = static_cast<const char*>(ux.view_begin);
+      const char* by = static_cast<const char*>(uy.view_begin);
+      if (bx < by + uy.view_bytes && by < bx + ux.view_bytes)
+        throw plan_error("program: arrays '" + ux.name + "' and '" + uy.name +
+                         "' are views of "
+                         "overlapping memory on root, and the program writes " +
+                         (arrays[x].writers.empty() ? "'" + uy.name + "'" : "'" + ux.name + "'") +
+                         "; the maps pass values rank to rank by array, so the other would not "
+                         "see the writes. Use one array for both, or copy one of them first");
+    }
+}
+
+WORKPART_DECL void program_runtime::apply_program_steps() {
+  std::vector<std::string> texts;
+  for_each_plan([&](int m, detail::map_runtime& mp) {
+    for (std::size_t u = 0; u < mp.arrays_.size(); ++u) {
+      auto& ap = mp.arrays_[u];
+      sol_.program_steps(m, mp.plan_array(u), ap.in_steps, ap.init_steps, ap.out_steps);
+    }
+    mp.update_predictions();
+    mp.explain_ = mp.make_explain();
+    texts.push_back(mp.explain_);
+  });
+  explain_ = sol_.explain(texts);
+}
+
+WORKPART_DECL void program_runtime::mark_shared_reads() {
+  shared_from_.clear();
+  for (const auto& sh : sol_.shared_reads(rank_)) {
+    auto& dst = slot(sh.reader_map, sh.array);
+    dst.shares_reads = true;
+    shared_from_.push_back({&dst, &slot(sh.owner_map, sh.array), sh.write});
+  }
+}
+
+WORKPART_DECL void program_runtime::scatter_part(std::size_t x) {
+  const auto& r = sol_.redists()[x];
+  auto& dst = slot(r.to_map, r.array);
+  detail::phase_scope ps(runtime(r.to_map).stats_.scatter);
+  const detail::held_buffer target =
+      r.old_values ? detail::held_buffer{detail::buf_data(dst.wbuf), dst.wbox[std::size_t(rank_)]}
+                   : detail::held_buffer{detail::read_data(dst), dst.rbox[std::size_t(rank_)]};
+  const detail::held_buffer root{rank_ == 0 ? dst.use.root_data() : nullptr,
+                                 detail::whole_box(dst.use)};
+  ps.moved_bytes(detail::exchange_pieces(
+      comm_, dst.use, r.first.rest, r.rest_remote, [&](const detail::piece&) { return root; },
+      [&](const detail::piece&) { return target; }, &xtypes_[x][0]));
+}
+
+WORKPART_DECL void program_runtime::move_into(std::size_t x) {
+  const auto& r = sol_.redists()[x];
+  auto& dst = slot(r.to_map, r.array);
+  const detail::box& dbox =
+      r.old_values ? dst.wbox[std::size_t(rank_)] : dst.rbox[std::size_t(rank_)];
+  void* dbuf = r.old_values ? detail::buf_data(dst.wbuf) : detail::read_data(dst);
+  move_pieces(x, first_, {dbuf, dbox}, stats_.execute);
+}
+
+WORKPART_DECL void program_runtime::refill_identity(int m) {
+  if (first_) return;  // scatter() filled them
+  for (std::size_t c : sol_.combines_after(m)) {
+    const auto& pc = sol_.combines()[c];
+    if (pc.mode == detail::combine_mode::reduce_to_leaders) continue;  // those restarted at once
+    auto& ap = slot(m, pc.array);
+    const index_t n = ap.wbox[std::size_t(rank_)].size();
+    if (n == 0 || ap.wleader) continue;
+    detail::with_elem(ap.use.elem, [&](auto z) {
+      detail::fill_identity<decltype(z)>(detail::buf_data(ap.wbuf), n, ap.use.write_kind);
+    });
+    if (device_) device_->host_wrote(detail::buf_data(ap.wbuf));  // whole block refilled
+  }
+}
+
+WORKPART_DECL void program_runtime::combine_partials(std::size_t c) {
+  const auto& pc = sol_.combines()[c];
+  auto& ap = slot(pc.map, pc.array);
+  auto& st = rstats_[pc.entry];
+  const index_t n = ap.wbox[std::size_t(rank_)].size();
+  if (!ap.wcomm || n == 0) return;
+  detail::phase_scope ps(st.measured, device_.get(), &stats_.execute);
+  void* buf = detail::buf_data(ap.wbuf);
+  if (device_) {  // the partials are the device's; the combined values the host's
+    device_->to_host(buf);
+    device_->host_wrote(buf);
+  }
+  if (pc.mode == detail::combine_mode::reduce_scatter) {
+    ps.moved_bytes(detail::reduce_scatter_boxes(ap.wcomm, ap.use, ap.use.write_kind, buf,
+                                                ap.wbox[std::size_t(rank_)], parts_[c]));
+    return;
+  }
+  detail::moved mv = detail::reduce_onto_leader(ap.wcomm, ap.use.elem, ap.use.write_kind, buf, n);
+  if (pc.mode == detail::combine_mode::all_reduce) {
+    const detail::moved b = detail::bcast_box(ap.wcomm, ap.use.elem, buf, n);
+    mv.sent += b.sent;
+    mv.received += b.received;
+  } else if (ap.wcomm.rank() != 0) {
+    detail::with_elem(ap.use.elem, [&](auto z) {
+      detail::fill_identity<decltype(z)>(buf, n, ap.use.write_kind);
+    });
+  }
+  ps.moved_bytes(mv);
+}
+
+WORKPART_DECL void program_runtime::gather_arrays(const std::vector<std::size_t>& which) {
+  if (!failed_.empty())
+    throw plan_error("plan for the program: the last " + failed_ +
+                     ", so the ranks' blocks "
+                     "hold partial results; gather() copies nothing of them to root (root's "
+                     "arrays are unchanged). Call scatter() or run() to start again");
+  if (!executed_) return;  // nothing ran since the last scatter: root holds the values
+  const detail::phase_scope ps(stats_.gather);
+  local_then_agree([&] {
+    for_each_plan([&](int, detail::map_runtime& mp) { mp.check_alive(); });
+    detail::blocks_to_host(device_.get(), stats_.gather);
+    if (rank_ == 0)
+      for (std::size_t a : which) {
+        auto& ap = slot(sol_.arrays()[a].writers.back(), a);
+        try {
+          ap.use.root_data();
+        } catch (const error&) {
+          throw;
+        } catch (const std::exception& e) {
+          throw error("program: root could not make its copy of array '" + ap.use.name +
+                      "': " + e.what());
+        }
+      }
+  });
+  detail::with_comm_errors([&] {
+    // (blocks_to_host counted its own copies; these are the moves')
+    const detail::phase_scope moves(detail::phase_scope::untimed, stats_.gather, device_.get());
+    for (std::size_t a : which) {
+      if (sol_.gathered_by_map(a)) {
+        const int m = sol_.arrays()[a].writers.front();
+        detail::map_runtime& mp = runtime(m);
+        const auto before = mp.stats_.gather;
+        mp.gather_writes_now(slot(m, a));
+        stats_.gather.bytes_sent += mp.stats_.gather.bytes_sent - before.bytes_sent;
+        stats_.gather.bytes_received += mp.stats_.gather.bytes_received - before.bytes_received;
+        note_gathered(a);
+        continue;
+      }
+      for (std::size_t x = 0; x < sol_.redists().size(); ++x) {
+        const auto& r = sol_.redists()[x];
+        if (!r.gather || r.array != a) continue;
+        const auto& u = sol_.slot(sol_.arrays()[a].writers.front(), a).use;
+        move_pieces(x, false, {rank_ == 0 ? u.root_data() : nullptr, detail::whole_box(u)},
+                    stats_.gather);
+      }
+      note_gathered(a);
+    }
+  });
+}
+
+WORKPART_DECL void program_runtime::note_gathered(std::size_t a) {
+  bool changed = false;
+  for_each_plan([&](int m, detail::map_runtime& mp) {
+    const int u = sol_.arrays()[a].slot[std::size_t(m)];
+    if (u >= 0 && mp.generated_[std::size_t(u)]) {
+      mp.generated_[std::size_t(u)] = 0;
+      changed = true;
+    }
+  });
+  if (changed) apply_program_steps();
+}
+
+WORKPART_DECL std::size_t program_runtime::find_array(const void* id, const std::string& name,
+                                                      const char* what) const {
+  const std::size_t x = sol_.find(id);
+  if (x != std::size_t(-1)) return x;
+  throw plan_error(std::string("plan.") + what + "(" + name +
+                   "): the program does not use array '" + name + "'");
+}
+
+WORKPART_DECL void program_runtime::gather_written(const std::vector<std::size_t>& which) {
+  std::vector<std::size_t> written;
+  for (std::size_t a : which)
+    if (!sol_.arrays()[a].writers.empty()) written.push_back(a);
+  gather_arrays(written);
+}
+WORKPART_DECL void program_runtime::init(std::vector<map_runtime*> runtimes,
+                                         std::vector<std::string> names,
+                                         const std::vector<grid_shape>& grids) {
+  runtimes_ = std::move(runtimes);
+  const int M = int(runtimes_.size());
+  // The device backend: one context for all maps, so that a block one map leaves on the
+  // device is the block the next one reads there (shared buffers have one mirror).
+  device_ = runtimes_.front()->device_;
+  for_each_plan([&](int, map_runtime& mp) { mp.device_ = device_; });
+  program_maps maps;
+  maps.nranks = size_;
+  maps.grids = grids;
+  maps.names = std::move(names);
+  slot_ptr_.assign(std::size_t(M), {});
+  maps.arrays.assign(std::size_t(M), {});
+  for_each_plan([&](int m, map_runtime& mp) {
+    for (auto& ap : mp.arrays_) {
+      slot_ptr_[std::size_t(m)].push_back(&ap);
+      maps.arrays[std::size_t(m)].push_back(&ap);
+    }
+  });
+  const detail::failure f = detail::capture([&] {
+    sol_ = detail::solve_program(std::move(maps));
+    check_views_disjoint();
+    mark_shared_reads();
+  });
+  detail::with_comm_errors([&] { detail::agree(comm_, f, 0, detail::name_rank::when_partial); });
+  // this rank's figures of each redistribution, and its parts of each reduce-scatter
+  rstats_.resize(sol_.redists().size());
+  xtypes_.resize(sol_.redists().size());
+  for (std::size_t x = 0; x < rstats_.size(); ++x) {
+    const auto& r = sol_.redists()[x];
+    auto& st = rstats_[x];
+    st.array = sol_.arrays()[r.array].name;
+    st.from = r.from;
+    st.to = r.to;
+    st.kind = r.kind;
+    st.predicted_sent = sol_.redist_bytes(x, rank_, false, true);
+    st.predicted_received = sol_.redist_bytes(x, rank_, false, false);
+    st.predicted_first_sent = sol_.redist_bytes(x, rank_, !r.gather, true);
+    st.predicted_first_received = sol_.redist_bytes(x, rank_, !r.gather, false);
+  }
+  for (const auto& c : sol_.combines())
+    parts_.push_back(c.mode == detail::combine_mode::reduce_scatter
+                         ? sol_.group_parts(c.array, c.map, rank_)
+                         : std::vector<detail::box>{});
+  apply_program_steps();
+}
+
+WORKPART_DECL void program_runtime::move_pieces(std::size_t x, bool first,
+                                                const detail::held_buffer& target,
+                                                phase_stats& phase) {
+  const auto& r = sol_.redists()[x];
+  const auto& t = first ? r.first : r.steady;
+  const auto& lay = first ? r.first_layers : r.steady_layers;
+  if (t.pieces.empty()) return;
+  // x's own figures; the phase's take the same bytes (its own scope times it and counts its
+  // device copies: execute(), gather())
+  detail::phase_scope ps(rstats_[x].measured, device_.get(), &phase);
+  auto source = [&](const detail::piece& p) {
+    auto& src = slot(lay[std::size_t(p.layer)], r.array);
+    if (first && r.first_reads)
+      return detail::held_buffer{detail::read_data(src), src.rbox[std::size_t(rank_)]};
+    return detail::held_buffer{detail::buf_data(src.wbuf), src.wbox[std::size_t(rank_)]};
+  };
+  const auto& use = sol_.slot(sol_.arrays()[r.array].first_user, r.array).use;
+  std::vector<detail::piece> rest;  // the device backend: the pieces the host moves
+  const std::vector<detail::piece>& pieces =
+      device_ ? detail::stage_pieces(*device_, rank_, t.pieces, use, source, target, rest)
+              : t.pieces;
+  ps.moved_bytes(detail::exchange_pieces(
+      comm_, use, pieces, first ? r.first_remote : r.steady_remote, source,
+      [&](const detail::piece&) { return target; }, &xtypes_[x][first ? 1 : 2]));
+}
+
+}  // namespace workpart::detail

@@ -1,0 +1,634 @@
+#pragma once
+/// \file program.ipp
+/// The bodies of program.hpp's functions that are not templates: included by the header
+/// (header-only, the default), or compiled once into workpart::compiled
+/// (WORKPART_SEPARATE_COMPILATION; see config.hpp).
+
+#include "../program.hpp"
+
+namespace workpart::detail {
+
+WORKPART_DECL program_maps program_maps_of(const std::vector<map_solution>& maps, int nranks) {
+  program_maps in;
+  in.nranks = nranks;
+  for (const auto& m : maps) {
+    in.names.push_back(m.name);
+    in.grids.push_back(m.grid);
+    in.arrays.emplace_back();
+    for (const auto& a : m.arrays) in.arrays.back().push_back(&a);
+  }
+  return in;
+}
+
+WORKPART_DECL program_solution solve_program(program_maps maps) {
+  program_solution s(std::move(maps));
+  s.collect_arrays();
+  s.check_split_writes();
+  s.choose_combines();
+  return s;
+}
+
+WORKPART_DECL std::vector<box> program_solution::held_after(int m, std::size_t a,
+                                                            bool gather_side) const {
+  const auto& ap = slot(m, a);
+  const combine_mode mode = arrays_[a].partial[std::size_t(m)];
+  if (mode == combine_mode::reduce_scatter) return arrays_[a].owned[std::size_t(m)];
+  // after a Reduce only the leaders hold whole values; after an Allreduce every member
+  if (mode != combine_mode::all_reduce || gather_side)
+    return leaders_write_boxes(ap, grid(m), nranks());
+  std::vector<box> held(static_cast<std::size_t>(nranks()));
+  for (int r = 0; r < int(grid(m).product()); ++r) held[std::size_t(r)] = ap.wbox[std::size_t(r)];
+  return held;
+}
+
+WORKPART_DECL std::vector<layer> program_solution::layers(const std::vector<int>& maps,
+                                                          std::size_t a, bool gather_side) const {
+  std::vector<layer> v;
+  for (int m : maps) v.push_back({m, held_after(m, a, gather_side)});
+  return v;
+}
+
+WORKPART_DECL std::vector<layer> program_solution::source_layers(const program_redist& r,
+                                                                 bool first) const {
+  if (first && r.first_reads) {
+    std::vector<layer> v;
+    for (int m : r.first_layers) v.push_back({m, slot(m, r.array).rbox});
+    return v;
+  }
+  return layers(first ? r.first_layers : r.steady_layers, r.array, r.gather);
+}
+
+WORKPART_DECL std::vector<int> program_solution::readers_before(std::size_t a, int m) const {
+  std::vector<int> v;
+  for (int k = m - 1; k >= 0; --k) {
+    if (arrays_[a].slot[std::size_t(k)] < 0) continue;
+    const auto& ap = slot(k, a);
+    if (ap.use.read && !ap.reads_own_writes) v.push_back(k);
+  }
+  return v;
+}
+
+WORKPART_DECL std::vector<int> program_solution::writers_before(std::size_t a, int m,
+                                                                bool cyclic) const {
+  std::vector<int> v;
+  const auto& w = arrays_[a].writers;
+  for (auto it = w.rbegin(); it != w.rend(); ++it)
+    if (*it < m) v.push_back(*it);
+  if (cyclic)
+    for (auto it = w.rbegin(); it != w.rend(); ++it)
+      if (*it >= m) v.push_back(*it);
+  return v;
+}
+
+WORKPART_DECL void program_solution::collect_arrays() {
+  const int M = num_maps();
+  for (int m = 0; m < M; ++m) {
+    const auto& maps = in_.arrays[std::size_t(m)];
+    for (std::size_t u = 0; u < maps.size(); ++u) {
+      const array_solution& ap = *maps[u];
+      std::size_t a = find(ap.use.id);
+      if (a == std::size_t(-1)) {
+        program_array pa;
+        pa.name = ap.use.name;
+        pa.id = ap.use.id;
+        pa.slot.assign(std::size_t(M), -1);
+        pa.partial.assign(std::size_t(M), combine_mode::none);
+        pa.owned.assign(std::size_t(M), {});
+        pa.first_user = m;
+        a = arrays_.size();
+        arrays_.push_back(std::move(pa));
+      }
+      arrays_[a].slot[std::size_t(m)] = int(u);
+      if (ap.use.written) arrays_[a].writers.push_back(m);
+    }
+  }
+}
+
+WORKPART_DECL void program_solution::check_split_writes() {
+  const int M = num_maps();
+  for (std::size_t a = 0; a < arrays_.size(); ++a)
+    for (int m : arrays_[a].writers) {
+      const auto& ap = slot(m, a);
+      if (!ap.w_combine_on_root) continue;
+      // another map uses it, or this map reads it again on the next execute()
+      bool used_elsewhere = arrays_[a].writers.size() > 1 || (ap.use.read && !ap.reads_own_writes);
+      for (int k = 0; k < M; ++k)
+        if (k != m && arrays_[a].slot[std::size_t(k)] >= 0) used_elsewhere = true;
+      if (used_elsewhere)
+        throw plan_error("map '" + name(m) + "': under grid " + grid(m).str() +
+                         " the ranks' partial results of '" + arrays_[a].name +
+                         "' overlap (they are combined on root, with root's old values), and the "
+                         "program reads '" +
+                         arrays_[a].name +
+                         "' again (another map, or this "
+                         "map's next run); choose a grid that does not split that reduction, or "
+                         "end the program at this map");
+      delegated_gather_.push_back(a);
+    }
+}
+
+WORKPART_DECL void program_solution::choose_combines() {
+  const int M = num_maps();
+  for (std::size_t a = 0; a < arrays_.size(); ++a)
+    for (int m : arrays_[a].writers)
+      if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root)
+        arrays_[a].partial[std::size_t(m)] = combine_mode::all_reduce;
+  for (std::size_t a = 0; a < arrays_.size(); ++a)
+    for (int m : arrays_[a].writers) {
+      if (arrays_[a].partial[std::size_t(m)] == combine_mode::none) continue;
+      auto& pa = arrays_[a];
+      combine_mode best_mode = combine_mode::all_reduce;
+      std::vector<box> best_owned;
+      build_redists();
+      index_t best = combine_cost(a, m);
+      auto consider = [&](combine_mode mode, std::vector<box> owned) {
+        pa.partial[std::size_t(m)] = mode;
+        pa.owned[std::size_t(m)] = owned;
+        build_redists();
+        const index_t c = combine_cost(a, m);
+        if (c < best) {
+          best = c;
+          best_mode = mode;
+          best_owned = std::move(owned);
+        }
+      };
+      for (auto& owned : ownership_candidates(a, m))
+        consider(combine_mode::reduce_scatter, std::move(owned));
+      consider(combine_mode::reduce_to_leaders, {});
+      pa.partial[std::size_t(m)] = best_mode;
+      pa.owned[std::size_t(m)] = std::move(best_owned);
+    }
+  build_redists();
+  // the combines, in the order the maps run
+  combines_of_.assign(std::size_t(M), {});
+  for (std::size_t a = 0; a < arrays_.size(); ++a)
+    for (int m : arrays_[a].writers)
+      if (arrays_[a].partial[std::size_t(m)] != combine_mode::none) {
+        combines_of_[std::size_t(m)].push_back(combines_.size());
+        combines_.push_back({a, m, arrays_[a].partial[std::size_t(m)], 0});
+      }
+  add_combine_entries();
+  totals();
+}
+
+WORKPART_DECL index_t program_solution::combine_cost(std::size_t a, int m) const {
+  index_t t = 0;
+  const index_t es = index_t(slot(m, a).use.elem_size);
+  for (const auto& b : combine_bytes(a, m, arrays_[a].partial[std::size_t(m)])) t += 2 * b.second;
+  for (const auto& r : redists_) {
+    if (r.gather || r.array != a) continue;
+    for (const auto* tr : {&r.first, &r.steady}) {
+      const auto& lay = tr == &r.first ? r.first_layers : r.steady_layers;
+      for (const auto& p : tr->pieces)
+        if (lay[std::size_t(p.layer)] == m && p.from != p.to) t += p.b.size() * es;
+    }
+  }
+  return t;
+}
+
+WORKPART_DECL std::vector<std::vector<int>> program_solution::write_groups(std::size_t a,
+                                                                           int m) const {
+  const auto& ap = slot(m, a);
+  const auto& g = grid(m);
+  std::vector<std::vector<int>> groups;
+  std::vector<int> color_of;
+  for (int r = 0; r < int(g.product()); ++r) {
+    if (ap.wbox[std::size_t(r)].empty()) continue;
+    const auto ck = group_key(g, r, ap.wgroup);
+    std::size_t x = 0;
+    while (x < color_of.size() && color_of[x] != ck.first) ++x;
+    if (x == color_of.size()) {
+      color_of.push_back(ck.first);
+      groups.emplace_back();
+    }
+    auto& members = groups[x];
+    if (members.size() <= std::size_t(ck.second)) members.resize(std::size_t(ck.second) + 1, -1);
+    members[std::size_t(ck.second)] = r;
+  }
+  return groups;
+}
+
+WORKPART_DECL std::vector<std::vector<box>> program_solution::ownership_candidates(std::size_t a,
+                                                                                   int m) const {
+  const auto& ap = slot(m, a);
+  const int R = ap.use.rank;
+  const int M = num_maps();
+  std::vector<std::vector<box>> out;
+  if (R == 0) return out;  // one element: Reduce onto the leader is the same thing
+  const auto groups = write_groups(a, m);
+  auto add = [&](std::vector<box> owned) {
+    bool leaders_own_all = true;  // that is a Reduce onto the leaders
+    for (const auto& members : groups)
+      for (std::size_t x = 1; x < members.size(); ++x)
+        leaders_own_all = leaders_own_all && owned[std::size_t(members[x])].empty();
+    if (!leaders_own_all && std::find(out.begin(), out.end(), owned) == out.end())
+      out.push_back(std::move(owned));
+  };
+  // as a later map (or this one, next time) reads it
+  for (int k = 0; k < M; ++k) {
+    if (arrays_[a].slot[std::size_t(k)] < 0) continue;
+    const auto need = need_of(k, a, false);
+    std::vector<box> owned(static_cast<std::size_t>(nranks()));
+    bool ok = true;
+    for (const auto& members : groups) {
+      const box& W = ap.wbox[std::size_t(members.front())];
+      index_t covered = 0;
+      for (std::size_t x = 0; x < members.size() && ok; ++x) {
+        const box o = box::intersect(need[std::size_t(members[x])], W);
+        for (std::size_t y = 0; y < x && ok; ++y)
+          ok = box::intersect(o, owned[std::size_t(members[y])]).empty();
+        owned[std::size_t(members[x])] = o;
+        covered += o.size();
+      }
+      ok = ok && covered == W.size();
+      if (!ok) break;
+    }
+    if (ok) add(std::move(owned));
+  }
+  // in blocks along each axis
+  for (int axis = 0; axis < R; ++axis) {
+    std::vector<box> owned(static_cast<std::size_t>(nranks()));
+    for (const auto& members : groups) {
+      const box& W = ap.wbox[std::size_t(members.front())];
+      const index_t G = index_t(members.size());
+      for (index_t x = 0; x < G; ++x) {  // the balanced blocks a grid dimension makes
+        const block_range k = balanced_block(W.lo[axis], W.hi[axis], G, x);
+        box o = W;
+        o.lo[axis] = k.start;
+        o.hi[axis] = k.end;
+        owned[std::size_t(members[std::size_t(x)])] = o.empty() ? box{} : o;
+      }
+    }
+    add(std::move(owned));
+  }
+  return out;
+}
+
+WORKPART_DECL std::vector<box> program_solution::group_parts(std::size_t a, int m, int r) const {
+  for (const auto& members : write_groups(a, m))
+    if (std::find(members.begin(), members.end(), r) != members.end()) {
+      std::vector<box> parts;
+      for (int x : members) parts.push_back(arrays_[a].owned[std::size_t(m)][std::size_t(x)]);
+      return parts;
+    }
+  return {};
+}
+
+WORKPART_DECL void program_solution::build_redists() {
+  const int M = num_maps();
+  redists_.clear();
+  into_.assign(std::size_t(M), {});
+  for (int m = 0; m < M; ++m)
+    for (std::size_t a = 0; a < arrays_.size(); ++a) {
+      if (arrays_[a].slot[std::size_t(m)] < 0) continue;
+      for (bool old_values : {false, true}) {
+        const auto need = need_of(m, a, old_values);
+        bool any = false;
+        for (const auto& b : need) any = any || !b.empty();
+        if (!any) continue;
+        program_redist r;
+        r.array = a;
+        r.to_map = m;
+        r.old_values = old_values;
+        if (arrays_[a].writers.empty()) {
+          r.first_reads = true;
+          r.first_layers = readers_before(a, m);
+        } else {
+          r.first_layers = writers_before(a, m, false);
+          r.steady_layers = writers_before(a, m, true);
+        }
+        r.first = plan_transfer(need, source_layers(r, true));
+        r.steady = plan_transfer(need, source_layers(r, false));
+        finish(r);
+        into_[std::size_t(m)].push_back(redists_.size());
+        redists_.push_back(std::move(r));
+      }
+    }
+  // root's gather of the final values: the last writer of each element
+  for (std::size_t a = 0; a < arrays_.size(); ++a) {
+    if (arrays_[a].writers.empty() || gathered_by_map(a)) continue;
+    std::vector<box> need(static_cast<std::size_t>(nranks()));
+    need[0] = whole_box(slot(arrays_[a].writers.front(), a).use);
+    program_redist r;
+    r.array = a;
+    r.gather = true;
+    r.steady_layers = writers_before(a, M, false);
+    r.first_layers = r.steady_layers;
+    r.steady = plan_transfer(need, source_layers(r, false));
+    r.first = r.steady;
+    finish(r);
+    redists_.push_back(std::move(r));
+  }
+}
+
+WORKPART_DECL void program_solution::finish(program_redist& r) const {
+  r.first_remote = r.first.any_remote();
+  r.steady_remote = r.steady.any_remote();
+  std::string from;
+  for (const auto* lay : {&r.steady_layers, &r.first_layers})
+    for (int m : *lay)
+      if (from.find("'" + name(m) + "'") == std::string::npos)
+        from += (from.empty() ? "'" : ", '") + name(m) + "'";
+  if (r.steady.any_remainder() || r.first.any_remainder()) from += from.empty() ? "root" : ", root";
+  r.from = from;
+  r.to = r.gather ? "root" : "'" + name(r.to_map) + "'";
+  const bool by_first = r.steady.pieces.empty() && !r.first.pieces.empty();
+  r.kind = r.gather ? "Gatherv"
+                    : transfer_kind(by_first ? r.first : r.steady, source_layers(r, by_first));
+}
+
+WORKPART_DECL void program_solution::add_combine_entries() {
+  for (auto& c : combines_) {
+    const auto& ap = slot(c.map, c.array);
+    program_redist r;
+    r.array = c.array;
+    r.to_map = c.map;
+    r.combine = true;
+    r.from = r.to = "'" + name(c.map) + "'";
+    r.kind = std::string(c.mode == combine_mode::all_reduce       ? "Allreduce("
+                         : c.mode == combine_mode::reduce_scatter ? "reduce-scatter("
+                                                                  : "Reduce(") +
+             combine_name(ap.use.write_kind) + ") over " + dims_text(ap.wgroup);
+    r.first_remote = r.steady_remote = true;
+    c.entry = redists_.size();
+    redists_.push_back(std::move(r));
+  }
+}
+
+WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine_bytes(
+    std::size_t a, int m, combine_mode mode) const {
+  const auto& ap = slot(m, a);
+  const auto& g = grid(m);
+  std::vector<std::pair<index_t, index_t>> v(static_cast<std::size_t>(nranks()));
+  const index_t es = index_t(ap.use.elem_size);
+  if (mode == combine_mode::none) return v;
+  if (mode == combine_mode::reduce_scatter) {
+    const auto& owned = arrays_[a].owned[std::size_t(m)];
+    for (const auto& members : write_groups(a, m))
+      for (int r : members)
+        for (int o : members)
+          if (o != r) {
+            const index_t n = owned[std::size_t(o)].size() * es;
+            v[std::size_t(r)].first += n;
+            v[std::size_t(o)].second += n;
+          }
+    return v;
+  }
+  for (int r = 0; r < int(g.product()); ++r) {
+    const index_t n = ap.wbox[std::size_t(r)].size() * es;
+    if (n == 0 || group_key(g, r, ap.wgroup).second == 0) continue;
+    auto co = grid_coords(g, r);
+    for (int d : ap.wgroup) co[std::size_t(d)] = 0;
+    const int l = grid_rank(g, co);
+    v[std::size_t(r)].first += n;
+    v[std::size_t(l)].second += n;
+    if (mode == combine_mode::all_reduce) {
+      v[std::size_t(l)].first += n;
+      v[std::size_t(r)].second += n;
+    }
+  }
+  return v;
+}
+
+WORKPART_DECL index_t program_solution::redist_bytes(std::size_t x, int r, bool first,
+                                                     bool sent) const {
+  const program_redist& rd = redists_[x];
+  if (rd.combine) {
+    for (const auto& c : combines_)
+      if (c.entry == x) {
+        const auto b = combine_bytes(c)[std::size_t(r)];
+        return sent ? b.first : b.second;
+      }
+    return 0;
+  }
+  const transfer& t = first ? rd.first : rd.steady;
+  const std::size_t es = elem_size(rd.array);
+  return sent ? t.bytes_sent(r, es) : t.bytes_received(r, es);
+}
+
+WORKPART_DECL void program_solution::totals() {
+  root_total_ = rank_first_total_ = rank_steady_total_ = 0;
+  for (std::size_t x = 0; x < redists_.size(); ++x) {
+    const auto& r = redists_[x];
+    if (r.combine) continue;
+    for (int k = 0; k < nranks(); ++k) {
+      if (r.gather)
+        root_total_ += redist_bytes(x, k, false, false);
+      else {
+        rank_first_total_ += redist_bytes(x, k, true, false);
+        rank_steady_total_ += redist_bytes(x, k, false, false);
+      }
+    }
+  }
+  for (const auto& c : combines_)
+    for (const auto& b : combine_bytes(c)) {
+      rank_first_total_ += b.second;
+      rank_steady_total_ += b.second;
+    }
+}
+
+WORKPART_DECL bool program_solution::shown(const program_redist& r) const {
+  if (r.gather || r.combine) return true;
+  for (const auto* lay : {&r.steady_layers, &r.first_layers})
+    for (int m : *lay)
+      if (m != r.to_map) return true;
+  return r.first.any_remote() || r.steady.any_remote();
+}
+
+WORKPART_DECL void program_solution::program_steps(int m, const array_solution& fresh,
+                                                   std::vector<comm_step>& in,
+                                                   std::vector<comm_step>& init,
+                                                   std::vector<comm_step>& out) {
+  in = fresh.in_steps;
+  init = fresh.init_steps;
+  const std::size_t a = find(fresh.use.id);
+  // the program gathers, except arrays whose partial results only their map combines
+  if (gathered_by_map(a))
+    out = fresh.out_steps;
+  else
+    out.clear();
+  const std::vector<index_t> zero(std::size_t(nranks()), 0);
+  for (auto& r : redists_) {
+    if (r.gather || r.combine || r.to_map != m || r.array != a) continue;
+    auto& steps = r.old_values ? init : in;
+    r.root_part = false;
+    if (r.first.any_remainder()) {
+      // root sends only the parts no earlier map provides (init() generates in place);
+      // where no map provides any, the map's own scatter (with its broadcasts) stays
+      if (r.first.pieces.empty() || steps.empty() || steps.front().op != step_op::scatterv)
+        continue;
+      comm_step part{step_op::scatterv_part, "Alltoallw",
+                     "root -> ranks, only the parts no earlier map writes", zero, zero};
+      const index_t es = index_t(fresh.use.elem_size);
+      r.rest_remote = false;
+      for (const auto& p : r.first.rest)
+        if (p.to != 0) {
+          part.sent[0] += p.b.size() * es;
+          part.received[std::size_t(p.to)] += p.b.size() * es;
+          r.rest_remote = true;
+        }
+      r.root_part = true;
+      steps.assign(1, part);
+      continue;
+    }
+    steps.assign(1, comm_step{step_op::none, "none",
+                              "from map(s) " + r.from + " (see the redistributions)", zero, zero});
+  }
+}
+
+WORKPART_DECL index_t program_solution::root_scatter_total() const {
+  index_t t = 0;
+  for (const auto& maps : in_.arrays) t += predicted_total(maps, nranks(), true);
+  return t;
+}
+
+WORKPART_DECL index_t program_solution::root_gather_total() const {
+  index_t t = root_total_;
+  for (const auto& maps : in_.arrays) t += predicted_total(maps, nranks(), false);
+  return t;
+}
+
+WORKPART_DECL program_bytes program_solution::bytes_of(int r) const {
+  program_bytes b;
+  for (const auto& maps : in_.arrays) {
+    b.scatter_sent += predicted_bytes(maps, r, true, true);
+    b.scatter_received += predicted_bytes(maps, r, true, false);
+    // arrays a map gathers itself (overlapping partial results)
+    b.gather_sent += predicted_bytes(maps, r, false, true);
+    b.gather_received += predicted_bytes(maps, r, false, false);
+  }
+  for (std::size_t x = 0; x < redists_.size(); ++x) {
+    if (redists_[x].gather) {
+      b.gather_sent += redist_bytes(x, r, false, true);
+      b.gather_received += redist_bytes(x, r, false, false);
+      continue;
+    }
+    b.first_sent += redist_bytes(x, r, true, true);
+    b.first_received += redist_bytes(x, r, true, false);
+    b.steady_sent += redist_bytes(x, r, false, true);
+    b.steady_received += redist_bytes(x, r, false, false);
+  }
+  return b;
+}
+
+WORKPART_DECL std::vector<shared_read> program_solution::shared_reads(int rank) const {
+  std::vector<shared_read> out;
+  // the single local piece that fills this rank's whole need, or nullptr
+  auto whole_local = [&](const transfer& t, const box& need) -> const piece* {
+    const piece* only = nullptr;
+    for (const auto& p : t.pieces)
+      if (p.to == rank) {
+        if (only) return nullptr;
+        only = &p;
+      }
+    return only && only->from == rank && only->b == need ? only : nullptr;
+  };
+  for (const auto& r : redists_) {
+    // not where root sends (or init() generates) the reader's box at scatter(): that would
+    // write into the shared buffer
+    if (r.gather || r.combine || r.old_values || r.first.any_remainder()) continue;
+    const box& need = slot(r.to_map, r.array).rbox[std::size_t(rank)];
+    if (need.empty()) continue;
+    const piece* p = whole_local(r.first, need);
+    if (!p) continue;
+    const int src = r.first_layers[std::size_t(p->layer)];
+    if (r.first_reads) {
+      if (slot(src, r.array).rbox[std::size_t(rank)] == need)
+        out.push_back({r.to_map, r.array, src, false});
+      continue;
+    }
+    const piece* q = whole_local(r.steady, need);
+    if (!q || r.steady_layers[std::size_t(q->layer)] != src ||
+        !(slot(src, r.array).wbox[std::size_t(rank)] == need))
+      continue;
+    out.push_back({r.to_map, r.array, src, true});
+  }
+  return out;
+}
+
+WORKPART_DECL std::string program_solution::explain(
+    const std::vector<std::string>& map_texts) const {
+  const int M = num_maps();
+  std::string s =
+      "program of " + std::to_string(M) + " maps on " + std::to_string(nranks()) + " ranks:";
+  for (int m = 0; m < M; ++m)
+    s += std::string(m ? "," : "") + " '" + name(m) + "' " + grid(m).str();
+  s += "\n";
+  for (const auto& t : map_texts) s += t;
+  auto per_rank = [&](const transfer& t, std::size_t e) {
+    index_t tot = 0;
+    std::string v;
+    for (int k = 0; k < nranks(); ++k) {
+      const index_t b = t.bytes_received(k, e);
+      tot += b;
+      v += " " + std::to_string(b);
+    }
+    return "total " + bytes_text(tot) + "; received per rank:" + v;
+  };
+  auto mapping = [&](int m, std::size_t a, bool writes) {
+    std::string out;
+    const std::string& mt = slot(m, a).mapping_text;
+    std::size_t pos = 0;
+    while (pos < mt.size()) {
+      const std::size_t end = mt.find('\n', pos);
+      const std::string line = mt.substr(pos, end - pos);
+      if (line.find(writes ? "write " : "read  ") != std::string::npos)
+        out += "      " + name(m) + ": " + line.substr(line.find_first_not_of(' ')) + "\n";
+      pos = end == std::string::npos ? mt.size() : end + 1;
+    }
+    return out;
+  };
+  s += "  between maps (before each map runs; from the maps that wrote last, inputs from the maps "
+       "that read them before):\n";
+  bool any = false;
+  for (std::size_t x = 0; x < redists_.size(); ++x) {
+    const auto& r = redists_[x];
+    if (r.gather || r.to_map < 0 || !shown(r)) continue;
+    any = true;
+    const std::size_t a = r.array;
+    const std::size_t es = elem_size(a);
+    if (r.combine) {
+      s += "    array " + arrays_[a].name + ": partial results of " + r.from +
+           " combined: " + r.kind + "; received per rank:";
+      index_t tot = 0;
+      for (int k = 0; k < nranks(); ++k) {
+        const index_t b = redist_bytes(x, k, false, false);
+        s += " " + std::to_string(b);
+        tot += b;
+      }
+      s += ", total " + bytes_text(tot) + "\n";
+      continue;
+    }
+    s += "    array " + arrays_[a].name + (r.old_values ? " (old values)" : "") + " -> " + r.to +
+         " from " + r.from + ":\n";
+    for (int m : r.first_reads ? r.first_layers : r.steady_layers)
+      s += mapping(m, a, !r.first_reads);
+    s += mapping(r.to_map, a, false);
+    if (r.first_layers != r.steady_layers && r.first.pieces.size() + r.steady.pieces.size() > 0 &&
+        (r.first.any_remote() != r.steady.any_remote() ||
+         per_rank(r.first, es) != per_rank(r.steady, es))) {
+      s += "      first execute(): " + transfer_kind(r.first, source_layers(r, true)) + ", " +
+           per_rank(r.first, es) + "\n";
+      s += "      later execute(): " +
+           (r.steady.pieces.empty() ? std::string("nothing (it stays)") : r.kind) + ", " +
+           per_rank(r.steady, es) + "\n";
+    } else {
+      s += "      " + r.kind + ", " + per_rank(r.steady, es) + "\n";
+    }
+  }
+  if (!any) s += "    nothing\n";
+  s += "  gather (root receives the final values of what the program writes):\n";
+  for (const auto& r : redists_)
+    if (r.gather)
+      s += "    array " + arrays_[r.array].name + " from " + r.from + ": " + r.kind + ", " +
+           per_rank(r.steady, elem_size(r.array)) + "\n";
+  for (std::size_t a : delegated_gather_)
+    s += "    array " + arrays_[a].name + ": by map '" + name(arrays_[a].writers.front()) +
+         "' (overlapping partial results, combined on root; its gather steps above)\n";
+  s += "  bytes through root: scatter " + bytes_text(root_scatter_total()) + ", gather " +
+       bytes_text(root_gather_total()) + "; rank to rank: first execute() " +
+       bytes_text(rank_first_total_) + ", each later execute() " + bytes_text(rank_steady_total_) +
+       "\n";
+  return s;
+}
+}  // namespace workpart::detail

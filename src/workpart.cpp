@@ -1,0 +1,29 @@
+/// \file workpart.cpp
+/// workpart::compiled: the bodies of the library's functions that are not templates (the
+/// planner, the plans' runtimes, the collectives), compiled once. Programs built against it
+/// define WORKPART_SEPARATE_COMPILATION (the target does), so their headers only declare these
+/// functions; see config.hpp.
+
+#if !defined(WORKPART_SEPARATE_COMPILATION)
+#error "src/workpart.cpp is built with WORKPART_SEPARATE_COMPILATION (CMake target workpart::compiled)"
+#endif
+
+#include <workpart/workpart.hpp>
+
+#include <workpart/comm/collectives/impl/datatypes.ipp>
+#include <workpart/comm/collectives/impl/exchange.ipp>
+#include <workpart/comm/collectives/impl/reduce.ipp>
+#include <workpart/comm/collectives/impl/reduce_scatter.ipp>
+#include <workpart/comm/collectives/impl/root_exchange.ipp>
+#include <workpart/comm/impl/agreement.ipp>
+#include <workpart/comm/impl/inspect.ipp>
+#include <workpart/comm/impl/map_runtime.ipp>
+#include <workpart/comm/impl/program_runtime.ipp>
+#include <workpart/expr/impl/interval.ipp>
+#include <workpart/expr/impl/map.ipp>
+#include <workpart/plan/impl/explain.ipp>
+#include <workpart/plan/impl/program.ipp>
+#include <workpart/plan/impl/redistribute.ipp>
+#include <workpart/plan/impl/solve_array.ipp>
+#include <workpart/plan/impl/validate.ipp>
+#include <workpart/schedule/impl/constraints.ipp>
