@@ -28,7 +28,8 @@
 #   Every helper's target reads <workpart/workpart.hpp> (and Catch2 for tests) from one
 #   precompiled header per kind of target (WORKPART_TEST_PCH): parsing the library once instead
 #   of once per file. A target given LIBRARIES (which may add definitions the header tests) or
-#   NO_PCH compiles without it.
+#   NO_PCH compiles without it. Targets link workpart::compiled (the planner compiled once)
+#   where the project builds it; a target given LIBRARIES links header-only workpart::workpart.
 #
 # Cache variables:
 #   WORKPART_TEST_PCH             ON: tests and examples share precompiled headers
@@ -103,6 +104,14 @@ endif()
 # targets.
 function(workpart_use_pch target kind)
   if(NOT WORKPART_TEST_PCH)
+    return()
+  endif()
+  # GCC 12/13 with a PCH at -O2/-O3 (e.g. the demo's Release build of the examples) reports false
+  # -Wstringop-overflow and -Warray-bounds in std::string code, errors under -Werror: there the
+  # targets compile without it, as they did before it (the test build is -O1).
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" config)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 14
+     AND "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${config}}" MATCHES "-O[23s]|-Ofast")
     return()
   endif()
   set(owner workpart_pch_${kind})
