@@ -21,7 +21,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DWORKPART_BUILD_EXAMPLES=ON -DWORKPART_BUILD_TESTS=OFF -DWORKPART_BUILD_BENCHMARKS=OFF
 cmake --build build --target 01_matmul 02_distribute 03_program 05_matmul_schemes 06_softmax 07_attention \
-  08_mlp_layernorm 09_jacobi 10_spmv
+  08_mlp_layernorm 09_jacobi 10_spmv 12_train
 mpirun --allow-run-as-root --oversubscribe -np 2 build/examples/01_matmul
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/02_distribute "$@"
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/03_program
@@ -31,6 +31,7 @@ mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/07_attention 2 6
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/08_mlp_layernorm 64 64 256
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/09_jacobi 256 256 20
 mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/10_spmv 20000 20000 1
+mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/12_train
 # The device backend needs Thrust (the CUDA toolkit's headers): built only where CMake found it.
 if ninja -C build -t targets all 2>/dev/null | grep -q '^11_device:'; then
   cmake --build build --target 11_device

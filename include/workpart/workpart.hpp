@@ -32,6 +32,8 @@
 #include "comm/calibrate.hpp"
 #include "comm/context.hpp"
 
+#include "autodiff/backward.hpp"
+
 #include "optimize/optimize.hpp"
 #include "optimize/paper_plan.hpp"
 

@@ -640,3 +640,31 @@ TEST_CASE("programs: root sends only the parts of an input no earlier map writes
   plan.run();
   REQUIRE(check(2) == "");
 }
+
+// A map over a space of rank 0 (one point: `s() = 0`) runs on rank 0 under the grid (), in a
+// program as alone; it once idled there, so an accumulator it reset kept growing.
+TEST_CASE("programs: maps of rank 0 run their one point on rank 0", "[mpi][programs]") {
+  wp::context ctx(g_argc, g_argv);
+  const index_t p = ctx.size(), n = 11;
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> x("x", {n});
+  wp::array<double, 0> s("s", {}), t("t", {});
+  fill1(x, [](index_t a) { return double(a % 4) - 0.5; });
+  double sum = 0;
+  for (index_t a = 0; a < n; ++a) sum += double(a % 4) - 0.5;
+  auto reset = wp::map("reset", wp::space(), s() = 0.0);
+  auto acc = wp::map("acc", wp::space(n), s() += x(i));
+  auto twice = wp::map("twice", wp::space(), t() = 2.0 * s());
+  wp::schedule sc;
+  sc.set(reset, wp::grid_shape{}).set(acc, wp::grid_shape{p}).set(twice, wp::grid_shape{});
+  auto plan = wp::distribute(wp::program(reset, acc, twice), sc, ctx);
+  REQUIRE(plan.explain().find("rank 0: idle") == std::string::npos);
+  plan.scatter();
+  for (int k = 0; k < 3; ++k) plan.execute();  // reset every time: no growth
+  plan.gather(s, t);
+  REQUIRE(compare_on_root(ctx.comm(), s, {sum}, 1e-14) == "");
+  REQUIRE(compare_on_root(ctx.comm(), t, {2 * sum}, 1e-14) == "");
+  // alone, distributed on the grid ()
+  wp::distribute(wp::map("alone", wp::space(), t() = 7.0), wp::grid_shape{}, ctx).run();
+  REQUIRE(compare_on_root(ctx.comm(), t, {7.0}, 0.0) == "");
+}

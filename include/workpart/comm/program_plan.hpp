@@ -106,11 +106,14 @@ class program_plan : private detail::program_runtime {
         // braces: the plans (each a collective) are built in program order on every rank; on
         // the heap, so that the runtimes keep their addresses when the plan moves
         plans_(
-            new plans_type{map_plan<Maps>(std::get<I>(p.maps()), grids[I], comm, opt, false)...}) {
+            new plans_type{map_plan<Maps>(std::get<I>(p.maps()), grids[I], comm, opt, false)...}),
+        owned_(p.owned_arrays()) {
     init({&std::get<I>(*plans_).runtime()...}, {std::get<I>(p.maps()).name()...}, grids);
   }
 
   std::unique_ptr<plans_type> plans_;
+  // arrays the program made (wp::backward's gradients): alive while the plan is
+  std::vector<std::shared_ptr<const void>> owned_;
 };
 
 }  // namespace workpart

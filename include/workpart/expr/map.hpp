@@ -4,6 +4,7 @@
 /// programs (maps in program order, connected by the arrays they share).
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -211,31 +212,61 @@ class program_t {
   static constexpr std::size_t map_count = sizeof...(Maps);
   using maps_type = std::tuple<Maps...>;
   explicit program_t(const Maps&... m) : maps_(m...) {}
+  /// Maps and the arrays the program made and keeps alive (wp::backward's gradients).
+  program_t(const maps_type& m, std::vector<std::shared_ptr<const void>> owned)
+      : maps_(m), owned_(std::move(owned)) {}
   const maps_type& maps() const noexcept { return maps_; }
   template <class F>
   void for_each_map(F&& f) const {
     std::apply([&](const auto&... m) { (f(m), ...); }, maps_);
   }
+  /// The arrays this program owns (gradients of intermediates made by wp::backward): they
+  /// live as long as the program or any program made from it.
+  const std::vector<std::shared_ptr<const void>>& owned_arrays() const noexcept { return owned_; }
 
  private:
   maps_type maps_;
+  std::vector<std::shared_ptr<const void>> owned_;
 };
-
-/// `wp::program(m1, m2, m3)`.
-template <class... Maps>
-program_t<Maps...> program(const Maps&... m) {
-  static_assert(sizeof...(Maps) > 0, "workpart::program: give at least one map");
-  static_assert((detail::is_map_v<Maps> && ...),
-                "workpart::program: every argument must be a wp::map");
-  return program_t<Maps...>(m...);
-}
 
 namespace detail {
 template <class T>
 inline constexpr bool is_program_v = false;
 template <class... M>
 inline constexpr bool is_program_v<program_t<M...>> = true;
+
+template <int N, class... S>
+std::tuple<map_t<N, S...>> maps_of_part(const map_t<N, S...>& m) {
+  return std::tuple<map_t<N, S...>>(m);
+}
+template <class... M>
+const std::tuple<M...>& maps_of_part(const program_t<M...>& p) {
+  return p.maps();
+}
+template <int N, class... S>
+void append_owned(std::vector<std::shared_ptr<const void>>&, const map_t<N, S...>&) {}
+template <class... M>
+void append_owned(std::vector<std::shared_ptr<const void>>& out, const program_t<M...>& p) {
+  out.insert(out.end(), p.owned_arrays().begin(), p.owned_arrays().end());
+}
 }  // namespace detail
+
+/// `wp::program(m1, m2, m3)`: maps in program order. Programs given as arguments contribute
+/// their maps in place: `wp::program(fwd, bwd, update)` is one program.
+template <class... Parts>
+auto program(const Parts&... parts) {
+  static_assert(sizeof...(Parts) > 0, "workpart::program: give at least one map");
+  static_assert(((detail::is_map_v<Parts> || detail::is_program_v<Parts>)&&...),
+                "workpart::program: every argument must be a wp::map or a wp::program");
+  std::vector<std::shared_ptr<const void>> owned;
+  (detail::append_owned(owned, parts), ...);
+  auto maps = std::tuple_cat(detail::maps_of_part(parts)...);
+  return std::apply(
+      [&](const auto&... m) {
+        return program_t<std::remove_cvref_t<decltype(m)>...>(std::tuple(m...), std::move(owned));
+      },
+      maps);
+}
 
 }  // namespace workpart
 

@@ -247,7 +247,7 @@ inline map_constraints extract_constraints(const program_description& p, const m
   for (int r = 0; r < nranks; ++r) {
     rank_block blk;
     const auto co = grid_coords(g, r);
-    if (!co.empty()) {
+    if (r < g.product()) {
       blk.active = true;
       for (int d = 0; d < N; ++d) {
         const auto br = balanced_block(0, m.extents[std::size_t(d)], g.dims[std::size_t(d)],

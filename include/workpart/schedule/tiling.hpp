@@ -26,7 +26,9 @@ inline block_range balanced_block(index_t lo, index_t hi, index_t g, index_t b) 
   return {start, start + q + (b < r ? 1 : 0)};
 }
 
-/// Grid coordinates of a rank (row-major, last dimension fastest); empty if the rank idles.
+/// Grid coordinates of a rank (row-major, last dimension fastest); empty if the rank idles,
+/// and for every rank of a grid of rank 0 (whose one block rank 0 runs): test idleness with
+/// `rank >= g.product()`, not with empty().
 inline std::vector<index_t> grid_coords(const grid_shape& g, int rank) {
   if (rank >= g.product()) return {};
   std::vector<index_t> c(g.dims.size());
@@ -57,8 +59,8 @@ struct rank_block {
 template <int N>
 rank_block tile(const space<N>& sp, const grid_shape& g, int rank) {
   rank_block b;
+  if (rank >= g.product()) return b;  // idle (a grid of rank 0 has one block, rank 0's)
   const auto c = grid_coords(g, rank);
-  if (c.empty()) return b;
   b.active = true;
   for (int d = 0; d < N; ++d) {
     const auto r = balanced_block(sp.lo[d], sp.hi[d], g.dims[d], c[d]);

@@ -26,8 +26,8 @@ WORKPART_DECL std::vector<int> group_dims(const grid_shape& g, const std::vector
 
 WORKPART_DECL std::pair<int, int> group_key(const grid_shape& g, int rank,
                                             const std::vector<int>& dims) {
+  if (rank >= g.product()) return {-1, 0};
   const auto c = grid_coords(g, rank);
-  if (c.empty()) return {-1, 0};
   index_t color = 0, key = 0;
   for (int d = 0; d < g.rank(); ++d) {
     const bool in = std::find(dims.begin(), dims.end(), d) != dims.end();

@@ -1,0 +1,419 @@
+#pragma once
+/// \file backward.hpp
+/// `wp::backward(program, loss | wp::seed(y, dy), wp::wrt(W, dW)...)`: the backward pass of a
+/// program as a program of maps, derived from the statement types (rules.hpp).
+///
+/// The backward program is, in order:
+///   1. `zero.dX` maps: every gradient buffer it accumulates into starts at zero in every
+///      execution (buffers made here and the named ones, unless wp::accumulate);
+///   2. `seed.dL`: d(loss)/d(loss) = 1, or the given dL/dy copied into y's gradient;
+///   3. `d<map>` for every forward map with something to differentiate, in reverse program
+///      order, its statements' contributions in reverse statement order.
+/// Gradients of arrays the user did not name are arrays made here, owned by the program (and
+/// by every program or plan made from it); they never touch root unless gathered.
+
+#include <array>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../core/array.hpp"
+#include "../core/index.hpp"
+#include "../core/space.hpp"
+#include "../error.hpp"
+#include "../expr/map.hpp"
+#include "rules.hpp"
+
+namespace workpart {
+
+/// `wp::wrt(W, dW)`: the backward program writes d(loss)/dW into dW (same shape as W).
+template <class T, int N>
+struct wrt_t {
+  array<T, N>* param;
+  array<T, N>* grad;
+  bool accumulate = false;
+};
+template <class T, int N>
+wrt_t<T, N> wrt(array<T, N>& param, array<T, N>& grad) {
+  static_assert(std::is_floating_point_v<T>, "wp::wrt: gradients are of float or double arrays");
+  return {&param, &grad};
+}
+/// `wp::accumulate(wp::wrt(W, dW))`: add the gradient to what dW holds (PyTorch's
+/// accumulation) instead of overwriting it in every execution.
+template <class T, int N>
+wrt_t<T, N> accumulate(wrt_t<T, N> w) {
+  w.accumulate = true;
+  return w;
+}
+
+/// `wp::seed(y, dy)`: differentiate from a given dL/dy instead of a rank-0 loss.
+template <class T, int N>
+struct seed_t {
+  array<T, N>* y;
+  array<T, N>* dy;
+};
+template <class T, int N>
+seed_t<T, N> seed(array<T, N>& y, array<T, N>& dy) {
+  static_assert(std::is_floating_point_v<T>, "wp::seed: gradients are of float or double arrays");
+  return {&y, &dy};
+}
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_wrt_v = false;
+template <class T, int N>
+inline constexpr bool is_wrt_v<wrt_t<T, N>> = true;
+
+/// Which array holds the gradient of which (arrays are identified by address), the arrays
+/// made here, and which gradient buffers already have their zeroing map.
+class gradient_table {
+ public:
+  template <class T, int N>
+  array<T, N>& of(const array<T, N>& a) {
+    for (const entry& e : entries_)
+      if (e.array == &a) return *static_cast<array<T, N>*>(e.grad);
+    auto g = std::make_shared<array<T, N>>("d" + a.name(), a.shape());
+    entries_.push_back({&a, g.get(), false, 0});
+    owned_.push_back(g);
+    return *g;
+  }
+  /// A new array of a's shape counting the ties of a wp::max_into / min_into into a.
+  template <class T, int N>
+  array<T, N>& ties_of(const array<T, N>& a) {
+    auto t = std::make_shared<array<T, N>>("ties." + a.name(), a.shape());
+    entries_.push_back({nullptr, t.get(), false, 0});
+    owned_.push_back(t);
+    return *t;
+  }
+  void add_named(const void* param, void* grad, bool accumulate) {
+    entries_.push_back({param, grad, accumulate, 0});
+  }
+  /// Whether the zeroing map of gradient buffer g is the one that runs (the first asked
+  /// for, unless the gradient accumulates), and its name: maps are known by name, so the
+  /// others (over an empty space) are numbered.
+  std::pair<bool, std::string> claim_zeroing(const void* g, const std::string& name) {
+    for (entry& e : entries_)
+      if (e.grad == g) {
+        const int k = e.zero_maps++;
+        return {k == 0 && !e.accumulate,
+                "zero." + name + (k == 0 ? std::string() : "." + std::to_string(k + 1))};
+      }
+    return {false, "zero." + name};
+  }
+  bool accumulates(const void* g) const {
+    for (const entry& e : entries_)
+      if (e.grad == g) return e.accumulate;
+    return false;
+  }
+  std::vector<std::shared_ptr<const void>> owned() const { return owned_; }
+
+ private:
+  struct entry {
+    const void* array;
+    void* grad;
+    bool accumulate;
+    int zero_maps;
+  };
+  std::vector<entry> entries_;
+  std::vector<std::shared_ptr<const void>> owned_;
+};
+
+/// What one forward statement writes and reads (by array address), for the checks.
+struct statement_record {
+  std::string map;
+  const void* written = nullptr;
+  std::string written_name;
+  bool assigns = false;
+  bool extremum = false;  ///< max_into / min_into: its gradient reads the final values written
+  std::vector<std::pair<const void*, std::string>> reads;
+};
+
+struct read_collector {
+  std::vector<std::pair<const void*, std::string>>& reads;
+  template <class A>
+  void on_access(const A& a) {
+    reads.emplace_back(a.arr, a.arr->name());
+  }
+  template <class R>
+  void enter_range(const R&) {}
+  void leave_range() {}
+};
+
+template <class... M>
+std::vector<statement_record> statement_records(const program_t<M...>& p) {
+  std::vector<statement_record> out;
+  p.for_each_map([&](const auto& m) {
+    m.for_each_statement([&](const auto& st) {
+      statement_record r;
+      r.map = m.name();
+      r.written = st.lhs.arr;
+      r.written_name = st.lhs.arr->name();
+      r.assigns = st.kind == combine::assign;
+      r.extremum = st.kind == combine::max || st.kind == combine::min;
+      read_collector c{r.reads};
+      st.rhs.visit(c);
+      out.push_back(std::move(r));
+    });
+  });
+  return out;
+}
+
+/// The backward pass recomputes derivatives from the arrays the forward statements read, so
+/// none of them may change after it is read (no in-place update, no map reading its own
+/// output), and an array's '=' must be its first write (a later '=' would hide the values
+/// written before it from the gradient). Both are refused here, on every rank alike.
+inline void check_differentiable(const std::vector<statement_record>& recs) {
+  for (std::size_t s = 0; s < recs.size(); ++s) {
+    for (const auto& [arr, name] : recs[s].reads)
+      for (std::size_t t = s; t < recs.size(); ++t)
+        if (recs[t].written == arr)
+          throw plan_error(
+              "wp::backward: map '" + recs[t].map + "' writes '" + name + "', which " +
+              (t == s ? std::string("the same statement reads")
+                      : "map '" + recs[s].map + "' reads before it") +
+              "; the backward pass needs the values that were read, so in-place updates and "
+              "maps that read their own output are not differentiable: write the new values "
+              "to another array");
+    if (recs[s].extremum) {
+      for (std::size_t t = s + 1; t < recs.size(); ++t)
+        if (recs[t].written == recs[s].written)
+          throw plan_error("wp::backward: map '" + recs[t].map + "' writes '" +
+                           recs[s].written_name + "' after the max_into/min_into of map '" +
+                           recs[s].map +
+                           "'; the gradient of a max_into/min_into needs its final values "
+                           "(reduce into the array once, in its last write)");
+      for (std::size_t u = 0; u < s; ++u)
+        if (recs[u].written == recs[s].written && !recs[u].reads.empty())
+          throw plan_error("wp::backward: map '" + recs[s].map +
+                           "' takes the max_into/min_into of '" + recs[s].written_name +
+                           "' over values map '" + recs[u].map +
+                           "' wrote from arrays; start it from a constant (e.g. -infinity) and "
+                           "reduce every value in the max_into/min_into");
+    }
+    if (recs[s].assigns)
+      for (std::size_t u = 0; u < s; ++u)
+        if (recs[u].written == recs[s].written)
+          throw plan_error("wp::backward: map '" + recs[s].map + "' assigns '" +
+                           recs[s].written_name + "' with '=' after map '" + recs[u].map +
+                           "' wrote it; an array's '=' must be its first write (write the "
+                           "later values to another array)");
+  }
+}
+
+inline bool program_touches(const std::vector<statement_record>& recs, const void* a) {
+  for (const auto& r : recs) {
+    if (r.written == a) return true;
+    for (const auto& rd : r.reads)
+      if (rd.first == a) return true;
+  }
+  return false;
+}
+inline bool program_writes(const std::vector<statement_record>& recs, const void* a) {
+  for (const auto& r : recs)
+    if (r.written == a) return true;
+  return false;
+}
+
+template <class T, int N>
+void check_same_shape(const array<T, N>& a, const array<T, N>& b, const char* what) {
+  if (a.shape() != b.shape())
+    throw shape_error(std::string("wp::backward: ") + what + " '" + b.name() +
+                      "' must have the shape of '" + a.name() + "'");
+}
+
+/// The map that sets buffer g to zero over its whole shape (over an empty space when another
+/// map already zeroes it, or when it accumulates; a rank-0 buffer has no empty space).
+template <class T, int R>
+auto zero_map(array<T, R>& g, gradient_table& grads) {
+  const auto [runs, name] = grads.claim_zeroing(&g, g.name());
+  space<R> sp;
+  if constexpr (R > 0) {
+    std::array<bounds, R> b{};
+    for (int d = 0; d < R; ++d) b[d] = {0, runs ? g.extent(d) : 0};
+    sp = space<R>(typename space<R>::from_bounds_t{}, b);
+  } else if (grads.accumulates(&g)) {
+    throw plan_error("wp::backward: wp::accumulate of the rank-0 gradient '" + g.name() +
+                     "' is not supported yet");
+  }
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return workpart::map(name, sp, g(workpart::index<int(D)>{}...) = T(0));
+  }
+  (std::make_index_sequence<std::size_t(R)>{});
+}
+
+/// Tuples concatenated; the parts are evaluated in order (a braced list), so that the first
+/// zeroing map asked for an array is the one that runs.
+template <class... T>
+auto flatten(std::tuple<T...>&& parts) {
+  return std::apply([](auto&&... t) { return std::tuple_cat(std::move(t)...); }, std::move(parts));
+}
+/// The tuple in reverse order.
+template <class... T>
+auto reversed(std::tuple<T...>&& t) {
+  constexpr std::size_t n = sizeof...(T);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<std::tuple_element_t<n - 1 - I, std::tuple<T...>>...>{
+        std::get<n - 1 - I>(std::move(t))...};
+  }
+  (std::make_index_sequence<n>{});
+}
+
+/// Zeroing maps of the buffers a backward map accumulates into.
+template <int N, class... S>
+auto zero_maps_of(const map_t<N, S...>& m, gradient_table& grads) {
+  return std::apply(
+      [&](const auto&... st) {
+        return std::tuple<decltype(zero_map(*st.lhs.arr, grads))...>{
+            zero_map(*st.lhs.arr, grads)...};
+      },
+      m.statements());
+}
+/// Zeroing maps of the gradients of what a forward map writes (they seed its derivatives).
+template <int N, class... S>
+auto zero_maps_of_written(const map_t<N, S...>& m, gradient_table& grads) {
+  auto one = [&](const auto& s) {
+    if constexpr (std::is_floating_point_v<typename std::remove_cvref_t<decltype(s)>::value_type>)
+      return std::tuple{zero_map(grads.of(*s.lhs.arr), grads)};
+    else
+      return std::tuple<>{};
+  };
+  return std::apply(
+      [&](const auto&... st) { return flatten(std::tuple<decltype(one(st))...>{one(st)...}); },
+      m.statements());
+}
+
+/// `d<map>`: the contributions of a forward map's statements, in reverse statement order.
+template <int N, class... S>
+auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
+  constexpr std::size_t n = sizeof...(S);
+  auto contributions = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple_cat(statement_adjoint(std::get<n - 1 - I>(m.statements()), grads)...);
+  }
+  (std::make_index_sequence<n>{});
+  if constexpr (std::tuple_size_v<decltype(contributions)> == 0) {
+    return std::tuple<>{};
+  } else {
+    return std::tuple{std::apply(
+        [&](const auto&... st) {
+          return workpart::map("d" + m.name(), m.iteration_space(), st...);
+        },
+        contributions)};
+  }
+}
+
+template <class T, int N>
+auto seed_map(const array<T, N>& loss, gradient_table& grads) {
+  array<T, 0>& dl = grads.of(loss);
+  return workpart::map("seed." + dl.name(), space<0>{}, dl() = T(1));
+}
+template <class T, int N>
+auto seed_map(const seed_t<T, N>& s, gradient_table& grads) {
+  array<T, N>& gy = grads.of(*s.y);
+  std::array<bounds, std::size_t(N)> b{};
+  for (int d = 0; d < N; ++d) b[d] = {0, s.y->extent(d)};
+  const space<N> sp(typename space<N>::from_bounds_t{}, b);
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return workpart::map("seed." + gy.name(), sp,
+                         gy(workpart::index<int(D)>{}...) = (*s.dy)(workpart::index<int(D)>{}...));
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+}
+
+template <class... M, class Seed, class... W>
+auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const void* seeded,
+                      const std::string& seeded_name, const W&... wrts) {
+  static_assert((is_wrt_v<W> && ...),
+                "wp::backward: after the loss (or wp::seed), every argument is a wp::wrt(W, dW)");
+  const std::vector<statement_record> recs = statement_records(fwd);
+  if (!program_writes(recs, seeded))
+    throw plan_error("wp::backward: the program does not write '" + seeded_name +
+                     "'; differentiate from an array one of its maps writes");
+  check_differentiable(recs);
+
+  gradient_table grads;
+  std::vector<const void*> params;
+  auto name_one = [&](const auto& w) {
+    check_same_shape(*w.param, *w.grad, "the gradient");
+    if (static_cast<const void*>(w.param) == static_cast<const void*>(w.grad))
+      throw plan_error("wp::backward: wp::wrt('" + w.param->name() +
+                       "', ...) names the parameter itself as its gradient");
+    for (const void* p : params)
+      if (p == w.param)
+        throw plan_error("wp::backward: '" + w.param->name() + "' is named in two wp::wrt");
+    if (!program_touches(recs, w.param))
+      throw plan_error("wp::backward: wp::wrt('" + w.param->name() + "', '" + w.grad->name() +
+                       "'): no map of the program reads or writes '" + w.param->name() + "'");
+    params.push_back(w.param);
+    grads.add_named(w.param, w.grad, w.accumulate);
+  };
+  (name_one(wrts), ...);
+
+  auto seed = seed_map(seed_of, grads);
+  auto contributions = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    constexpr std::size_t n = sizeof...(M);
+    return std::tuple_cat(backward_map(std::get<n - 1 - I>(fwd.maps()), grads)...);
+  }
+  (std::index_sequence_for<M...>{});
+  // In order: the first map asked for a buffer zeroes it, the others run over empty spaces.
+  // Reversed, the one that runs is the last of them: the last writer before the buffer's
+  // readers, which is the writer the optimizer's pairwise model prices.
+  auto zero_named =
+      std::tuple<decltype(zero_map(*wrts.grad, grads))...>{zero_map(*wrts.grad, grads)...};
+  auto zero_written = std::apply(
+      [&](const auto&... m) {
+        return flatten(std::tuple<decltype(zero_maps_of_written(m, grads))...>{
+            zero_maps_of_written(m, grads)...});
+      },
+      fwd.maps());
+  auto zero_read = std::apply(
+      [&](const auto&... m) {
+        return flatten(std::tuple<decltype(zero_maps_of(m, grads))...>{zero_maps_of(m, grads)...});
+      },
+      contributions);
+  auto zeros = reversed(
+      std::tuple_cat(std::move(zero_named), std::move(zero_written), std::move(zero_read)));
+  auto maps =
+      std::tuple_cat(std::move(zeros), std::tuple{std::move(seed)}, std::move(contributions));
+  return std::apply(
+      [&](const auto&... m) {
+        return program_t<std::remove_cvref_t<decltype(m)>...>(std::tuple(m...), grads.owned());
+      },
+      maps);
+}
+
+}  // namespace detail
+
+/// The backward program of `fwd` for a rank-0 `loss` (d loss / d loss = 1), writing
+/// d(loss)/dW into dW for every `wp::wrt(W, dW)`:
+/// \code
+///   auto bwd  = wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2));
+///   auto step = wp::program(fwd, bwd, sgd1, sgd2);
+/// \endcode
+/// Throws wp::plan_error when a value the derivatives need is overwritten by the forward
+/// program, when the loss is not written by it, or when a wrt names an array it does not use.
+template <class... M, class T, int N, class... W>
+auto backward(const program_t<M...>& fwd, const array<T, N>& loss, const W&... wrts) {
+  static_assert(N == 0,
+                "wp::backward: the loss must be a rank-0 array (wp::array<T, 0>, written as "
+                "L() += ...); to differentiate from an output with more elements, pass "
+                "wp::seed(y, dy) with its gradient dy");
+  static_assert(std::is_floating_point_v<T>, "wp::backward: the loss must be float or double");
+  return detail::backward_program(fwd, loss, &loss, loss.name(), wrts...);
+}
+/// The backward program of `fwd` given dL/dy for an output y: `wp::seed(y, dy)`.
+template <class... M, class T, int N, class... W>
+auto backward(const program_t<M...>& fwd, const seed_t<T, N>& s, const W&... wrts) {
+  detail::check_same_shape(*s.y, *s.dy, "the seed");
+  return detail::backward_program(fwd, s, s.y, s.y->name(), wrts...);
+}
+/// A single map differentiates as the program of that map.
+template <int R, class... S, class Seed, class... W>
+auto backward(const map_t<R, S...>& m, const Seed& seed, const W&... wrts) {
+  return backward(workpart::program(m), seed, wrts...);
+}
+
+}  // namespace workpart

@@ -1,0 +1,290 @@
+#pragma once
+/// \file rules.hpp
+/// The chain rule, one rule per expression node type, applied at compile time (no tape).
+///
+/// `adjoint(node, seed, grads)` returns, as a std::tuple, the statements that add a node's
+/// contribution to the gradient of every array it reads, where `seed` is an expression for
+/// d(loss)/d(node's value) at the point. A read `X(g(p))` becomes the accumulating write
+/// `dX(g(p)) += seed` over the same space with the same subscripts: a read that broadcasts
+/// (an index of the space absent from X) becomes a '+=' that sums over that index, which the
+/// plans split and combine rank to rank like any other reduction.
+///
+/// Values a derivative needs (the other factor of a product, exp(e), ...) are recomputed
+/// from the forward arrays, so the backward pass reads what the forward pass read.
+
+#include <tuple>
+#include <type_traits>
+
+#include "../expr/access.hpp"
+#include "../expr/ops.hpp"
+#include "../expr/reduce.hpp"
+#include "../expr/statement.hpp"
+
+namespace workpart::detail {
+
+template <class>
+inline constexpr bool no_rule_v = false;
+
+/// The derivative of one node type: `apply(node, seed, grads)` -> tuple of statements.
+/// Node types without a rule stop the build with a message naming the limitation.
+template <class E>
+struct adjoint_rule {
+  static_assert(no_rule_v<E>, "wp::backward: this expression node has no differentiation rule");
+};
+
+template <class E, class S, class G>
+constexpr auto adjoint(const E& e, const S& seed, G& grads) {
+  return adjoint_rule<E>::apply(e, seed, grads);
+}
+
+/// The real type a derivative of a value of type V is computed in.
+template <class V>
+using real_of = std::conditional_t<std::is_floating_point_v<V>, V, double>;
+
+// ---- leaves ----
+
+template <class V>
+struct adjoint_rule<scalar_node<V>> {  // constants
+  template <class S, class G>
+  static constexpr auto apply(const scalar_node<V>&, const S&, G&) {
+    return std::tuple<>{};
+  }
+};
+template <int D>
+struct adjoint_rule<val_node<D>> {  // wp::val(i): a coordinate, a constant
+  template <class S, class G>
+  static constexpr auto apply(const val_node<D>&, const S&, G&) {
+    return std::tuple<>{};
+  }
+};
+
+/// The same access on the gradient array of the array it reads (same subscripts).
+template <class A, class G>
+A gradient_access(const A& a, G& grads) {
+  A d = a;
+  d.arr = &grads.of(*a.arr);
+  return d;
+}
+
+template <class T, int N, class... Subs>
+struct adjoint_rule<access_node<T, N, Subs...>> {
+  using A = access_node<T, N, Subs...>;
+  static_assert(A::all_affine,
+                "wp::backward: a read through an indirect subscript (x(idx(i))) or wp::all is "
+                "not differentiable yet; only affine subscripts (indices, offsets, strides, "
+                "constants) are");
+  template <class S, class G>
+  static auto apply(const A& a, const S& seed, G& grads) {
+    if constexpr (!std::is_floating_point_v<T>)
+      return std::tuple<>{};  // integer arrays (indices, labels) carry no gradient
+    else
+      return std::tuple{make_statement<add_tag>(gradient_access(a, grads), seed)};
+  }
+};
+
+template <class Red, int D, class Lo, class Hi, class Body>
+struct adjoint_rule<reduce_node<Red, D, Lo, Hi, Body>> {
+  static_assert(no_rule_v<Red>,
+                "wp::backward: inner reductions (wp::sum, wp::max_of, wp::min_of) are not "
+                "differentiable yet; write the sum as a '+=' statement over a space that includes "
+                "its index, e.g. y(i) += A(i, k) * x(k) over wp::space(M, K)");
+};
+
+// ---- unary functions: d f(e) = f'(e) de ----
+
+template <class Op>
+struct unary_derivative;  // seed for the child, given the seed of f(e)
+template <>
+struct unary_derivative<op_neg> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E&) {
+    return -s;
+  }
+};
+template <>
+struct unary_derivative<op_exp> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    return s * workpart::exp(e);
+  }
+};
+template <>
+struct unary_derivative<op_log> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    return s / e;
+  }
+};
+template <>
+struct unary_derivative<op_sqrt> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    using V = real_of<typename E::value_type>;
+    return s / (V(2) * workpart::sqrt(e));
+  }
+};
+template <>
+struct unary_derivative<op_tanh> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    using V = real_of<typename E::value_type>;
+    return s * (V(1) - workpart::tanh(e) * workpart::tanh(e));
+  }
+};
+template <>
+struct unary_derivative<op_abs> {  // sign(e): 0 at 0, as PyTorch
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    using V = real_of<typename E::value_type>;
+    return workpart::select(e > V(0), s, workpart::select(e < V(0), -s, V(0)));
+  }
+};
+
+template <class Op, class E>
+struct adjoint_rule<unary_node<Op, E>> {
+  template <class S, class G>
+  static constexpr auto apply(const unary_node<Op, E>& n, const S& s, G& grads) {
+    return adjoint(n.e, unary_derivative<Op>::of(s, n.e), grads);
+  }
+};
+
+// ---- binary operations: seeds for the left and the right operand ----
+
+template <class Op>
+struct binary_derivative {  // comparisons: a gate, no gradient through it
+  static constexpr bool differentiable = false;
+};
+template <>
+struct binary_derivative<op_add> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L&, const R&) {
+    return s;
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L&, const R&) {
+    return s;
+  }
+};
+template <>
+struct binary_derivative<op_sub> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L&, const R&) {
+    return s;
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L&, const R&) {
+    return -s;
+  }
+};
+template <>
+struct binary_derivative<op_mul> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L&, const R& r) {
+    return s * r;
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L& l, const R&) {
+    return s * l;
+  }
+};
+template <>
+struct binary_derivative<op_div> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L&, const R& r) {
+    return s / r;
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L& l, const R& r) {
+    return -(s * l) / (r * r);
+  }
+};
+// wp::max(a, b) is a where a > b, else b (ties and a NaN b: b): the gradient goes to the
+// operand whose value was taken, the same on every grid. wp::min likewise with a < b.
+template <>
+struct binary_derivative<op_max> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L& l, const R& r) {
+    return workpart::select(l > r, s, 0);
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L& l, const R& r) {
+    return workpart::select(l > r, 0, s);
+  }
+};
+template <>
+struct binary_derivative<op_min> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L& l, const R& r) {
+    return workpart::select(l < r, s, 0);
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L& l, const R& r) {
+    return workpart::select(l < r, 0, s);
+  }
+};
+
+template <class Op, class L, class R>
+struct adjoint_rule<binary_node<Op, L, R>> {
+  template <class S, class G>
+  static constexpr auto apply(const binary_node<Op, L, R>& n, const S& s, G& grads) {
+    using D = binary_derivative<Op>;
+    if constexpr (!D::differentiable) {
+      return std::tuple<>{};
+    } else {
+      auto l = adjoint(n.l, D::left(s, n.l, n.r), grads);
+      auto r = adjoint(n.r, D::right(s, n.l, n.r), grads);
+      return std::tuple_cat(std::move(l), std::move(r));
+    }
+  }
+};
+
+/// wp::select(c, a, b): the seed goes to the branch taken; the condition is a gate.
+template <class C, class A, class B>
+struct adjoint_rule<select_node<C, A, B>> {
+  template <class S, class G>
+  static constexpr auto apply(const select_node<C, A, B>& n, const S& s, G& grads) {
+    auto a = adjoint(n.a, workpart::select(n.c, s, 0), grads);
+    auto b = adjoint(n.b, workpart::select(n.c, 0, s), grads);
+    return std::tuple_cat(std::move(a), std::move(b));
+  }
+};
+
+// ---- statements ----
+
+/// The contributions of one forward statement `Y(f(p)) op= rhs` to the gradients of what its
+/// right side reads, seeded by dY(f(p)). For '=' the overwritten old value gets no gradient;
+/// for '+=' it passes through unchanged (nothing to emit).
+///
+/// `wp::max_into(Y(f(p)), rhs)` (and min_into): the gradient goes to the points whose value
+/// is the result, shared evenly among ties (as PyTorch's amax), so it does not depend on the
+/// order of evaluation, hence not on the grid. The ties are counted first, into an array made
+/// here (`ties.Y`): `ties(f(p)) += (rhs == Y(f(p)))`, then each point that won gets
+/// dY(f(p)) / ties(f(p)). Y's values before the statement must be constants (checked when
+/// the backward program is built).
+template <class K, class L, class R, class G>
+auto statement_adjoint(const statement<K, L, R>& st, G& grads) {
+  if constexpr (!std::is_floating_point_v<typename L::value_type>) {
+    return std::tuple<>{};  // an integer result carries no gradient
+  } else if constexpr (K::kind == combine::assign || K::kind == combine::add) {
+    return adjoint(st.rhs, gradient_access(st.lhs, grads), grads);
+  } else {
+    L ties = st.lhs;
+    ties.arr = &grads.ties_of(*st.lhs.arr);
+    const auto won = st.rhs == st.lhs;
+    auto rest =
+        adjoint(st.rhs, workpart::select(won, gradient_access(st.lhs, grads) / ties, 0), grads);
+    if constexpr (std::tuple_size_v<decltype(rest)> == 0)
+      return std::tuple<>{};
+    else
+      return std::tuple_cat(std::tuple{make_statement<add_tag>(ties, workpart::select(won, 1, 0))},
+                            std::move(rest));
+  }
+}
+
+}  // namespace workpart::detail

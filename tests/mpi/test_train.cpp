@@ -1,0 +1,182 @@
+// Training steps (forward, wp::backward, SGD) distributed at 1-4 ranks: the parameters and
+// the loss after three steps equal a plain serial loop's (double, 1e-10 relative), under a
+// data-parallel schedule (the batch split: weight gradients are split reductions combined
+// rank to rank), a hidden-split schedule, and wp::automatic. Uneven extents throughout.
+#include "mpi_test_support.hpp"
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+using namespace mpitest;
+
+namespace {
+
+constexpr index_t B = 7, I = 5, H = 6, O = 3;
+constexpr double lr = 0.05;
+constexpr int steps = 3;
+
+double xv(index_t b, index_t k) { return std::sin(0.3 * double(b * I + k) + 0.1); }
+double tv(index_t b, index_t o) { return std::cos(0.7 * double(b * O + o)); }
+double w1v(index_t k, index_t h) { return 0.2 * std::sin(double(k * H + h) + 0.5); }
+double w2v(index_t h, index_t o) { return 0.3 * std::cos(double(h * O + o) + 0.2); }
+
+/// The same steps in plain loops: W1, W2 after `steps` SGD steps, and the last loss.
+struct reference {
+  std::vector<double> w1, w2;
+  double loss = 0;
+};
+reference train_serially() {
+  reference r;
+  for (index_t k = 0; k < I; ++k)
+    for (index_t h = 0; h < H; ++h) r.w1.push_back(w1v(k, h));
+  for (index_t h = 0; h < H; ++h)
+    for (index_t o = 0; o < O; ++o) r.w2.push_back(w2v(h, o));
+  for (int s = 0; s < steps; ++s) {
+    std::vector<double> a(B * H), d_out(B * O), dw1(I * H, 0.0), dw2(H * O, 0.0), da(B * H, 0.0);
+    r.loss = 0;
+    for (index_t b = 0; b < B; ++b)
+      for (index_t h = 0; h < H; ++h) {
+        double z = 0;
+        for (index_t k = 0; k < I; ++k) z += xv(b, k) * r.w1[k * H + h];
+        a[b * H + h] = std::tanh(z);
+      }
+    for (index_t b = 0; b < B; ++b)
+      for (index_t o = 0; o < O; ++o) {
+        double y = 0;
+        for (index_t h = 0; h < H; ++h) y += a[b * H + h] * r.w2[h * O + o];
+        d_out[b * O + o] = y - tv(b, o);
+        r.loss += 0.5 * d_out[b * O + o] * d_out[b * O + o];
+      }
+    for (index_t b = 0; b < B; ++b)
+      for (index_t h = 0; h < H; ++h)
+        for (index_t o = 0; o < O; ++o) {
+          dw2[h * O + o] += a[b * H + h] * d_out[b * O + o];
+          da[b * H + h] += d_out[b * O + o] * r.w2[h * O + o];
+        }
+    for (index_t b = 0; b < B; ++b)
+      for (index_t h = 0; h < H; ++h) {
+        const double dz = da[b * H + h] * (1 - a[b * H + h] * a[b * H + h]);
+        for (index_t k = 0; k < I; ++k) dw1[k * H + h] += xv(b, k) * dz;
+      }
+    for (std::size_t e = 0; e < dw1.size(); ++e) r.w1[e] -= lr * dw1[e];
+    for (std::size_t e = 0; e < dw2.size(); ++e) r.w2[e] -= lr * dw2[e];
+  }
+  return r;
+}
+
+/// A grid for every map of the program: `split` picks the dimension split over p (or none).
+template <class Prog, class Split>
+wp::schedule schedule_of(const Prog& prog, int p, Split split) {
+  wp::schedule s;
+  prog.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    const int d = split(m.rank);
+    if (d >= 0) g[std::size_t(d)] = p;
+    s.set(m.name(), wp::grid_shape(g));
+  });
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a training step distributed equals the serial loop after three steps", "[train]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  wp::array<double, 2> X("X", {B, I}), T("T", {B, O}), W1("W1", {I, H}), W2("W2", {H, O});
+  wp::array<double, 2> Hd("H", {B, H}), A("A", {B, H}), Out("Out", {B, O});
+  wp::array<double, 2> dW1("dW1", {I, H}), dW2("dW2", {H, O});
+  wp::array<double, 0> L("L", {});
+  auto [b, h, k] = wp::indices<3>();
+  auto fwd = wp::program(
+      wp::map("h0", wp::space(B, H), Hd(b, h) = 0.0),
+      wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
+      wp::map("act", wp::space(B, H), A(b, h) = wp::tanh(Hd(b, h))),
+      wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
+      wp::map("o", wp::space(B, O, H), Out(b, h) += A(b, k) * W2(k, h)),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(B, O), L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
+  auto bwd = wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2));
+  auto step =
+      wp::program(fwd, bwd, wp::map("sgd1", wp::space(I, H), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
+                  wp::map("sgd2", wp::space(H, O), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
+  const reference want = train_serially();
+
+  auto train = [&](auto&& plan) {
+    fill2(X, xv);
+    fill2(T, tv);
+    fill2(W1, w1v);
+    fill2(W2, w2v);
+    plan.scatter();
+    for (int s = 0; s < steps; ++s) plan.execute();
+    plan.gather(W1, W2, L);
+    REQUIRE(compare_on_root(ctx.comm(), W1, want.w1, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), W2, want.w2, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), L, {want.loss}, 1e-10) == "");
+  };
+  SECTION("data-parallel: every map's first dimension split") {
+    train(wp::distribute(step, schedule_of(step, p, [](int r) { return r > 0 ? 0 : -1; }), ctx));
+  }
+  SECTION("hidden split: every map's second dimension split where it has one") {
+    train(wp::distribute(step, schedule_of(step, p, [](int r) { return r > 1 ? 1 : r - 1; }), ctx));
+  }
+  SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+}
+
+// Data-parallel: every map splits its first dimension, so the batch is split in the forward
+// and backward maps and each rank holds partial sums of both weight gradients; the update maps
+// split the weights' rows, so the plans combine each gradient by a reduce-scatter: rank r
+// sends every other rank's rows of its partial sums and receives its own rows from the P - 1
+// others. The bytes are computed here from the array sizes.
+TEST_CASE("data-parallel step: weight gradients combined by reduce-scatter, bytes as sized",
+          "[train]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size(), me = ctx.rank();
+  wp::array<double, 2> X("X", {B, I}), T("T", {B, O}), W1("W1", {I, H}), W2("W2", {H, O});
+  wp::array<double, 2> Hd("H", {B, H}), A("A", {B, H}), Out("Out", {B, O});
+  wp::array<double, 2> dW1("dW1", {I, H}), dW2("dW2", {H, O});
+  wp::array<double, 0> L("L", {});
+  fill2(X, xv);
+  fill2(T, tv);
+  fill2(W1, w1v);
+  fill2(W2, w2v);
+  auto [b, h, k] = wp::indices<3>();
+  auto fwd = wp::program(
+      wp::map("h0", wp::space(B, H), Hd(b, h) = 0.0),
+      wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
+      wp::map("act", wp::space(B, H), A(b, h) = wp::tanh(Hd(b, h))),
+      wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
+      wp::map("o", wp::space(B, O, H), Out(b, h) += A(b, k) * W2(k, h)),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(B, O), L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
+  auto step = wp::program(fwd, wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2)),
+                          wp::map("sgd1", wp::space(I, H), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
+                          wp::map("sgd2", wp::space(H, O), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
+  auto plan = wp::distribute(step, schedule_of(step, p, [](int r) { return r > 0 ? 0 : -1; }), ctx);
+  plan.scatter();
+  plan.execute();
+  // rank r's rows of a rows x cols array of doubles split over p ranks, in bytes
+  auto owned = [&](index_t rows, index_t cols, int r) {
+    return (rows / p + (r < rows % p ? 1 : 0)) * cols * index_t(sizeof(double));
+  };
+  std::string problems;
+  for (const auto& [name, rows, cols] :
+       {std::tuple<std::string, index_t, index_t>{"dW1", I, H}, {"dW2", H, O}}) {
+    int combines = 0;
+    for (const auto& rd : plan.stats().redistributions) {
+      if (rd.array != name || rd.kind.find("(sum)") == std::string::npos) continue;
+      ++combines;
+      const index_t n = rows * cols * index_t(sizeof(double));
+      const index_t sent = n - owned(rows, cols, me), received = (p - 1) * owned(rows, cols, me);
+      if (rd.kind.rfind("reduce-scatter(sum)", 0) != 0)
+        problems += name + " combined by " + rd.kind + "; ";
+      if (rd.measured.bytes_sent != sent || rd.measured.bytes_received != received)
+        problems += name + ": " + std::to_string(rd.measured.bytes_sent) + "/" +
+                    std::to_string(rd.measured.bytes_received) + " B sent/received, expected " +
+                    std::to_string(sent) + "/" + std::to_string(received) + "; ";
+    }
+    if (combines != (p > 1 ? 1 : 0))
+      problems += name + ": " + std::to_string(combines) + " combines; ";
+  }
+  REQUIRE(all_problems(ctx.comm(), problems) == "");
+}

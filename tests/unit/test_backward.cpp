@@ -1,0 +1,345 @@
+// wp::backward (include/workpart/autodiff/): every gradient the backward program writes is
+// compared with central finite differences of the forward program (double, relative error
+// <= 1e-6), one rule at a time and for whole programs, with uneven extents; the errors are
+// checked too. One process (wp::run); tests/mpi/test_train.cpp distributes training steps.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <workpart/workpart.hpp>
+
+namespace wp = workpart;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Distinct smooth values away from the kinks of abs/max/min and positive where log/sqrt read.
+template <int N>
+double value_at(const std::array<wp::index_t, N>& g, int salt) {
+  double v = 0.37 * salt;
+  for (int a = 0; a < N; ++a) v += double((g[a] * (3 + a) + salt * 5) % 11) * 0.173 + 0.05 * a;
+  return std::sin(v) * 0.9 + 0.013 * salt;
+}
+template <int N>
+void fill(wp::array<double, N>& a, int salt, double shift = 0.0) {
+  a.init(
+      [salt, shift](const std::array<wp::index_t, N>& g) { return value_at<N>(g, salt) + shift; });
+}
+
+/// d loss / d x by central differences of the forward program, element by element,
+/// against the gradient array dx the backward program wrote.
+template <class Fwd, int N>
+void require_gradient(const Fwd& fwd, wp::array<double, 0>& loss, wp::array<double, N>& x,
+                      wp::array<double, N>& dx) {
+  const double h = 1e-5;
+  std::vector<double> want(static_cast<std::size_t>(x.size()));
+  for (wp::index_t k = 0; k < x.size(); ++k) {
+    const double v = x.data()[k];
+    x.data()[k] = v + h;
+    wp::run(fwd);
+    const double lp = loss.data()[0];
+    x.data()[k] = v - h;
+    wp::run(fwd);
+    const double lm = loss.data()[0];
+    x.data()[k] = v;
+    want[std::size_t(k)] = (lp - lm) / (2 * h);
+  }
+  for (wp::index_t k = 0; k < x.size(); ++k) {
+    INFO("d" << x.name() << "[" << k << "]: backward " << dx.data()[k] << ", finite differences "
+             << want[std::size_t(k)]);
+    REQUIRE(std::abs(dx.data()[k] - want[std::size_t(k)]) <=
+            1e-6 * std::max(1.0, std::abs(want[std::size_t(k)])));
+  }
+}
+
+/// L = sum_i f(x(i), y(i)) over an uneven extent; dL/dx and dL/dy against differences.
+template <class F>
+void check_rule(F f, double shift = 0.0) {
+  const wp::index_t n = 7;
+  wp::array<double, 1> x("x", {n}), y("y", {n}), dx("dx", {n}), dy("dy", {n});
+  wp::array<double, 0> L("L", {});
+  fill(x, 1, shift);
+  fill(y, 2, shift);
+  auto [i] = wp::indices<1>();
+  auto fwd = wp::program(wp::map("zero", wp::space(), L() = 0.0),
+                         wp::map("loss", wp::space(n), L() += f(x(i), y(i), i)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(y, dy));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, x, dx);
+  require_gradient(fwd, L, y, dy);
+}
+
+}  // namespace
+
+TEST_CASE("backward: each expression rule against finite differences", "[backward]") {
+  SECTION("+ - * / and negation") {
+    check_rule([](auto x, auto y, auto) { return x + y * 2.0 - (-y) * x; });
+    check_rule([](auto x, auto y, auto) { return x / y - y / (x * x + 1.0); }, 2.0);
+  }
+  SECTION("exp log sqrt tanh") {
+    check_rule([](auto x, auto y, auto) { return wp::exp(x * y) + wp::tanh(x - y); });
+    check_rule([](auto x, auto y, auto) { return wp::log(x) * wp::sqrt(y); }, 2.0);
+  }
+  SECTION("abs, wp::max, wp::min away from ties") {
+    check_rule([](auto x, auto y, auto) { return wp::abs(x - 0.5 * y) * y; });
+    check_rule([](auto x, auto y, auto) { return wp::max(x, y) * 3.0 + wp::min(x * y, 0.1); });
+  }
+  SECTION("select and comparisons are gates; scalars and wp::val are constants") {
+    check_rule([](auto x, auto y, auto i) {
+      return wp::select(x < y, x * y, y - x) + (x > 0.0) * 5.0 + wp::val(i) * x;
+    });
+  }
+}
+
+TEST_CASE("backward: a '=' of the wrong kind of loss or input is refused", "[backward][errors]") {
+  const wp::index_t n = 5;
+  wp::array<double, 1> x("x", {n}), t("t", {n}), dx("dx", {n}), d4("d4", {4});
+  wp::array<double, 0> L("L", {}), M("M", {});
+  fill(x, 1);
+  auto [i] = wp::indices<1>();
+  auto zero = wp::map("zero", wp::space(), L() = 0.0);
+  auto loss = wp::map("loss", wp::space(n), L() += x(i) * x(i));
+
+  SECTION("in-place update of a value the derivative needs") {
+    auto fwd = wp::program(zero, loss, wp::map("scale", wp::space(n), x(i) = x(i) * 2.0));
+    REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx)), Contains("[workpart.plan_error]") &&
+                                                                  Contains("'scale' writes 'x'") &&
+                                                                  Contains("in-place"));
+  }
+  SECTION("'=' after another write") {
+    auto fwd = wp::program(wp::map("t1", wp::space(n), t(i) = x(i)),
+                           wp::map("t2", wp::space(n), t(i) = 2.0 * x(i)), zero,
+                           wp::map("loss", wp::space(n), L() += t(i)));
+    REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx)),
+                        Contains("'t2' assigns 't' with '=' after map 't1'"));
+  }
+  SECTION("a loss the program does not write, a parameter it does not use, a wrong shape") {
+    auto fwd = wp::program(zero, loss);
+    REQUIRE_THROWS_WITH(wp::backward(fwd, M, wp::wrt(x, dx)), Contains("does not write 'M'"));
+    REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(t, dx)),
+                        Contains("no map of the program reads or writes 't'"));
+    REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, d4)),
+                        Contains("[workpart.shape_error]") && Contains("'d4' must have the shape"));
+    REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(x, dx)),
+                        Contains("named in two wp::wrt"));
+  }
+}
+
+TEST_CASE("backward: reads that broadcast, transpose, stride, shift and reverse", "[backward]") {
+  const wp::index_t m = 5, n = 3;
+  wp::array<double, 2> X("X", {m, n}), A("A", {n, m}), dX("dX", {m, n}), dA("dA", {n, m});
+  wp::array<double, 1> w("w", {n}), z("z", {2 * m + 1}), dw("dw", {n}), dz("dz", {2 * m + 1});
+  wp::array<double, 2> Y("Y", {m, n});
+  wp::array<double, 0> L("L", {});
+  fill(X, 1);
+  fill(A, 2);
+  fill(w, 3);
+  fill(z, 4);
+  auto [i, j] = wp::indices<2>();
+  auto fwd = wp::program(
+      wp::map("y", wp::space(m, n),
+              Y(i, j) = w(j) * X(i, j) + A(j, i) * z(2 * i + 1) - z(2 * m - 2 * i) * X(i, j)),
+      wp::map("zero", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(m, n), L() += Y(i, j) * Y(i, j) * wp::val(j)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(X, dX), wp::wrt(A, dA), wp::wrt(w, dw), wp::wrt(z, dz));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, X, dX);
+  require_gradient(fwd, L, A, dA);
+  require_gradient(fwd, L, w, dw);  // a broadcast read: summed over i
+  require_gradient(fwd, L, z, dz);  // strided and reversed reads of one array
+}
+
+TEST_CASE("backward: a two-layer MLP with a squared loss, and gradients from a seed",
+          "[backward]") {
+  const wp::index_t B = 5, I = 4, H = 6, O = 3;
+  wp::array<double, 2> X("X", {B, I}), W1("W1", {I, H}), Hd("H", {B, H}), Ac("A", {B, H});
+  wp::array<double, 2> W2("W2", {H, O}), Out("Out", {B, O}), T("T", {B, O});
+  wp::array<double, 1> b1("b1", {H});
+  wp::array<double, 2> dW1("dW1", {I, H}), dW2("dW2", {H, O}), dX("dX", {B, I});
+  wp::array<double, 1> db1("db1", {H});
+  wp::array<double, 0> L("L", {});
+  fill(X, 1);
+  fill(W1, 2);
+  fill(W2, 3);
+  fill(T, 4);
+  fill(b1, 5);
+  auto [b, h, k] = wp::indices<3>();
+  auto fwd = wp::program(
+      wp::map("h0", wp::space(B, H), Hd(b, h) = b1(h)),
+      wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
+      wp::map("act", wp::space(B, H), Ac(b, h) = wp::tanh(Hd(b, h))),
+      wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
+      wp::map("o", wp::space(B, O, H), Out(b, h) += Ac(b, k) * W2(k, h)),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(B, O), L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
+
+  SECTION("loss") {
+    auto bwd =
+        wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2), wp::wrt(b1, db1), wp::wrt(X, dX));
+    // intermediates' gradients are the program's own arrays
+    REQUIRE(bwd.owned_arrays().size() >= 4);
+    auto step = wp::program(fwd, bwd);
+    wp::run(step);
+    require_gradient(fwd, L, W1, dW1);
+    require_gradient(fwd, L, W2, dW2);
+    require_gradient(fwd, L, b1, db1);
+    require_gradient(fwd, L, X, dX);
+    // every execution writes the gradients afresh (nothing accumulates across steps)
+    const double g0 = dW1.data()[3];
+    wp::run(step);
+    REQUIRE(dW1.data()[3] == g0);
+  }
+  SECTION("wp::accumulate adds to what the gradient holds") {
+    auto bwd = wp::backward(fwd, L, wp::accumulate(wp::wrt(W2, dW2)), wp::wrt(W1, dW1));
+    auto step = wp::program(fwd, bwd);
+    std::fill(dW2.data(), dW2.data() + dW2.size(), 0.0);
+    wp::run(step);
+    std::vector<double> once(dW2.data(), dW2.data() + dW2.size());
+    const double w1 = dW1.data()[5];
+    wp::run(step);
+    for (wp::index_t e = 0; e < dW2.size(); ++e)
+      REQUIRE(dW2.data()[e] == Approx(2 * once[std::size_t(e)]).epsilon(1e-12));
+    REQUIRE(dW1.data()[5] == w1);  // not accumulated
+  }
+  SECTION("seed: dL/dOut given, the same gradients as the loss map gives") {
+    wp::array<double, 2> dOut("dOut", {B, O});
+    wp::run(fwd);
+    dOut.init([&](const std::array<wp::index_t, 2>& g) { return Out.at(g) - T.at(g); });
+    auto net = wp::program(wp::map("h0", wp::space(B, H), Hd(b, h) = b1(h)),
+                           wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
+                           wp::map("act", wp::space(B, H), Ac(b, h) = wp::tanh(Hd(b, h))),
+                           wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
+                           wp::map("o", wp::space(B, O, H), Out(b, h) += Ac(b, k) * W2(k, h)));
+    auto bwd = wp::backward(net, wp::seed(Out, dOut), wp::wrt(W1, dW1), wp::wrt(W2, dW2));
+    wp::run(wp::program(net, bwd));
+    require_gradient(fwd, L, W1, dW1);
+    require_gradient(fwd, L, W2, dW2);
+  }
+  SECTION("a parameter that does not reach the loss gets a zero gradient") {
+    wp::array<double, 1> u("u", {H}), v("v", {H}), dv("dv", {H});
+    fill(v, 6);
+    std::fill(dv.data(), dv.data() + dv.size(), 7.0);
+    auto side = wp::program(fwd, wp::map("side", wp::space(H), u(b) = v(b) * 2.0));
+    wp::run(wp::program(side, wp::backward(side, L, wp::wrt(v, dv))));
+    for (wp::index_t e = 0; e < H; ++e) REQUIRE(dv.data()[e] == 0.0);
+  }
+}
+
+TEST_CASE("backward: max_into / min_into send the gradient to the winners, ties shared evenly",
+          "[backward]") {
+  const wp::index_t B = 4, J = 5;
+  wp::array<double, 2> x("x", {B, J}), dx("dx", {B, J});
+  wp::array<double, 1> w("w", {B}), mx("mx", {B}), mn("mn", {B});
+  wp::array<double, 0> L("L", {});
+  fill(x, 1);
+  fill(w, 2);
+  auto [b, j] = wp::indices<2>();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto fwd = wp::program(wp::map("init", wp::space(B), mx(b) = -inf, mn(b) = inf),
+                         wp::map("ext", wp::space(B, J), wp::max_into(mx(b), x(b, j) * 2.0),
+                                 wp::min_into(mn(b), wp::exp(x(b, j)))),
+                         wp::map("l0", wp::space(), L() = 0.0),
+                         wp::map("loss", wp::space(B), L() += w(b) * mx(b) + mn(b) * mn(b)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx));
+  SECTION("distinct values: finite differences") {
+    wp::run(wp::program(fwd, bwd));
+    require_gradient(fwd, L, x, dx);
+  }
+  SECTION("ties: each of k equal winners gets 1/k of the gradient") {
+    x.init([](const std::array<wp::index_t, 2>& g) { return g[1] % 2 == 0 ? 1.0 : 0.5; });
+    wp::run(wp::program(fwd, bwd));  // row max 2.0 at j = 0, 2, 4; row min e^0.5 at j = 1, 3
+    for (wp::index_t r = 0; r < B; ++r)
+      for (wp::index_t c = 0; c < J; ++c) {
+        const double want =
+            c % 2 == 0 ? w.at({r}) * 2.0 / 3.0 : 2.0 * std::exp(0.5) * std::exp(0.5) / 2.0;
+        REQUIRE(dx.at({r, c}) == Approx(want).epsilon(1e-12));
+      }
+  }
+}
+
+TEST_CASE("backward: softmax cross-entropy with a numerically stable max, and layer norm",
+          "[backward]") {
+  const wp::index_t B = 5, K = 4, C = 3;
+  wp::array<double, 2> X("X", {B, K}), W("W", {K, C}), Z("Z", {B, C}), Y("Y", {B, C});
+  wp::array<double, 2> dW("dW", {K, C}), dX("dX", {B, K});
+  wp::array<double, 1> mx("mx", {B}), se("se", {B}), mean("mean", {B}), var("var", {B});
+  wp::array<double, 2> N("N", {B, K}), G("G", {B, K});
+  wp::array<double, 1> gamma("gamma", {K}), dgamma("dgamma", {K});
+  wp::array<double, 0> L("L", {});
+  fill(X, 1);
+  fill(W, 2);
+  fill(G, 3);
+  fill(gamma, 4);
+  Y.init([](const std::array<wp::index_t, 2>& g) { return g[1] == (g[0] * 2) % 3 ? 1.0 : 0.0; });
+  auto [b, c, k] = wp::indices<3>();
+  const double inf = std::numeric_limits<double>::infinity();
+  SECTION("softmax cross-entropy") {
+    auto fwd = wp::program(
+        wp::map("z0", wp::space(B, C), Z(b, c) = 0.0),
+        wp::map("z", wp::space(B, C, K), Z(b, c) += X(b, k) * W(k, c)),
+        wp::map("stats", wp::space(B, C), wp::max_into(mx(b), Z(b, c))),
+        wp::map("s0", wp::space(B), se(b) = 0.0),
+        wp::map("sum", wp::space(B, C), se(b) += wp::exp(Z(b, c) - mx(b))),
+        wp::map("l0", wp::space(), L() = 0.0),
+        wp::map("ce", wp::space(B, C), L() += Y(b, c) * (wp::log(se(b)) + mx(b) - Z(b, c))));
+    // mx starts from a constant
+    auto prog = wp::program(wp::map("m0", wp::space(B), mx(b) = -inf), fwd);
+    auto bwd = wp::backward(prog, L, wp::wrt(W, dW), wp::wrt(X, dX));
+    wp::run(wp::program(prog, bwd));
+    require_gradient(prog, L, W, dW);
+    require_gradient(prog, L, X, dX);
+  }
+  SECTION("layer norm over the rows, scaled by gamma") {
+    auto fwd = wp::program(
+        wp::map("m0", wp::space(B), mean(b) = 0.0, var(b) = 0.0),
+        wp::map("mean", wp::space(B, K), mean(b) += X(b, c) * (1.0 / double(K))),
+        wp::map("var", wp::space(B, K),
+                var(b) += (X(b, c) - mean(b)) * (X(b, c) - mean(b)) * (1.0 / double(K))),
+        wp::map("norm", wp::space(B, K),
+                N(b, c) = gamma(c) * (X(b, c) - mean(b)) / wp::sqrt(var(b) + 1e-5)),
+        wp::map("l0", wp::space(), L() = 0.0),
+        wp::map("loss", wp::space(B, K), L() += N(b, c) * G(b, c)));
+    auto bwd = wp::backward(fwd, L, wp::wrt(X, dX), wp::wrt(gamma, dgamma));
+    wp::run(wp::program(fwd, bwd));
+    require_gradient(fwd, L, X, dX);
+    require_gradient(fwd, L, gamma, dgamma);
+  }
+}
+
+TEST_CASE("backward: max_into over values computed before, or written again, is refused",
+          "[backward][errors]") {
+  wp::array<double, 1> x("x", {4}), m("m", {1}), dx("dx", {4});
+  wp::array<double, 0> L("L", {});
+  auto [i] = wp::indices<1>();
+  auto tail = wp::program(wp::map("l0", wp::space(), L() = 0.0),
+                          wp::map("loss", wp::space(1), L() += m(i)));
+  auto from_data = wp::program(wp::map("m0", wp::space(1), m(i) = x(i)),
+                               wp::map("mx", wp::space(4), wp::max_into(m(0), x(i))), tail);
+  REQUIRE_THROWS_WITH(wp::backward(from_data, L, wp::wrt(x, dx)),
+                      Contains("start it from a constant"));
+  auto twice = wp::program(wp::map("m0", wp::space(1), m(i) = 0.0),
+                           wp::map("mx", wp::space(4), wp::max_into(m(0), x(i))),
+                           wp::map("mx2", wp::space(4), wp::max_into(m(0), 2.0 * x(i))), tail);
+  REQUIRE_THROWS_WITH(wp::backward(twice, L, wp::wrt(x, dx)),
+                      Contains("'mx2' writes 'm' after the max_into/min_into of map 'mx'"));
+}
+
+TEST_CASE("programs concatenate: maps and programs in order", "[backward]") {
+  wp::array<double, 1> x("x", {4}), y("y", {4});
+  auto [i] = wp::indices<1>();
+  auto m1 = wp::map("m1", wp::space(4), y(i) = x(i) + 1.0);
+  auto m2 = wp::map("m2", wp::space(4), y(i) += 2.0 * x(i));
+  auto p = wp::program(m1, wp::program(m2, m1), m2);
+  STATIC_REQUIRE(decltype(p)::map_count == 4);
+  std::vector<std::string> names;
+  p.for_each_map([&](const auto& m) { names.push_back(m.name()); });
+  REQUIRE(names == std::vector<std::string>{"m1", "m2", "m1", "m2"});
+  fill(x, 1);
+  wp::run(p);
+  for (wp::index_t e = 0; e < 4; ++e) REQUIRE(y.data()[e] == Approx(x.data()[e] * 3.0 + 1.0));
+}
