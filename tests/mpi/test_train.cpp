@@ -78,41 +78,52 @@ wp::schedule schedule_of(const Prog& prog, int p, Split split) {
   return s;
 }
 
+/// The MLP's arrays and its training step (forward, backward, SGD), built once per test.
+struct mlp {
+  wp::array<double, 2> X{"X", {B, I}}, T{"T", {B, O}}, W1{"W1", {I, H}}, W2{"W2", {H, O}};
+  wp::array<double, 2> Hd{"H", {B, H}}, A{"A", {B, H}}, Out{"Out", {B, O}};
+  wp::array<double, 2> dW1{"dW1", {I, H}}, dW2{"dW2", {H, O}};
+  wp::array<double, 0> L{"L", {}};
+
+  auto step() {
+    auto [b, h, k] = wp::indices<3>();
+    auto fwd = wp::program(wp::map("h0", wp::space(B, H), Hd(b, h) = 0.0),
+                           wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
+                           wp::map("act", wp::space(B, H), A(b, h) = wp::tanh(Hd(b, h))),
+                           wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
+                           wp::map("o", wp::space(B, O, H), Out(b, h) += A(b, k) * W2(k, h)),
+                           wp::map("l0", wp::space(), L() = 0.0),
+                           wp::map("loss", wp::space(B, O),
+                                   L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
+    return wp::program(fwd, wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2)),
+                       wp::map("sgd1", wp::space(I, H), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
+                       wp::map("sgd2", wp::space(H, O), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
+  }
+  void fill() {
+    fill2(X, xv);
+    fill2(T, tv);
+    fill2(W1, w1v);
+    fill2(W2, w2v);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a training step distributed equals the serial loop after three steps", "[train]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size();
-  wp::array<double, 2> X("X", {B, I}), T("T", {B, O}), W1("W1", {I, H}), W2("W2", {H, O});
-  wp::array<double, 2> Hd("H", {B, H}), A("A", {B, H}), Out("Out", {B, O});
-  wp::array<double, 2> dW1("dW1", {I, H}), dW2("dW2", {H, O});
-  wp::array<double, 0> L("L", {});
-  auto [b, h, k] = wp::indices<3>();
-  auto fwd = wp::program(
-      wp::map("h0", wp::space(B, H), Hd(b, h) = 0.0),
-      wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
-      wp::map("act", wp::space(B, H), A(b, h) = wp::tanh(Hd(b, h))),
-      wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
-      wp::map("o", wp::space(B, O, H), Out(b, h) += A(b, k) * W2(k, h)),
-      wp::map("l0", wp::space(), L() = 0.0),
-      wp::map("loss", wp::space(B, O), L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
-  auto bwd = wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2));
-  auto step =
-      wp::program(fwd, bwd, wp::map("sgd1", wp::space(I, H), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
-                  wp::map("sgd2", wp::space(H, O), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
+  mlp net;
+  auto step = net.step();
   const reference want = train_serially();
 
   auto train = [&](auto&& plan) {
-    fill2(X, xv);
-    fill2(T, tv);
-    fill2(W1, w1v);
-    fill2(W2, w2v);
+    net.fill();
     plan.scatter();
     for (int s = 0; s < steps; ++s) plan.execute();
-    plan.gather(W1, W2, L);
-    REQUIRE(compare_on_root(ctx.comm(), W1, want.w1, 1e-10) == "");
-    REQUIRE(compare_on_root(ctx.comm(), W2, want.w2, 1e-10) == "");
-    REQUIRE(compare_on_root(ctx.comm(), L, {want.loss}, 1e-10) == "");
+    plan.gather(net.W1, net.W2, net.L);
+    REQUIRE(compare_on_root(ctx.comm(), net.W1, want.w1, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), net.W2, want.w2, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), net.L, {want.loss}, 1e-10) == "");
   };
   SECTION("data-parallel: every map's first dimension split") {
     train(wp::distribute(step, schedule_of(step, p, [](int r) { return r > 0 ? 0 : -1; }), ctx));
@@ -132,26 +143,9 @@ TEST_CASE("data-parallel step: weight gradients combined by reduce-scatter, byte
           "[train]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size(), me = ctx.rank();
-  wp::array<double, 2> X("X", {B, I}), T("T", {B, O}), W1("W1", {I, H}), W2("W2", {H, O});
-  wp::array<double, 2> Hd("H", {B, H}), A("A", {B, H}), Out("Out", {B, O});
-  wp::array<double, 2> dW1("dW1", {I, H}), dW2("dW2", {H, O});
-  wp::array<double, 0> L("L", {});
-  fill2(X, xv);
-  fill2(T, tv);
-  fill2(W1, w1v);
-  fill2(W2, w2v);
-  auto [b, h, k] = wp::indices<3>();
-  auto fwd = wp::program(
-      wp::map("h0", wp::space(B, H), Hd(b, h) = 0.0),
-      wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
-      wp::map("act", wp::space(B, H), A(b, h) = wp::tanh(Hd(b, h))),
-      wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
-      wp::map("o", wp::space(B, O, H), Out(b, h) += A(b, k) * W2(k, h)),
-      wp::map("l0", wp::space(), L() = 0.0),
-      wp::map("loss", wp::space(B, O), L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
-  auto step = wp::program(fwd, wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2)),
-                          wp::map("sgd1", wp::space(I, H), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
-                          wp::map("sgd2", wp::space(H, O), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
+  mlp net;
+  net.fill();
+  auto step = net.step();
   auto plan = wp::distribute(step, schedule_of(step, p, [](int r) { return r > 0 ? 0 : -1; }), ctx);
   plan.scatter();
   plan.execute();

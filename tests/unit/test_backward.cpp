@@ -311,6 +311,58 @@ TEST_CASE("backward: softmax cross-entropy with a numerically stable max, and la
   }
 }
 
+TEST_CASE("backward: a multi-head attention block (example 07's maps) against finite differences",
+          "[backward]") {
+  const wp::index_t B = 2, S = 3, H = 2, D = 2, E = 3;
+  const double scale = 1.0 / std::sqrt(double(D));
+  wp::array<double, 3> X("X", {B, S, E}), Y("Y", {B, S, E}), G("G", {B, S, E});
+  wp::array<double, 3> WQ("WQ", {E, H, D}), WK("WK", {E, H, D}), WV("WV", {E, H, D}),
+      WO("WO", {H, D, E});
+  wp::array<double, 4> Q("Q", {B, S, H, D}), K("K", {B, S, H, D}), V("V", {B, S, H, D}),
+      O("O", {B, S, H, D});
+  wp::array<double, 4> A("A", {B, H, S, S}), Pr("Pr", {B, H, S, S});
+  wp::array<double, 3> mx("mx", {B, H, S}), sm("sm", {B, H, S});
+  wp::array<double, 3> dX("dX", {B, S, E}), dWQ("dWQ", {E, H, D}), dWK("dWK", {E, H, D}),
+      dWV("dWV", {E, H, D}), dWO("dWO", {H, D, E});
+  wp::array<double, 0> L("L", {});
+  int salt = 0;
+  for (auto* w : {&X, &G, &WQ, &WK, &WV, &WO}) fill(*w, ++salt);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto [b, s, h, d, e] = wp::indices<5>();
+  auto [b4, h4, s4, t4, d4] = wp::indices<5>();
+  auto [b3, h3, s3, t3] = wp::indices<4>();
+  auto fwd = wp::program(
+      wp::map("init", wp::space(B, S, H, D), Q(b, s, h, d) = 0.0, K(b, s, h, d) = 0.0,
+              V(b, s, h, d) = 0.0, O(b, s, h, d) = 0.0),
+      wp::map("init2", wp::space(B, H, S), mx(b3, h3, s3) = -inf, sm(b3, h3, s3) = 0.0),
+      wp::map("init3", wp::space(B, H, S, S), A(b3, h3, s3, t3) = 0.0),
+      wp::map("y0", wp::space(B, S, E), Y(b, s, h) = 0.0),
+      wp::map("q", wp::space(B, S, H, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d)),
+      wp::map("k", wp::space(B, S, H, D, E), K(b, s, h, d) += X(b, s, e) * WK(e, h, d)),
+      wp::map("v", wp::space(B, S, H, D, E), V(b, s, h, d) += X(b, s, e) * WV(e, h, d)),
+      wp::map("scores", wp::space(B, H, S, S, D),
+              A(b4, h4, s4, t4) += Q(b4, s4, h4, d4) * K(b4, t4, h4, d4)),
+      wp::map("max", wp::space(B, H, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3))),
+      wp::map("expsum", wp::space(B, H, S, S),
+              sm(b3, h3, s3) += wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale)),
+      wp::map("norm", wp::space(B, H, S, S),
+              Pr(b3, h3, s3, t3) =
+                  wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale) / sm(b3, h3, s3)),
+      wp::map("values", wp::space(B, H, S, D, S),
+              O(b4, s4, h4, t4) += Pr(b4, h4, s4, d4) * V(b4, d4, h4, t4)),
+      wp::map("out", wp::space(B, S, E, H, D), Y(b, s, h) += O(b, s, d, e) * WO(d, e, h)),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(B, S, E), L() += Y(b, s, h) * G(b, s, h)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(X, dX), wp::wrt(WQ, dWQ), wp::wrt(WK, dWK),
+                          wp::wrt(WV, dWV), wp::wrt(WO, dWO));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, X, dX);
+  require_gradient(fwd, L, WQ, dWQ);
+  require_gradient(fwd, L, WK, dWK);
+  require_gradient(fwd, L, WV, dWV);
+  require_gradient(fwd, L, WO, dWO);
+}
+
 TEST_CASE("backward: max_into over values computed before, or written again, is refused",
           "[backward][errors]") {
   wp::array<double, 1> x("x", {4}), m("m", {1}), dx("dx", {4});
