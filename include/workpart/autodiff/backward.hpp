@@ -24,6 +24,7 @@
 #include "../core/index.hpp"
 #include "../core/space.hpp"
 #include "../error.hpp"
+#include "../expr/access_list.hpp"
 #include "../expr/map.hpp"
 #include "rules.hpp"
 
@@ -132,32 +133,27 @@ struct statement_record {
   std::vector<std::pair<const void*, std::string>> reads;
 };
 
-struct read_collector {
-  std::vector<std::pair<const void*, std::string>>& reads;
-  template <class A>
-  void on_access(const A& a) {
-    reads.emplace_back(a.arr, a.arr->name());
-  }
-  template <class R>
-  void enter_range(const R&) {}
-  void leave_range() {}
-};
-
+/// The records of a program's statements, from each map's access events (expr/access_list.hpp:
+/// the walk the map's own checks make; per statement its left side, then its right side).
 template <class... M>
 std::vector<statement_record> statement_records(const program_t<M...>& p) {
   std::vector<statement_record> out;
   p.for_each_map([&](const auto& m) {
-    m.for_each_statement([&](const auto& st) {
-      statement_record r;
-      r.map = m.name();
-      r.written = st.lhs.arr;
-      r.written_name = st.lhs.arr->name();
-      r.assigns = st.kind == combine::assign;
-      r.extremum = st.kind == combine::max || st.kind == combine::min;
-      read_collector c{r.reads};
-      st.rhs.visit(c);
-      out.push_back(std::move(r));
-    });
+    const std::size_t first = out.size();
+    for (const access_event& e : access_events(m.statements())) {
+      if (e.what != access_event::kind::access) continue;
+      if (e.write && out.size() == first + std::size_t(e.statement)) {
+        statement_record r;
+        r.map = m.name();
+        r.written = e.arr;
+        r.written_name = e.name;
+        r.assigns = e.statement_kind == combine::assign;
+        r.extremum = e.statement_kind == combine::max || e.statement_kind == combine::min;
+        out.push_back(std::move(r));
+      } else if (!e.write) {
+        out.back().reads.emplace_back(e.arr, e.name);
+      }
+    }
   });
   return out;
 }
