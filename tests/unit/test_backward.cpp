@@ -220,6 +220,32 @@ TEST_CASE("backward: a two-layer MLP with a squared loss, and gradients from a s
     require_gradient(fwd, L, W1, dW1);
     require_gradient(fwd, L, W2, dW2);
   }
+  SECTION("gradients nothing asked for are pruned: they neither run nor move") {
+    auto text = [](const auto& prog) {
+      std::string t;
+      prog.for_each_map([&](const auto& m) { t += m.str() + "\n"; });
+      return t;
+    };
+    // only W2: nothing flows back into the first layer
+    auto only2 = wp::backward(fwd, L, wp::wrt(W2, dW2));
+    const std::string t2 = text(only2);
+    for (const char* g : {"dX(", "dW1(", "dH(", "dA(", "db1("}) {
+      INFO(g << " in\n" << t2);
+      REQUIRE(t2.find(g) == std::string::npos);
+    }
+    REQUIRE(t2.find("pruned") != std::string::npos);
+    wp::run(wp::program(fwd, only2));
+    require_gradient(fwd, L, W2, dW2);
+    // W1 and b1: the data's gradient is not computed, the hidden layer's is
+    auto only1 = wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(b1, db1));
+    const std::string t1 = text(only1);
+    INFO(t1);
+    REQUIRE(t1.find("dX(") == std::string::npos);
+    REQUIRE(t1.find("dA(") != std::string::npos);
+    wp::run(wp::program(fwd, only1));
+    require_gradient(fwd, L, W1, dW1);
+    require_gradient(fwd, L, b1, db1);
+  }
   SECTION("a parameter that does not reach the loss gets a zero gradient") {
     wp::array<double, 1> u("u", {H}), v("v", {H}), dv("dv", {H});
     fill(v, 6);

@@ -10,8 +10,11 @@
 ///   3. `d<map>` for every forward map with something to differentiate, in reverse program
 ///      order, its statements' contributions in reverse statement order.
 /// Gradients of arrays the user did not name are arrays made here, owned by the program (and
-/// by every program or plan made from it); they never touch root unless gathered.
+/// by every program or plan made from it); they never touch root unless gathered. Statements
+/// that write the gradient of an array no named parameter reaches (the data's, say) and their
+/// zeroing are pruned: they are in the maps' types but do not run (map_t::runs).
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -86,7 +89,7 @@ class gradient_table {
   template <class T, int N>
   array<T, N>& ties_of(const array<T, N>& a) {
     auto t = std::make_shared<array<T, N>>("ties." + a.name(), a.shape());
-    entries_.push_back({nullptr, t.get(), false, 0});
+    entries_.push_back({&a, t.get(), false, 0});
     owned_.push_back(t);
     return *t;
   }
@@ -109,6 +112,12 @@ class gradient_table {
     for (const entry& e : entries_)
       if (e.grad == g) return e.accumulate;
     return false;
+  }
+  /// The forward array whose gradient (or ties count) buffer g is.
+  const void* origin_of(const void* g) const {
+    for (const entry& e : entries_)
+      if (e.grad == g) return e.array;
+    return nullptr;
   }
   std::vector<std::shared_ptr<const void>> owned() const { return owned_; }
 
@@ -139,10 +148,11 @@ template <class... M>
 std::vector<statement_record> statement_records(const program_t<M...>& p) {
   std::vector<statement_record> out;
   p.for_each_map([&](const auto& m) {
-    const std::size_t first = out.size();
-    for (const access_event& e : access_events(m.statements())) {
+    int current = -1;
+    for (const access_event& e : m.access_events()) {
       if (e.what != access_event::kind::access) continue;
-      if (e.write && out.size() == first + std::size_t(e.statement)) {
+      if (e.write && e.statement != current) {
+        current = e.statement;
         statement_record r;
         r.map = m.name();
         r.written = e.arr;
@@ -212,6 +222,40 @@ inline bool program_writes(const std::vector<statement_record>& recs, const void
   for (const auto& r : recs)
     if (r.written == a) return true;
   return false;
+}
+
+/// The arrays whose gradients the named ones need: the parameters and every array written
+/// from them. One pass in program order finds them all, since no array is written after it
+/// is read (check_differentiable).
+inline std::vector<const void*> arrays_needing_gradients(const std::vector<statement_record>& recs,
+                                                         std::vector<const void*> params) {
+  auto needed = [&](const void* a) {
+    return std::find(params.begin(), params.end(), a) != params.end();
+  };
+  for (const statement_record& r : recs)
+    if (!needed(r.written))
+      for (const auto& rd : r.reads)
+        if (needed(rd.first)) {
+          params.push_back(r.written);
+          break;
+        }
+  return params;
+}
+
+/// Prunes the statements of a backward map that write a buffer no named gradient needs (the
+/// gradient of a program input such as the data, its zeroing, ...).
+template <int N, class... S>
+void prune_unneeded(map_t<N, S...>& m, const gradient_table& grads,
+                    const std::vector<const void*>& needed) {
+  auto is_needed = [&](const void* grad) {
+    return std::find(needed.begin(), needed.end(), grads.origin_of(grad)) != needed.end();
+  };
+  std::size_t s = 0;
+  std::apply(
+      [&](const auto&... st) {
+        ((is_needed(st.lhs.arr) ? void() : m.prune_statement(s), ++s), ...);
+      },
+      m.statements());
 }
 
 template <class T, int N>
@@ -374,6 +418,8 @@ auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const voi
       std::tuple_cat(std::move(zero_named), std::move(zero_written), std::move(zero_read)));
   auto maps =
       std::tuple_cat(std::move(zeros), std::tuple{std::move(seed)}, std::move(contributions));
+  const std::vector<const void*> needed = arrays_needing_gradients(recs, params);
+  std::apply([&](auto&... m) { (prune_unneeded(m, grads, needed), ...); }, maps);
   return std::apply(
       [&](const auto&... m) {
         return program_t<std::remove_cvref_t<decltype(m)>...>(std::tuple(m...), grads.owned());

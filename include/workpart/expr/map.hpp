@@ -4,6 +4,8 @@
 /// programs (maps in program order, connected by the arrays they share).
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -154,17 +156,36 @@ class map_t {
 
   const std::string& name() const noexcept { return name_; }
   const space<N>& iteration_space() const noexcept { return space_; }
+  /// Every statement, those pruned included (see prune_statement).
   const statements_type& statements() const noexcept { return stmts_; }
 
-  /// Calls f(stmt) for every statement, in order.
+  /// Calls f(stmt) for every statement that runs, in order. Everything downstream (the
+  /// constraints, the plans, the cost model, the executors, explain) sees the map this way.
   template <class F>
   void for_each_statement(F&& f) const {
-    std::apply([&](const auto&... s) { (f(s), ...); }, stmts_);
+    std::size_t s = 0;
+    std::apply([&](const auto&... st) { ((runs(s++) ? void(f(st)) : void()), ...); }, stmts_);
   }
+  /// The access events of the statements that run (numbered as in the whole map).
+  std::vector<detail::access_event> access_events() const {
+    std::vector<detail::access_event> ev = detail::access_events(stmts_);
+    if (pruned_ != 0)
+      std::erase_if(ev,
+                    [&](const detail::access_event& e) { return !runs(std::size_t(e.statement)); });
+    return ev;
+  }
+  /// Whether statement s runs. wp::backward prunes the statements that write gradients no
+  /// named gradient needs (a run-time fact: arrays are known by identity), so one map type
+  /// serves every choice of parameters.
+  bool runs(std::size_t s) const noexcept { return (pruned_ >> s & 1u) == 0; }
+  void prune_statement(std::size_t s) noexcept { pruned_ |= std::uint64_t(1) << s; }
 
   std::string str() const {
     std::string s = "map '" + name_ + "' over " + space_.str() + ":";
     for_each_statement([&](const auto& st) { s += "\n  " + st.str(); });
+    if (const int n = std::popcount(pruned_))
+      s += "\n  (" + std::to_string(n) + " statement" + (n > 1 ? "s" : "") +
+           " pruned: gradients nothing asked for)";
     return s;
   }
 
@@ -181,6 +202,7 @@ class map_t {
   std::string name_;
   space<N> space_;
   statements_type stmts_;
+  std::uint64_t pruned_ = 0;    // bit s: statement s does not run
   std::string deferred_error_;  // a shape_error kept for distribute (see the constructor)
 };
 
@@ -191,6 +213,7 @@ class map_t {
 template <int N, class... Stmts>
 map_t<N, Stmts...> map(std::string name, const space<N>& sp, const Stmts&... stmts) {
   static_assert(sizeof...(Stmts) > 0, "workpart::map: give at least one statement");
+  static_assert(sizeof...(Stmts) <= 64, "workpart::map: at most 64 statements per map");
   static_assert((detail::is_statement_v<Stmts> && ...),
                 "workpart::map: every argument after the space must be a statement "
                 "(out(i) = e, out(i) += e, wp::max_into(out(i), e), wp::min_into(out(i), e))");

@@ -142,7 +142,7 @@ std::vector<array_use> array_uses(const map_t<N, S...>& m,
 }
 template <int N, class... S>
 std::vector<array_use> array_uses(const map_t<N, S...>& m) {
-  return array_uses(m, access_events(m.statements()));
+  return array_uses(m, m.access_events());
 }
 
 /// The boxes each access touches over one rank's block, hulled per array: reads[u], writes[u].
@@ -166,7 +166,7 @@ template <int N, class... S>
 map_constraints extract_constraints(const map_t<N, S...>& m, const grid_shape& g, int nranks,
                                     const range_inspection* inspected = nullptr) {
   map_constraints c;
-  const std::vector<access_event> ev = access_events(m.statements());
+  const std::vector<access_event> ev = m.access_events();
   c.arrays = array_uses(m, ev);
   for (int r = 0; r < nranks; ++r) c.blocks.push_back(tile(m.iteration_space(), g, r));
   constraints_from_events(c, ev, N, inspected);
