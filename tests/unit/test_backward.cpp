@@ -246,6 +246,23 @@ TEST_CASE("backward: a two-layer MLP with a squared loss, and gradients from a s
     require_gradient(fwd, L, W1, dW1);
     require_gradient(fwd, L, b1, db1);
   }
+  SECTION("zeroing: only buffers whose first write does not cover them once are zeroed") {
+    auto bwd = wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2), wp::wrt(b1, db1));
+    std::vector<std::string> zeroed;
+    bwd.for_each_map([&](const auto& m) {
+      if (m.name().rfind("zero.", 0) == 0 && m.str().find("= 0.0") != std::string::npos)
+        zeroed.push_back(m.name().substr(0, m.name().find('.', 5)));
+    });
+    std::sort(zeroed.begin(), zeroed.end());
+    // dL (set by the seed) and dH (tanh's, elementwise) are written with '='; the sums over
+    // the batch or the hidden units are not, nor is dOut, written twice by the loss map (the
+    // two factors of the square), so their buffers are zeroed, each once
+    REQUIRE(zeroed ==
+            std::vector<std::string>{"zero.dA", "zero.dOut", "zero.dW1", "zero.dW2", "zero.db1"});
+    wp::run(wp::program(fwd, bwd));
+    require_gradient(fwd, L, W1, dW1);
+    require_gradient(fwd, L, b1, db1);
+  }
   SECTION("a parameter that does not reach the loss gets a zero gradient") {
     wp::array<double, 1> u("u", {H}), v("v", {H}), dv("dv", {H});
     fill(v, 6);

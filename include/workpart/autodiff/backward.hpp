@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -97,16 +98,28 @@ class gradient_table {
     entries_.push_back({param, grad, accumulate, 0});
   }
   /// Whether the zeroing map of gradient buffer g is the one that runs (the first asked
-  /// for, unless the gradient accumulates), and its name: maps are known by name, so the
-  /// others (over an empty space) are numbered.
+  /// for, unless the gradient accumulates or its first write covers it), and its name: maps
+  /// are known by name, so the others (over an empty space) are numbered.
   std::pair<bool, std::string> claim_zeroing(const void* g, const std::string& name) {
     for (entry& e : entries_)
       if (e.grad == g) {
         const int k = e.zero_maps++;
-        return {k == 0 && !e.accumulate,
+        return {k == 0 && !e.accumulate && !e.covered,
                 "zero." + name + (k == 0 ? std::string() : "." + std::to_string(k + 1))};
       }
     return {false, "zero." + name};
+  }
+  /// Records a write of buffer g in backward program order; true for its first. `covers`:
+  /// that write sets every element exactly once ('='), so g needs no zeroing.
+  bool note_write(const void* g, bool covers = false) {
+    for (entry& e : entries_)
+      if (e.grad == g) {
+        const bool first = !e.written;
+        e.written = true;
+        if (first && covers) e.covered = true;
+        return first;
+      }
+    return false;
   }
   bool accumulates(const void* g) const {
     for (const entry& e : entries_)
@@ -127,6 +140,8 @@ class gradient_table {
     void* grad;
     bool accumulate;
     int zero_maps;
+    bool written = false;  ///< by a map of the backward program built so far
+    bool covered = false;  ///< its first write is a '=' over the whole buffer
   };
   std::vector<entry> entries_;
   std::vector<std::shared_ptr<const void>> owned_;
@@ -265,24 +280,21 @@ void check_same_shape(const array<T, N>& a, const array<T, N>& b, const char* wh
                       "' must have the shape of '" + a.name() + "'");
 }
 
-/// The map that sets buffer g to zero over its whole shape (over an empty space when another
-/// map already zeroes it, or when it accumulates; a rank-0 buffer has no empty space).
+/// The map that sets buffer g to zero over its whole shape. Only the first asked for runs
+/// (its statement is pruned otherwise), and none where the gradient accumulates or its first
+/// write covers it.
 template <class T, int R>
 auto zero_map(array<T, R>& g, gradient_table& grads) {
   const auto [runs, name] = grads.claim_zeroing(&g, g.name());
-  space<R> sp;
-  if constexpr (R > 0) {
-    std::array<bounds, R> b{};
-    for (int d = 0; d < R; ++d) b[d] = {0, runs ? g.extent(d) : 0};
-    sp = space<R>(typename space<R>::from_bounds_t{}, b);
-  } else if (grads.accumulates(&g)) {
-    throw plan_error("wp::backward: wp::accumulate of the rank-0 gradient '" + g.name() +
-                     "' is not supported yet");
-  }
-  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+  std::array<bounds, std::size_t(R)> b{};
+  for (int d = 0; d < R; ++d) b[std::size_t(d)] = {0, g.extent(d)};
+  const space<R> sp(typename space<R>::from_bounds_t{}, b);
+  auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
     return workpart::map(name, sp, g(workpart::index<int(D)>{}...) = T(0));
   }
   (std::make_index_sequence<std::size_t(R)>{});
+  if (!runs) m.prune_statement(0);
+  return m;
 }
 
 /// Tuples concatenated; the parts are evaluated in order (a braced list), so that the first
@@ -326,6 +338,97 @@ auto zero_maps_of_written(const map_t<N, S...>& m, gradient_table& grads) {
       m.statements());
 }
 
+/// Whether a '+=' into `L` over a space of N dimensions may be written as '=' when it is its
+/// buffer's first write (zeroing elision): every axis a distinct index alone (i, no
+/// coefficient, no offset) and every index of the space used, so that over a space that spans
+/// the array each element is written exactly once. The rest is checked at run time.
+template <int N, class L>
+constexpr bool may_cover_v = [] {
+  if constexpr (!L::all_affine || L::array_type::rank != N) {
+    return false;
+  } else {
+    dim_mask seen = 0;
+    bool plain = true;
+    [&]<std::size_t... A>(std::index_sequence<A...>) {
+      ((plain = plain && L::template axis_sig<int(A)>().is_plain(),
+        seen |= L::template axis_sig<int(A)>().present),
+       ...);
+    }
+    (std::make_index_sequence<std::size_t(N)>{});
+    return plain && std::popcount(seen) == N;
+  }
+}();
+
+/// A contribution as the statements it may run as: ('=', '+=') where it may cover its
+/// buffer (may_cover_v), else itself.
+template <int N, class St>
+auto with_assign_form(const St& st) {
+  if constexpr (St::kind == combine::add && may_cover_v<N, typename St::lhs_type>)
+    return std::tuple{make_statement<assign_tag>(st.lhs, st.rhs), st};
+  else
+    return std::tuple{st};
+}
+
+/// Whether `lhs` (a may_cover_v access) over `sp` spans its array: each axis's index runs
+/// over [0, extent).
+template <int N, class L>
+bool spans_array(const L& lhs, const space<N>& sp) {
+  return [&]<std::size_t... A>(std::index_sequence<A...>) {
+    return ((sp.lo[std::size_t(L::template axis_sig<int(A)>().plain_dim())] == 0 &&
+             sp.hi[std::size_t(L::template axis_sig<int(A)>().plain_dim())] ==
+                 lhs.arr->extent(int(A))) &&
+            ... && true);
+  }
+  (std::make_index_sequence<std::size_t(L::array_type::rank)>{});
+}
+
+/// Picks, for every contribution with a '=' form, the form that runs: '=' where it is its
+/// buffer's first write, spans it, is the map's only write to it (a map writes an array with
+/// one kind of statement) and the gradient does not accumulate (the buffer's zeroing map then
+/// does not run), '+=' otherwise. Every write is recorded in order.
+template <int N, class... S>
+void choose_forms(map_t<N, S...>& m, gradient_table& grads) {
+  std::vector<const void*> written;  // one entry per contribution (a '=' form and its twin: one)
+  bool twin_next = false;
+  std::apply(
+      [&](const auto&... st) {
+        ((twin_next
+              ? void(twin_next = false)
+              : (written.push_back(st.lhs.arr),
+                 void(twin_next = std::remove_cvref_t<decltype(st)>::kind == combine::assign))),
+         ...);
+      },
+      m.statements());
+  auto only_write = [&](const void* g) {
+    return std::count(written.begin(), written.end(), g) == 1;
+  };
+  std::size_t s = 0;
+  bool skip_add = false;  // the '=' form ran: its '+=' twin, next, does not
+  std::apply(
+      [&](const auto&... st) {
+        (
+            [&](const auto& one) {
+              using St = std::remove_cvref_t<decltype(one)>;
+              if (skip_add) {
+                m.prune_statement(s);
+                skip_add = false;
+              } else if constexpr (St::kind == combine::assign) {  // a '=' form, '+=' next
+                const bool covers = !grads.accumulates(one.lhs.arr) && only_write(one.lhs.arr) &&
+                                    spans_array(one.lhs, m.iteration_space());
+                if (covers && grads.note_write(one.lhs.arr, true))
+                  skip_add = true;
+                else
+                  m.prune_statement(s);
+              } else {
+                grads.note_write(one.lhs.arr);
+              }
+              ++s;
+            }(st),
+            ...);
+      },
+      m.statements());
+}
+
 /// `d<map>`: the contributions of a forward map's statements, in reverse statement order.
 template <int N, class... S>
 auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
@@ -337,22 +440,29 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
   if constexpr (std::tuple_size_v<decltype(contributions)> == 0) {
     return std::tuple<>{};
   } else {
-    return std::tuple{std::apply(
+    auto forms =
+        std::apply([](const auto&... st) { return std::tuple_cat(with_assign_form<N>(st)...); },
+                   contributions);
+    auto dm = std::apply(
         [&](const auto&... st) {
           return workpart::map("d" + m.name(), m.iteration_space(), st...);
         },
-        contributions)};
+        forms);
+    choose_forms(dm, grads);
+    return std::tuple{std::move(dm)};
   }
 }
 
 template <class T, int N>
 auto seed_map(const array<T, N>& loss, gradient_table& grads) {
   array<T, 0>& dl = grads.of(loss);
+  grads.note_write(&dl, true);
   return workpart::map("seed." + dl.name(), space<0>{}, dl() = T(1));
 }
 template <class T, int N>
 auto seed_map(const seed_t<T, N>& s, gradient_table& grads) {
   array<T, N>& gy = grads.of(*s.y);
+  grads.note_write(&gy, true);
   std::array<bounds, std::size_t(N)> b{};
   for (int d = 0; d < N; ++d) b[d] = {0, s.y->extent(d)};
   const space<N> sp(typename space<N>::from_bounds_t{}, b);
@@ -393,9 +503,11 @@ auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const voi
   (name_one(wrts), ...);
 
   auto seed = seed_map(seed_of, grads);
+  // Built in order (a braced list): each map's first writes are known to the next.
   auto contributions = [&]<std::size_t... I>(std::index_sequence<I...>) {
     constexpr std::size_t n = sizeof...(M);
-    return std::tuple_cat(backward_map(std::get<n - 1 - I>(fwd.maps()), grads)...);
+    return flatten(std::tuple<decltype(backward_map(std::get<n - 1 - I>(fwd.maps()), grads))...>{
+        backward_map(std::get<n - 1 - I>(fwd.maps()), grads)...});
   }
   (std::index_sequence_for<M...>{});
   // In order: the first map asked for a buffer zeroes it, the others run over empty spaces.

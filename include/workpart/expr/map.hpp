@@ -185,7 +185,7 @@ class map_t {
     for_each_statement([&](const auto& st) { s += "\n  " + st.str(); });
     if (const int n = std::popcount(pruned_))
       s += "\n  (" + std::to_string(n) + " statement" + (n > 1 ? "s" : "") +
-           " pruned: gradients nothing asked for)";
+           " pruned by wp::backward)";
     return s;
   }
 
