@@ -5,7 +5,8 @@
 //   mpirun -np P bench_train [--batch B] [--in I] [--hidden H] [--out O] [--reps R] [--csv FILE]
 //
 // Variants: a data-parallel schedule (every map's first dimension split over P: the batch in
-// the forward and backward maps, the weights' rows in the updates) and wp::automatic. Seconds
+// the forward and backward maps, the weights' rows in the updates), a tensor-parallel one (the
+// hidden units split wherever a map has them, the rest whole) and wp::automatic. Seconds
 // are medians over R steps of the slowest rank; speed-up = hand-written s / workpart s (at
 // P = 1 the target is >= 0.9). Bytes: received per step, summed over ranks, beside what an
 // Allreduce of the two weight gradients moves (2 (P-1) n elements summed over ranks, a ring's
@@ -148,7 +149,20 @@ int main(int argc, char** argv) {
     if (m.rank > 0) g[0] = P;
     dp.set(m.name(), wp::grid_shape(g));
   });
+  // tensor-parallel: the hidden units split wherever a map has them (the weights' columns of
+  // W1, rows of W2), everything else whole
+  wp::schedule tp;
+  step.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    for (int d = 0; d < m.rank; ++d)
+      if (m.iteration_space().extent(d) == Hd) {
+        g[std::size_t(d)] = P;
+        break;
+      }
+    tp.set(m.name(), wp::grid_shape(g));
+  });
   auto plan_dp = wp::distribute(step, dp, ctx);
+  auto plan_tp = wp::distribute(step, tp, ctx);
   auto plan_auto = wp::distribute(step, wp::automatic, ctx);
   if (root) {
     const std::string ex = plan_auto.explain();
@@ -170,17 +184,29 @@ int main(int argc, char** argv) {
   }
 
   plan_dp.scatter();
+  plan_tp.scatter();
   plan_auto.scatter();
   // one warm-up step each
   plan_dp.execute();
+  plan_tp.execute();
   plan_auto.execute();
   if (root) hand();
   quiet_barrier(ctx.comm());
 
-  std::vector<double> t_hand, t_dp, t_auto;
-  index_t bytes_dp = 0, bytes_auto = 0;
+  std::vector<double> t_hand, t_dp, t_tp, t_auto;
+  index_t bytes_dp = 0, bytes_tp = 0, bytes_auto = 0;
+  auto timed = [&](auto& plan, std::vector<double>& times, index_t& bytes) {
+    const index_t before = plan.stats().execute.bytes_received;
+    quiet_barrier(ctx.comm());
+    const auto t0 = std::chrono::steady_clock::now();
+    plan.execute();
+    const double s = slowest(seconds_since(t0), ctx.comm());
+    index_t got = plan.stats().execute.bytes_received - before, sum = 0;
+    MPI_Reduce(&got, &sum, 1, MPI_INT64_T, MPI_SUM, 0, ctx.comm());
+    if (root) times.push_back(s), bytes = sum;
+  };
   for (int r = 0; r < opt.reps; ++r) {
-    for (std::size_t v : round_order(r, 3)) {
+    for (std::size_t v : round_order(r, 4)) {
       if (v == 0) {
         double s = 0;
         if (root) {
@@ -190,16 +216,12 @@ int main(int argc, char** argv) {
         }
         quiet_barrier(ctx.comm());
         if (root) t_hand.push_back(s);
+      } else if (v == 1) {
+        timed(plan_dp, t_dp, bytes_dp);
+      } else if (v == 2) {
+        timed(plan_tp, t_tp, bytes_tp);
       } else {
-        auto& plan = v == 1 ? plan_dp : plan_auto;
-        const index_t before = plan.stats().execute.bytes_received;
-        quiet_barrier(ctx.comm());
-        const auto t0 = std::chrono::steady_clock::now();
-        plan.execute();
-        const double s = slowest(seconds_since(t0), ctx.comm());
-        index_t got = plan.stats().execute.bytes_received - before, sum = 0;
-        MPI_Reduce(&got, &sum, 1, MPI_INT64_T, MPI_SUM, 0, ctx.comm());
-        if (root) (v == 1 ? t_dp : t_auto).push_back(s), (v == 1 ? bytes_dp : bytes_auto) = sum;
+        timed(plan_auto, t_auto, bytes_auto);
       }
     }
   }
@@ -219,7 +241,8 @@ int main(int argc, char** argv) {
     }
     return worst;
   };
-  const double diff_dp = compare(plan_dp), diff_auto = compare(plan_auto);
+  const double diff_dp = compare(plan_dp), diff_tp = compare(plan_tp),
+               diff_auto = compare(plan_auto);
 
   if (root) {
     const double hand_s = median(t_hand);
@@ -234,6 +257,7 @@ int main(int argc, char** argv) {
       index_t bytes;
       double diff;
     } rows[] = {{"data-parallel", t_dp, bytes_dp, diff_dp},
+                {"tensor-par.", t_tp, bytes_tp, diff_tp},
                 {"automatic", t_auto, bytes_auto, diff_auto}};
     for (const auto& row : rows) {
       const double s = median(row.t);

@@ -4,6 +4,7 @@
 // rank to rank), a hidden-split schedule, and wp::automatic. Uneven extents throughout.
 #include "mpi_test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -80,24 +81,28 @@ wp::schedule schedule_of(const Prog& prog, int p, Split split) {
 
 /// The MLP's arrays and its training step (forward, backward, SGD), built once per test.
 struct mlp {
-  wp::array<double, 2> X{"X", {B, I}}, T{"T", {B, O}}, W1{"W1", {I, H}}, W2{"W2", {H, O}};
-  wp::array<double, 2> Hd{"H", {B, H}}, A{"A", {B, H}}, Out{"Out", {B, O}};
-  wp::array<double, 2> dW1{"dW1", {I, H}}, dW2{"dW2", {H, O}};
+  index_t nb = B, ni = I, nh = H, no = O;  // batch, input, hidden, output
+  wp::array<double, 2> X{"X", {nb, ni}}, T{"T", {nb, no}}, W1{"W1", {ni, nh}}, W2{"W2", {nh, no}};
+  wp::array<double, 2> Hd{"H", {nb, nh}}, A{"A", {nb, nh}}, Out{"Out", {nb, no}};
+  wp::array<double, 2> dW1{"dW1", {ni, nh}}, dW2{"dW2", {nh, no}};
   wp::array<double, 0> L{"L", {}};
+
+  mlp() = default;
+  mlp(index_t b, index_t i, index_t h, index_t o) : nb(b), ni(i), nh(h), no(o) {}
 
   auto step() {
     auto [b, h, k] = wp::indices<3>();
-    auto fwd = wp::program(wp::map("h0", wp::space(B, H), Hd(b, h) = 0.0),
-                           wp::map("h", wp::space(B, H, I), Hd(b, h) += X(b, k) * W1(k, h)),
-                           wp::map("act", wp::space(B, H), A(b, h) = wp::tanh(Hd(b, h))),
-                           wp::map("o0", wp::space(B, O), Out(b, h) = 0.0),
-                           wp::map("o", wp::space(B, O, H), Out(b, h) += A(b, k) * W2(k, h)),
+    auto fwd = wp::program(wp::map("h0", wp::space(nb, nh), Hd(b, h) = 0.0),
+                           wp::map("h", wp::space(nb, nh, ni), Hd(b, h) += X(b, k) * W1(k, h)),
+                           wp::map("act", wp::space(nb, nh), A(b, h) = wp::tanh(Hd(b, h))),
+                           wp::map("o0", wp::space(nb, no), Out(b, h) = 0.0),
+                           wp::map("o", wp::space(nb, no, nh), Out(b, h) += A(b, k) * W2(k, h)),
                            wp::map("l0", wp::space(), L() = 0.0),
-                           wp::map("loss", wp::space(B, O),
+                           wp::map("loss", wp::space(nb, no),
                                    L() += 0.5 * (Out(b, h) - T(b, h)) * (Out(b, h) - T(b, h))));
     return wp::program(fwd, wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2)),
-                       wp::map("sgd1", wp::space(I, H), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
-                       wp::map("sgd2", wp::space(H, O), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
+                       wp::map("sgd1", wp::space(ni, nh), W1(b, h) = W1(b, h) - lr * dW1(b, h)),
+                       wp::map("sgd2", wp::space(nh, no), W2(b, h) = W2(b, h) - lr * dW2(b, h)));
   }
   void fill() {
     fill2(X, xv);
@@ -173,4 +178,60 @@ TEST_CASE("data-parallel step: weight gradients combined by reduce-scatter, byte
       problems += name + ": " + std::to_string(combines) + " combines; ";
   }
   REQUIRE(all_problems(ctx.comm(), problems) == "");
+
+  // the optimizer's model prices the same combine: (p - 1) x the gradient's bytes received
+  // over all ranks, into the update map
+  const auto modelled =
+      wp::modelled_transfers(step, schedule_of(step, p, [](int r) { return r > 0 ? 0 : -1; }), p);
+  for (const auto& [name, to, n] : {std::tuple<std::string, std::string, index_t>{
+                                        "dW1", "sgd1", I * H * index_t(sizeof(double))},
+                                    {"dW2", "sgd2", H * O * index_t(sizeof(double))}}) {
+    index_t bytes = -1;
+    for (const auto& t : modelled)
+      if (t.array == name && t.to == to) bytes = t.bytes;
+    INFO(name);
+    REQUIRE(bytes == (p - 1) * n);
+  }
+}
+
+// The optimizer prices a training step per execute() (its update carries the weights into the
+// next one; config_options::executions): with large weights and a small batch, moving the
+// weights' gradients costs more than moving activations, so the weight-bearing maps keep the
+// batch whole and split the hidden units (tensor-parallel); with a large batch and small
+// weights they split the batch (data-parallel). Computed on every rank alike, no MPI.
+TEST_CASE(
+    "the optimizer chooses tensor-parallel for large weights, data-parallel for a large "
+    "batch",
+    "[train][optimize]") {
+  const wp::machine_model model{.flops = 5e10, .alpha = 2e-6, .beta = 1e-10};
+  const std::vector<std::string> weighty = {"h", "o", "dh", "do"};
+  auto grids_of = [&](const wp::optimized& r) {
+    std::string s;
+    for (const auto& m : r.maps)
+      if (std::find(weighty.begin(), weighty.end(), m.map) != weighty.end())
+        s += m.map + " " + m.grid.str() + "; ";
+    return s;
+  };
+  SECTION("batch 8, 256-1024-256: tensor-parallel") {
+    mlp big(8, 256, 1024, 256);
+    auto step = big.step();
+    for (int p : {4, 8}) {
+      const wp::optimized r = wp::optimize(step, p, model);
+      INFO(p << " ranks: " << grids_of(r));
+      for (const auto& m : r.maps)
+        if (std::find(weighty.begin(), weighty.end(), m.map) != weighty.end()) {
+          REQUIRE(m.grid.dims[0] == 1);    // the batch whole
+          REQUIRE(m.grid.product() == p);  // the rest split over every rank
+        }
+    }
+  }
+  SECTION("batch 4096, 32-64-32: data-parallel") {
+    mlp wide(4096, 32, 64, 32);
+    auto step = wide.step();
+    const wp::optimized r = wp::optimize(step, 4, model);
+    INFO(grids_of(r));
+    for (const auto& m : r.maps)
+      if (std::find(weighty.begin(), weighty.end(), m.map) != weighty.end())
+        REQUIRE(m.grid == wp::grid_shape{4, 1, 1});
+  }
 }

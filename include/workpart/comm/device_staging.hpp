@@ -35,15 +35,16 @@ inline bool mpi_cuda_aware() {
 
 /// How device blocks meet MPI, for explain().
 inline std::string device_staging_text() {
-  return std::string("MPI ") +
-         (mpi_cuda_aware() ? "reports CUDA support, but collectives are given host blocks: "
-                           : "is not CUDA-aware: collectives are given host blocks: ") +
-         "a block crosses to the device when the host copy is newer (a scatter, a "
-         "redistribution, a refill) and back only before a collective or a gather reads it"
+  // appended in place: GCC 12's -Warray-bounds misreads a chain of temporaries' operator+
+  std::string s = "MPI ";
+  s += mpi_cuda_aware() ? "reports CUDA support, but collectives are given host blocks: "
+                        : "is not CUDA-aware: collectives are given host blocks: ";
+  s += "a block crosses to the device when the host copy is newer (a scatter, a "
+       "redistribution, a refill) and back only before a collective or a gather reads it";
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
-         "; host blocks are page-locked"
+  s += "; host blocks are page-locked";
 #endif
-      ;
+  return s;
 }
 
 /// This rank's rank among the ranks of comm on its node (which GPU it takes), 0 when MPI

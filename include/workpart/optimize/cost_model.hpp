@@ -19,9 +19,14 @@
 ///  - the program's inputs come from a source vertex `root (inputs)` and its outputs go to a
 ///    sink vertex `root (outputs)`, each with one configuration: an edge from the source
 ///    costs the scatter the map's own plan would do, an edge to the sink its gather.
+/// A program run E times per scatter and gather (config_options::executions) is priced per
+/// execute(): the scatter and the gather weigh 1/E, and an array a map reads before any map
+/// writes it, while a later map does (a training step's weights, read by the forward maps and
+/// written by the update), comes from root in the first execute() and from that later map in
+/// the other E - 1 (priced as an edge between the two, weighing (E - 1)/E).
 /// Pairwise by construction: a reader's need is priced from its last writer alone (what an
-/// older writer or root holds of an array written only in part is left out), and the first
-/// execute() is priced (what an iterated program moves back to its first maps is left out).
+/// older writer or root holds of an array written only in part is left out); what a map
+/// moves back to itself between executions (an in-place update on one grid) is left out.
 
 #include <algorithm>
 #include <functional>
@@ -50,6 +55,11 @@ namespace workpart {
 struct config_options {
   bool use_all_ranks = false;  ///< only grids whose product equals nprocs
   bool powers_of_two = false;  ///< only entries that are powers of two
+  /// How many execute() calls one scatter and one gather serve (the cost is then of one
+  /// execute(), with the scatter and the gather shared among them). 0: 100 for a program that
+  /// carries values from one execute() to the next (a map writes an array an earlier map
+  /// read, as a training step's update writes the weights), else 1 (one run).
+  double executions = 0;
 };
 
 namespace detail {
@@ -460,6 +470,18 @@ struct program_pricer {
     }
     return -1;
   }
+  /// The last map of the program that writes the array (-1: none).
+  int last_writer_of(const void* id) const { return writer_before(int(names.size()), id); }
+  /// The executions one scatter and gather serve (config_options::executions, 0 resolved).
+  double executions() const {
+    if (copt.executions >= 1) return copt.executions;
+    for (int v = 0; v < int(names.size()); ++v)
+      for (const auto& ap : configs[std::size_t(v)].front().arrays)
+        if (needs_values(ap.use) && writer_before(v, ap.use.id) < 0 &&
+            last_writer_of(ap.use.id) > v)
+          return 100;
+    return 1;
+  }
   /// Whether no map after v writes the array (v's values are the ones root gathers).
   bool last_writer(int v, const void* id) const {
     for (int u = v + 1; u < int(names.size()); ++u) {
@@ -530,6 +552,9 @@ struct program_pricer {
       e.first[ku * KV + kv] += s;
       if (std::find(e.second.begin(), e.second.end(), a) == e.second.end()) e.second.push_back(a);
     };
+    // per execute(): the scatter and the gather are shared by E executions, and values a
+    // later map writes for the next execute() come from it in all but the first
+    const double E = executions(), once = 1 / E, again = (E - 1) / E;
     // every array of every map: where its values come from, and whether it ends on root
     for (int v = 0; v < M; ++v) {
       const auto& cv0 = configs[std::size_t(v)].front();
@@ -541,7 +566,18 @@ struct program_pricer {
           if (writer < 0) {  // from root: the map's own scatter of it
             const auto& ap = cv.arrays[ub];
             const double s = steps_seconds(mm, ap.in_steps) + steps_seconds(mm, ap.init_steps);
-            add(0, std::size_t(v) + 1, 0, kv, s, use.name);
+            add(0, std::size_t(v) + 1, 0, kv, s * once, use.name);
+            const int later = last_writer_of(use.id);
+            if (again > 0 && later > v) {  // the next execute()'s values: from `later`
+              const auto& cls = configs[std::size_t(later)];
+              const std::size_t ua = std::size_t(find(cls.front(), use.id));
+              const reader_need need = needs_of(cv, ub, nranks);
+              for (std::size_t kl = 0; kl < cls.size(); ++kl) {
+                const transfer_cost c = edge_cost(later, kl, ua, v, kv, ub, &need);
+                add(std::size_t(v) + 1, std::size_t(later) + 1, kv, kl,
+                    step_seconds(mm, c.sent, c.received, c.messages) * again, use.name);
+              }
+            }
             continue;
           }
           const auto& cws = configs[std::size_t(writer)];
@@ -571,7 +607,7 @@ struct program_pricer {
               if (st.op != step_op::reduce) gathers.push_back(st);
             s = steps_seconds(mm, gathers);
           }
-          add(std::size_t(v) + 1, sink, kv, 0, s, use.name);
+          add(std::size_t(v) + 1, sink, kv, 0, s * once, use.name);
         }
       }
     }

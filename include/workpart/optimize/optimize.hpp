@@ -23,7 +23,9 @@ struct optimize_options {
 /// What optimize() found: the schedule, its modelled cost, and why.
 struct optimized {
   workpart::schedule schedule;
-  double cost = 0;              ///< modelled seconds of one run (scatter, execute, gather)
+  /// modelled seconds of one run (scatter, execute, gather), or of one execute() with the
+  /// scatter and gather shared among config_options::executions of them
+  double cost = 0;
   bool proven_optimal = false;  ///< false when a time budget or table limit cut the search short
   int nprocs = 1;
   struct map_choice {
