@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 
@@ -238,4 +239,121 @@ TEST_CASE(
       if (std::find(weighty.begin(), weighty.end(), m.map) != weighty.end())
         REQUIRE(m.grid == wp::grid_shape{4, 1, 1});
   }
+}
+
+// A convolution written with an inner sum: its backward runs the sum's body over the space
+// extended by the sum's index (d<map>.sum, include/workpart/autodiff/rules.hpp). Trained three
+// steps under a filter split, an output-position split (the filter gradient is then a split
+// reduction over the positions) and wp::automatic, against plain loops.
+TEST_CASE("a convolution with an inner sum trains distributed as in plain loops", "[train][sum]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  constexpr index_t C = 2, Tn = 13, F = 3, R = 3, To = (Tn - R) / 2 + 1;  // stride 2: To = 6
+  auto xval = [](index_t c, index_t t) { return std::sin(0.4 * double(c * Tn + t) + 0.3); };
+  auto tval = [](index_t f, index_t i) { return 0.5 * std::cos(0.9 * double(f * To + i)); };
+  auto wval = [](index_t f, index_t c, index_t r) {
+    return 0.3 * std::sin(double((f * C + c) * R + r) + 0.7);
+  };
+
+  std::vector<double> want_w, y(F * To), dy(F * To);
+  for (index_t f = 0; f < F; ++f)
+    for (index_t c = 0; c < C; ++c)
+      for (index_t r = 0; r < R; ++r) want_w.push_back(wval(f, c, r));
+  double want_loss = 0;
+  for (int s = 0; s < steps; ++s) {
+    std::vector<double> dw(want_w.size(), 0.0);
+    want_loss = 0;
+    for (index_t f = 0; f < F; ++f)
+      for (index_t i = 0; i < To; ++i) {
+        double z = 0;
+        for (index_t c = 0; c < C; ++c)
+          for (index_t r = 0; r < R; ++r) z += want_w[(f * C + c) * R + r] * xval(c, 2 * i + r);
+        const double a = std::tanh(z), e = a - tval(f, i);
+        want_loss += 0.5 * e * e;
+        dy[f * To + i] = e * (1 - a * a);
+      }
+    for (index_t f = 0; f < F; ++f)
+      for (index_t i = 0; i < To; ++i)
+        for (index_t c = 0; c < C; ++c)
+          for (index_t r = 0; r < R; ++r)
+            dw[(f * C + c) * R + r] += dy[f * To + i] * xval(c, 2 * i + r);
+    for (std::size_t e = 0; e < dw.size(); ++e) want_w[e] -= lr * dw[e];
+  }
+
+  wp::array<double, 2> x("x", {C, Tn}), t("t", {F, To}), z("z", {F, To}), a("a", {F, To});
+  wp::array<double, 3> w("w", {F, C, R}), dw("dw", {F, C, R});
+  wp::array<double, 0> L("L", {});
+  auto [f, i, c, r] = wp::indices<4>();
+  auto fwd = wp::program(
+      wp::map("z0", wp::space(F, To), z(f, i) = 0.0),
+      wp::map("conv", wp::space(F, To, C),
+              z(f, i) += wp::sum(wp::range(r, 0, R), w(f, c, r) * x(c, 2 * i + r))),
+      wp::map("act", wp::space(F, To), a(f, i) = wp::tanh(z(f, i))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(F, To), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
+  auto step =
+      wp::program(fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
+                  wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
+  auto train = [&](auto&& plan) {
+    fill2(x, xval);
+    fill2(t, tval);
+    w.init([&](const std::array<index_t, 3>& g) { return wval(g[0], g[1], g[2]); });
+    plan.scatter();
+    for (int s = 0; s < steps; ++s) plan.execute();
+    plan.gather(w, L);
+    REQUIRE(compare_on_root(ctx.comm(), w, want_w, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), L, {want_loss}, 1e-10) == "");
+  };
+  SECTION("filters split") {
+    train(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 0 ? 0 : -1; }), ctx));
+  }
+  SECTION("output positions split: the filter gradient a split reduction") {
+    train(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 1 ? 1 : k - 1; }), ctx));
+  }
+  SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+}
+
+// max_into's gradient goes to the points whose value is the maximum, ties shared evenly: the
+// ties are counted over the reduced dimension before any point takes its share, whatever the
+// grid (split over the reduced dimension, the counts are partial on each rank until combined).
+TEST_CASE("max_into's gradient distributed, ties shared evenly, as in plain loops",
+          "[train][max]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  constexpr index_t M = 5, K = 7;
+  // integer-valued entries: row i has its maximum at several columns for i = 1, 3
+  auto xval = [](index_t i, index_t j) { return double((i * 3 + j * 5) % (i % 2 ? 4 : 9)); };
+  wp::array<double, 2> x("x", {M, K}), dx("dx", {M, K});
+  wp::array<double, 1> g("g", {M}), mx("mx", {M});
+  wp::array<double, 0> L("L", {});
+  std::vector<double> want(M * K, 0.0);
+  for (index_t i = 0; i < M; ++i) {
+    double best = -1e300;
+    int ties = 0;
+    for (index_t j = 0; j < K; ++j) best = std::max(best, xval(i, j));
+    for (index_t j = 0; j < K; ++j) ties += xval(i, j) == best;
+    for (index_t j = 0; j < K; ++j)
+      if (xval(i, j) == best) want[i * K + j] = (1.0 + double(i)) / ties;
+  }
+  auto [i, j] = wp::indices<2>();
+  auto fwd = wp::program(
+      wp::map("m0", wp::space(M), mx(i) = -std::numeric_limits<double>::infinity()),
+      wp::map("max", wp::space(M, K), wp::max_into(mx(i), x(i, j))),
+      wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(M), L() += mx(i) * g(i)));
+  auto step = wp::program(fwd, wp::backward(fwd, L, wp::wrt(x, dx)));
+  auto check = [&](auto&& plan) {
+    fill2(x, xval);
+    g.init([](const std::array<index_t, 1>& q) { return 1.0 + double(q[0]); });
+    plan.scatter();
+    plan.execute();
+    plan.gather(dx);
+    REQUIRE(compare_on_root(ctx.comm(), dx, want, 1e-12) == "");
+  };
+  SECTION("the reduced dimension split") {
+    check(wp::distribute(step, schedule_of(step, p, [](int k) { return k == 2 ? 1 : -1; }), ctx));
+  }
+  SECTION("the rows split") {
+    check(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 0 ? 0 : -1; }), ctx));
+  }
+  SECTION("wp::automatic") { check(wp::distribute(step, wp::automatic, ctx)); }
 }

@@ -30,6 +30,8 @@
 #include "../error.hpp"
 #include "../expr/access_list.hpp"
 #include "../expr/map.hpp"
+#include "gradient_table.hpp"
+#include "rename_dim.hpp"
 #include "rules.hpp"
 
 namespace workpart {
@@ -72,80 +74,6 @@ template <class T>
 inline constexpr bool is_wrt_v = false;
 template <class T, int N>
 inline constexpr bool is_wrt_v<wrt_t<T, N>> = true;
-
-/// Which array holds the gradient of which (arrays are identified by address), the arrays
-/// made here, and which gradient buffers already have their zeroing map.
-class gradient_table {
- public:
-  template <class T, int N>
-  array<T, N>& of(const array<T, N>& a) {
-    for (const entry& e : entries_)
-      if (e.array == &a) return *static_cast<array<T, N>*>(e.grad);
-    auto g = std::make_shared<array<T, N>>("d" + a.name(), a.shape());
-    entries_.push_back({&a, g.get(), false, 0});
-    owned_.push_back(g);
-    return *g;
-  }
-  /// A new array of a's shape counting the ties of a wp::max_into / min_into into a.
-  template <class T, int N>
-  array<T, N>& ties_of(const array<T, N>& a) {
-    auto t = std::make_shared<array<T, N>>("ties." + a.name(), a.shape());
-    entries_.push_back({&a, t.get(), false, 0});
-    owned_.push_back(t);
-    return *t;
-  }
-  void add_named(const void* param, void* grad, bool accumulate) {
-    entries_.push_back({param, grad, accumulate, 0});
-  }
-  /// Whether the zeroing map of gradient buffer g is the one that runs (the first asked
-  /// for, unless the gradient accumulates or its first write covers it), and its name: maps
-  /// are known by name, so the others (over an empty space) are numbered.
-  std::pair<bool, std::string> claim_zeroing(const void* g, const std::string& name) {
-    for (entry& e : entries_)
-      if (e.grad == g) {
-        const int k = e.zero_maps++;
-        return {k == 0 && !e.accumulate && !e.covered,
-                "zero." + name + (k == 0 ? std::string() : "." + std::to_string(k + 1))};
-      }
-    return {false, "zero." + name};
-  }
-  /// Records a write of buffer g in backward program order; true for its first. `covers`:
-  /// that write sets every element exactly once ('='), so g needs no zeroing.
-  bool note_write(const void* g, bool covers = false) {
-    for (entry& e : entries_)
-      if (e.grad == g) {
-        const bool first = !e.written;
-        e.written = true;
-        if (first && covers) e.covered = true;
-        return first;
-      }
-    return false;
-  }
-  bool accumulates(const void* g) const {
-    for (const entry& e : entries_)
-      if (e.grad == g) return e.accumulate;
-    return false;
-  }
-  /// The forward array whose gradient (or ties count) buffer g is.
-  const void* origin_of(const void* g) const {
-    for (const entry& e : entries_)
-      if (e.grad == g) return e.array;
-    return nullptr;
-  }
-  std::vector<std::shared_ptr<const void>> owned() const { return owned_; }
-
- private:
-  struct entry {
-    const void* array;
-    void* grad;
-    bool accumulate;
-    int zero_maps;
-    bool written = false;  ///< by a map of the backward program built so far
-    bool covered = false;  ///< its first write is a '=' over the whole buffer
-  };
-  std::vector<entry> entries_;
-  std::vector<std::shared_ptr<const void>> owned_;
-};
 
 /// What one forward statement writes and reads (by array address), for the checks.
 struct statement_record {
@@ -314,14 +242,18 @@ auto reversed(std::tuple<T...>&& t) {
   (std::make_index_sequence<n>{});
 }
 
-/// Zeroing maps of the buffers a backward map accumulates into.
+/// Zeroing maps of the buffers a backward map accumulates into ('+=': a '=' form's buffer
+/// has its '+=' twin next, and a scratch array is written with '=' before it is read).
 template <int N, class... S>
 auto zero_maps_of(const map_t<N, S...>& m, gradient_table& grads) {
+  auto one = [&](const auto& st) {
+    if constexpr (std::remove_cvref_t<decltype(st)>::kind == combine::assign)
+      return std::tuple<>{};
+    else
+      return std::tuple{zero_map(*st.lhs.arr, grads)};
+  };
   return std::apply(
-      [&](const auto&... st) {
-        return std::tuple<decltype(zero_map(*st.lhs.arr, grads))...>{
-            zero_map(*st.lhs.arr, grads)...};
-      },
+      [&](const auto&... st) { return flatten(std::tuple<decltype(one(st))...>{one(st)...}); },
       m.statements());
 }
 /// Zeroing maps of the gradients of what a forward map writes (they seed its derivatives).
@@ -382,37 +314,35 @@ bool spans_array(const L& lhs, const space<N>& sp) {
   (std::make_index_sequence<std::size_t(L::array_type::rank)>{});
 }
 
-/// Picks, for every contribution with a '=' form, the form that runs: '=' where it is its
-/// buffer's first write, spans it, is the map's only write to it (a map writes an array with
-/// one kind of statement) and the gradient does not accumulate (the buffer's zeroing map then
-/// does not run), '+=' otherwise. Every write is recorded in order.
+/// Picks, for every contribution with a '=' form (a '=' followed by its '+=' twin into the
+/// same array), the form that runs: '=' where it is its buffer's first write, spans it, is
+/// the map's only write to it (a map writes an array with one kind of statement) and the
+/// gradient does not accumulate (the buffer's zeroing map then does not run), '+=' otherwise.
+/// Every write is recorded in order.
 template <int N, class... S>
 void choose_forms(map_t<N, S...>& m, gradient_table& grads) {
-  std::vector<const void*> written;  // one entry per contribution (a '=' form and its twin: one)
-  bool twin_next = false;
-  std::apply(
-      [&](const auto&... st) {
-        ((twin_next
-              ? void(twin_next = false)
-              : (written.push_back(st.lhs.arr),
-                 void(twin_next = std::remove_cvref_t<decltype(st)>::kind == combine::assign))),
-         ...);
-      },
-      m.statements());
-  auto only_write = [&](const void* g) {
-    return std::count(written.begin(), written.end(), g) == 1;
-  };
+  constexpr std::size_t n = sizeof...(S);
+  constexpr std::array<bool, n + 1> adds{(S::kind == combine::add)..., false};
+  std::array<const void*, n + 1> arrs{};
   std::size_t s = 0;
+  std::apply([&](const auto&... st) { ((arrs[s++] = st.lhs.arr), ...); }, m.statements());
+  auto is_form = [&](std::size_t k) { return !adds[k] && adds[k + 1] && arrs[k] == arrs[k + 1]; };
+  auto only_write = [&](const void* g) {  // one contribution writes g (a form and its twin: one)
+    int writes = 0;
+    for (std::size_t k = 0; k < n; ++k)
+      if (arrs[k] == g && !(k > 0 && is_form(k - 1))) ++writes;
+    return writes == 1;
+  };
+  s = 0;
   bool skip_add = false;  // the '=' form ran: its '+=' twin, next, does not
   std::apply(
       [&](const auto&... st) {
         (
             [&](const auto& one) {
-              using St = std::remove_cvref_t<decltype(one)>;
               if (skip_add) {
                 m.prune_statement(s);
                 skip_add = false;
-              } else if constexpr (St::kind == combine::assign) {  // a '=' form, '+=' next
+              } else if (is_form(s)) {
                 const bool covers = !grads.accumulates(one.lhs.arr) && only_write(one.lhs.arr) &&
                                     spans_array(one.lhs, m.iteration_space());
                 if (covers && grads.note_write(one.lhs.arr, true))
@@ -429,7 +359,75 @@ void choose_forms(map_t<N, S...>& m, gradient_table& grads) {
       m.statements());
 }
 
-/// `d<map>`: the contributions of a forward map's statements, in reverse statement order.
+/// The seed of an inner sum's derivative stored per point of the space (d<map> writes it
+/// with '='; the sum's own map reads it): `dsum.<map>(i...) = seed`.
+template <int N, class It>
+auto inner_sum_seed(const space<N>& sp, const std::string& map_name, It& it, gradient_table& grads,
+                    int k) {
+  using T = typename It::value_type;
+  std::array<index_t, std::size_t(N)> shape{};
+  for (int d = 0; d < N; ++d) shape[std::size_t(d)] = sp.hi[std::size_t(d)];
+  auto& tmp = grads.scratch<T, N>(
+      it.origin, "dsum." + map_name + (k == 0 ? std::string() : "." + std::to_string(k + 1)),
+      shape);
+  it.scratch = &tmp;
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return make_statement<assign_tag>(tmp(workpart::index<int(D)>{}...), it.seed);
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+}
+
+/// `d<map>.sum`: the derivative of an inner sum's body over the map's space extended by the
+/// sum's index (renamed to the space's next dimension N), seeded by the stored seed.
+template <int N, class... S, class It>
+auto inner_sum_map(const map_t<N, S...>& m, const It& it, gradient_table& grads, int k) {
+  using T = typename It::value_type;
+  auto& tmp = *static_cast<array<T, N>*>(it.scratch);
+  auto seed = [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return tmp(workpart::index<int(D)>{}...);
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+  auto terms = adjoint(rename_dim<It::dim, N>(it.body), seed, grads);
+  std::array<bounds, std::size_t(N + 1)> b{};
+  for (int d = 0; d < N; ++d)
+    b[std::size_t(d)] = {m.iteration_space().lo[std::size_t(d)],
+                         m.iteration_space().hi[std::size_t(d)]};
+  b[std::size_t(N)] = {it.lo.offset, std::max(it.lo.offset, it.hi.offset)};
+  const space<N + 1> sp(typename space<N + 1>::from_bounds_t{}, b);
+  auto forms = std::apply(
+      [](const auto&... st) { return std::tuple_cat(with_assign_form<N + 1>(st)...); }, terms);
+  const std::string name =
+      "d" + m.name() + ".sum" + (k == 0 ? std::string() : std::to_string(k + 1));
+  auto dm = std::apply([&](const auto&... st) { return workpart::map(name, sp, st...); }, forms);
+  // It runs after d<map>, whose later statements read the gradients of what the forward map's
+  // earlier statements wrote: none of those may be written here.
+  std::apply(
+      [&](const auto&... fst) {
+        std::apply(
+            [&](const auto&... st) {
+              auto check = [&](const auto& one) {
+                ((grads.origin_of(one.lhs.arr) == static_cast<const void*>(fst.lhs.arr)
+                      ? throw plan_error("wp::backward: map '" + m.name() + "' sums over '" +
+                                         fst.lhs.arr->name() +
+                                         "', which a statement of the same map writes; an inner "
+                                         "sum's derivative runs after the map's other "
+                                         "derivatives: write '" +
+                                         fst.lhs.arr->name() + "' in an earlier map")
+                      : void()),
+                 ...);
+              };
+              (check(st), ...);
+            },
+            terms);
+      },
+      m.statements());
+  choose_forms(dm, grads);
+  return dm;
+}
+
+/// `d<map>`: the contributions of a forward map's statements, in reverse statement order;
+/// before it `d<map>.ties` where it takes max_into/min_into shares, after it a `d<map>.sum`
+/// map for each inner sum differentiated.
 template <int N, class... S>
 auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
   constexpr std::size_t n = sizeof...(S);
@@ -440,16 +438,59 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
   if constexpr (std::tuple_size_v<decltype(contributions)> == 0) {
     return std::tuple<>{};
   } else {
-    auto forms =
-        std::apply([](const auto&... st) { return std::tuple_cat(with_assign_form<N>(st)...); },
-                   contributions);
+    auto ties_of = [](const auto& c) {
+      if constexpr (is_ties_count_v<std::remove_cvref_t<decltype(c)>>)
+        return std::tuple{c.st};
+      else
+        return std::tuple<>{};
+    };
+    auto ties =
+        std::apply([&](const auto&... c) { return std::tuple_cat(ties_of(c)...); }, contributions);
+    auto ties_maps = [&] {
+      if constexpr (std::tuple_size_v<decltype(ties)> == 0) {
+        return std::tuple<>{};
+      } else {
+        auto tm = std::apply(
+            [&](const auto&... st) {
+              return workpart::map("d" + m.name() + ".ties", m.iteration_space(), st...);
+            },
+            ties);
+        choose_forms(tm, grads);
+        return std::tuple{std::move(tm)};
+      }
+    }();
+    int sums = 0;
+    auto form_of = [&](auto& c) {
+      using C = std::remove_cvref_t<decltype(c)>;
+      if constexpr (is_inner_sum_adjoint_v<C>)
+        return std::tuple{inner_sum_seed(m.iteration_space(), m.name(), c, grads, sums++)};
+      else if constexpr (is_ties_count_v<C>)
+        return std::tuple<>{};
+      else
+        return with_assign_form<N>(c);
+    };
+    auto forms = std::apply(
+        [&](auto&... c) { return flatten(std::tuple<decltype(form_of(c))...>{form_of(c)...}); },
+        contributions);
     auto dm = std::apply(
         [&](const auto&... st) {
           return workpart::map("d" + m.name(), m.iteration_space(), st...);
         },
         forms);
     choose_forms(dm, grads);
-    return std::tuple{std::move(dm)};
+    sums = 0;
+    auto sum_map_of = [&](const auto& c) {
+      if constexpr (is_inner_sum_adjoint_v<std::remove_cvref_t<decltype(c)>>)
+        return std::tuple{inner_sum_map(m, c, grads, sums++)};
+      else
+        return std::tuple<>{};
+    };
+    auto sum_maps = std::apply(
+        [&](const auto&... c) {
+          return flatten(std::tuple<decltype(sum_map_of(c))...>{sum_map_of(c)...});
+        },
+        contributions);
+    return std::tuple_cat(std::move(ties_maps), std::tuple{std::move(dm)}, std::move(sum_maps));
   }
 }
 

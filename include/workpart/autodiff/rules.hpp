@@ -9,6 +9,10 @@
 /// (an index of the space absent from X) becomes a '+=' that sums over that index, which the
 /// plans split and combine rank to rank like any other reduction.
 ///
+/// An inner `wp::sum` over constant bounds gives an `inner_sum_adjoint` instead of statements
+/// (its terms write where the sum's index points, which is not an index of the map's space):
+/// backward.hpp turns it into a stored seed and a map over the space extended by that index.
+///
 /// Values a derivative needs (the other factor of a product, exp(e), ...) are recomputed
 /// from the forward arrays, so the backward pass reads what the forward pass read.
 
@@ -85,9 +89,58 @@ struct adjoint_rule<access_node<T, N, Subs...>> {
 template <class Red, int D, class Lo, class Hi, class Body>
 struct adjoint_rule<reduce_node<Red, D, Lo, Hi, Body>> {
   static_assert(no_rule_v<Red>,
-                "wp::backward: inner reductions (wp::sum, wp::max_of, wp::min_of) are not "
-                "differentiable yet; write the sum as a '+=' statement over a space that includes "
-                "its index, e.g. y(i) += A(i, k) * x(k) over wp::space(M, K)");
+                "wp::backward: inner wp::max_of / wp::min_of are not differentiable yet; write the "
+                "maximum as a statement over a space that includes its index, e.g. "
+                "wp::max_into(y(i), x(i, k)) over wp::space(M, K)");
+};
+
+/// The derivative of an inner sum `wp::sum(range(r, lo, hi), body)` seeded by s: every term
+/// gets s, but a term's contributions write where r points (dw(r) += s * x(i + r)), and r is
+/// not an index of the map's space. So backward_map (backward.hpp) stores s per point of the
+/// space in an array made here (`dsum.<map>`, a '=' in d<map>) and differentiates the body,
+/// seeded by that array, over the space extended by r (a map of its own, `d<map>.sum`).
+template <int D, class Lo, class Hi, class Body, class S>
+struct inner_sum_adjoint {
+  static constexpr int dim = D;
+  using value_type = real_of<typename S::value_type>;
+  Lo lo;
+  Hi hi;
+  Body body;
+  S seed;
+  const void* origin = nullptr;  ///< the forward array the statement writes (for pruning)
+  void* scratch = nullptr;       ///< the array<value_type, N> holding the seed per point
+};
+template <class T>
+inline constexpr bool is_inner_sum_adjoint_v = false;
+template <int D, class Lo, class Hi, class Body, class S>
+inline constexpr bool is_inner_sum_adjoint_v<inner_sum_adjoint<D, Lo, Hi, Body, S>> = true;
+
+template <class B>
+constexpr bool constant_bound() {
+  if constexpr (is_affine_v<B>)
+    return B::sig.present == 0;
+  else
+    return false;
+}
+
+template <int D, class Lo, class Hi, class Body>
+struct adjoint_rule<reduce_node<red_sum, D, Lo, Hi, Body>> {
+  static_assert(constant_bound<Lo>() && constant_bound<Hi>(),
+                "wp::backward: an inner wp::sum is differentiable over constant bounds "
+                "(wp::range(r, 0, R), wp::all); one whose bounds depend on the outer indices or "
+                "on data is not yet: write it as a '+=' statement over a space that includes its "
+                "index");
+  static_assert(!Body::info.reduces,
+                "wp::backward: nested inner reductions are not differentiable yet; write the "
+                "inner one as a map of its own");
+  template <class S, class G>
+  static auto apply(const reduce_node<red_sum, D, Lo, Hi, Body>& n, const S& s, G& grads) {
+    using terms = decltype(adjoint(n.body, s, grads));
+    if constexpr (std::tuple_size_v<terms> == 0)
+      return std::tuple<>{};  // nothing in the body has a gradient
+    else
+      return std::tuple{inner_sum_adjoint<D, Lo, Hi, Body, S>{n.lo, n.hi, n.body, s}};
+  }
 };
 
 // ---- unary functions: d f(e) = f'(e) de ----
@@ -257,6 +310,27 @@ struct adjoint_rule<select_node<C, A, B>> {
 
 // ---- statements ----
 
+/// The count of a max_into's (min_into's) winners per element, which runs in a map of its own
+/// before d<map> (statement_adjoint below).
+template <class St>
+struct ties_count {
+  St st;
+};
+template <class T>
+inline constexpr bool is_ties_count_v = false;
+template <class St>
+inline constexpr bool is_ties_count_v<ties_count<St>> = true;
+
+/// Contributions with the forward array their statement writes noted on its inner sums.
+template <class... C>
+std::tuple<C...> with_origin(std::tuple<C...> t, const void* origin) {
+  auto note = [origin](auto& c) {
+    if constexpr (is_inner_sum_adjoint_v<std::remove_cvref_t<decltype(c)>>) c.origin = origin;
+  };
+  std::apply([&](auto&... c) { (note(c), ...); }, t);
+  return t;
+}
+
 /// The contributions of one forward statement `Y(f(p)) op= rhs` to the gradients of what its
 /// right side reads, seeded by dY(f(p)). For '=' the overwritten old value gets no gradient;
 /// for '+=' it passes through unchanged (nothing to emit).
@@ -264,26 +338,30 @@ struct adjoint_rule<select_node<C, A, B>> {
 /// `wp::max_into(Y(f(p)), rhs)` (and min_into): the gradient goes to the points whose value
 /// is the result, shared evenly among ties (as PyTorch's amax), so it does not depend on the
 /// order of evaluation, hence not on the grid. The ties are counted first, into an array made
-/// here (`ties.Y`): `ties(f(p)) += (rhs == Y(f(p)))`, then each point that won gets
-/// dY(f(p)) / ties(f(p)). Y's values before the statement must be constants (checked when
+/// here (`ties.Y`): `ties(f(p)) += (rhs == Y(f(p)))`, in a map of its own before d<map>
+/// (`d<map>.ties`: under a grid that splits the reduced dimension the counts are partial on
+/// each rank until the plans combine them between the two maps), then each point that won
+/// gets dY(f(p)) / ties(f(p)). Y's values before the statement must be constants (checked when
 /// the backward program is built).
 template <class K, class L, class R, class G>
 auto statement_adjoint(const statement<K, L, R>& st, G& grads) {
   if constexpr (!std::is_floating_point_v<typename L::value_type>) {
     return std::tuple<>{};  // an integer result carries no gradient
   } else if constexpr (K::kind == combine::assign || K::kind == combine::add) {
-    return adjoint(st.rhs, gradient_access(st.lhs, grads), grads);
+    return with_origin(adjoint(st.rhs, gradient_access(st.lhs, grads), grads), st.lhs.arr);
   } else {
     L ties = st.lhs;
     ties.arr = &grads.ties_of(*st.lhs.arr);
     const auto won = st.rhs == st.lhs;
-    auto rest =
-        adjoint(st.rhs, workpart::select(won, gradient_access(st.lhs, grads) / ties, 0), grads);
+    auto rest = with_origin(
+        adjoint(st.rhs, workpart::select(won, gradient_access(st.lhs, grads) / ties, 0), grads),
+        st.lhs.arr);
     if constexpr (std::tuple_size_v<decltype(rest)> == 0)
       return std::tuple<>{};
     else
-      return std::tuple_cat(std::tuple{make_statement<add_tag>(ties, workpart::select(won, 1, 0))},
-                            std::move(rest));
+      return std::tuple_cat(
+          std::tuple{ties_count{make_statement<add_tag>(ties, workpart::select(won, 1, 0))}},
+          std::move(rest));
   }
 }
 

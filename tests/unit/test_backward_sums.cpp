@@ -1,0 +1,100 @@
+// wp::backward of inner sums (wp::sum over wp::range with constant bounds, and over wp::all)
+// against central finite differences (double, relative error <= 1e-6, uneven extents): the
+// body's derivative runs over the map's space extended by the sum's index (a map of its own,
+// d<map>.sum), seeded by the sum's seed stored per point. One process (wp::run);
+// tests/mpi/test_train.cpp distributes a step with an inner sum.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <workpart/workpart.hpp>
+
+#include "finite_differences.hpp"
+
+namespace wp = workpart;
+using Catch::Matchers::Contains;
+using namespace fd;
+
+TEST_CASE("backward: an inner sum over a constant range (a convolution), seeded through tanh",
+          "[backward][sum]") {
+  const wp::index_t n = 12, R = 3, m = (n - R) / 2 + 1;  // stride 2: 5 outputs
+  wp::array<double, 1> x("x", {n}), dx("dx", {n}), w("w", {R}), dw("dw", {R});
+  wp::array<double, 1> y("y", {m}), g("g", {m});
+  wp::array<double, 0> L("L", {});
+  fill(x, 1);
+  fill(w, 2);
+  fill(g, 3);
+  auto [i, r] = wp::indices<2>();
+  auto fwd = wp::program(
+      wp::map("conv", wp::space(m),
+              y(i) = wp::tanh(wp::sum(wp::range(r, 0, R), w(r) * x(2 * i + r))) + 0.5 * x(i)),
+      wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(m), L() += y(i) * g(i)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
+  std::string names;
+  bwd.for_each_map([&](const auto& mp) { names += mp.name() + " "; });
+  CHECK_THAT(names, Contains("dconv ") && Contains("dconv.sum "));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, x, dx);  // the transposed convolution, plus the direct read
+  require_gradient(fwd, L, w, dw);  // summed over the output positions
+  REQUIRE(dx.at({n - 1}) == 0.0);   // x(11): beyond every window (2 * 4 + 2) and every x(i)
+}
+
+TEST_CASE("backward: inner sums from a nonzero lower bound, in a rank-0 map, over wp::all",
+          "[backward][sum]") {
+  const wp::index_t M = 4, C = 5;
+  wp::array<double, 2> X("X", {M, C}), dX("dX", {M, C}), Y("Y", {M, C});
+  wp::array<double, 1> v("v", {C + 2}), dv("dv", {C + 2});
+  wp::array<double, 0> L("L", {});
+  fill(X, 4);
+  fill(v, 5);
+  auto [i, j, r] = wp::indices<3>();
+  auto fwd = wp::program(
+      // centre each row: Y(i, j) = X(i, j) - mean_k X(i, k)  (wp::all: an implicit inner index)
+      wp::map("centre", wp::space(M, C), Y(i, j) = X(i, j) - wp::sum(X(i, wp::all)) / double(C)),
+      wp::map("l0", wp::space(), L() = wp::sum(wp::range(r, 2, C + 2), v(r) * v(r - 1))),
+      wp::map("loss", wp::space(M, C), L() += Y(i, j) * Y(i, j) * (1.0 + 0.1 * wp::val(j))));
+  auto bwd = wp::backward(fwd, L, wp::wrt(X, dX), wp::wrt(v, dv));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, X, dX);
+  require_gradient(fwd, L, v, dv);  // v(0) is read only as v(r - 1) at r = 1: never
+  REQUIRE(dv.at({0}) == 0.0);
+}
+
+TEST_CASE("backward: a sum that reads a row's whole axis covers its gradient with '='",
+          "[backward][sum]") {
+  const wp::index_t M = 3, C = 7;
+  wp::array<double, 2> X("X", {M, C}), dX("dX", {M, C});
+  wp::array<double, 1> s("s", {M});
+  wp::array<double, 0> L("L", {});
+  fill(X, 6);
+  auto [i] = wp::indices<1>();
+  auto fwd = wp::program(wp::map("lse", wp::space(M), s(i) = wp::sum(wp::exp(X(i, wp::all)))),
+                         wp::map("l0", wp::space(), L() = 0.0),
+                         wp::map("loss", wp::space(M), L() += wp::log(s(i)) * (1.0 + wp::val(i))));
+  auto bwd = wp::backward(fwd, L, wp::wrt(X, dX));
+  // dX(i, k) += ... over (i, k) spans dX once: written with '=', no zeroing map runs
+  std::string zeroing;
+  bwd.for_each_map([&](const auto& mp) {
+    if (mp.name().rfind("zero.dX", 0) == 0 && mp.runs(0)) zeroing += mp.name() + " ";
+  });
+  CHECK(zeroing.empty());
+  for (wp::index_t k = 0; k < dX.size(); ++k) dX.data()[k] = 123.0;  // stale: overwritten
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, X, dX);
+}
+
+TEST_CASE("backward: an inner sum over a value the same map computed is refused",
+          "[backward][sum][errors]") {
+  const wp::index_t n = 6, R = 2;
+  wp::array<double, 1> x("x", {n}), t("t", {n}), y("y", {n - 1}), dx("dx", {n});
+  wp::array<double, 0> L("L", {});
+  auto [i, r] = wp::indices<2>();
+  auto fwd = wp::program(wp::map("both", wp::space(n - 1), t(i) = 2.0 * x(i),
+                                 y(i) = wp::sum(wp::range(r, 0, R), t(i) * x(i + r))),
+                         wp::map("l0", wp::space(), L() = 0.0),
+                         wp::map("loss", wp::space(n - 1), L() += y(i)));
+  REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx)),
+                      Contains("[workpart.plan_error]") && Contains("map 'both' sums over 't'") &&
+                          Contains("write 't' in an earlier map"));
+}
