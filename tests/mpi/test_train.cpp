@@ -356,4 +356,14 @@ TEST_CASE("max_into's gradient distributed, ties shared evenly, as in plain loop
     check(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 0 ? 0 : -1; }), ctx));
   }
   SECTION("wp::automatic") { check(wp::distribute(step, wp::automatic, ctx)); }
+  // the same maximum as an inner wp::max_of: its ties counted in d<map>.sum.ties, a map over
+  // the rows and the reduced index, before d<map>.sum takes the shares
+  auto fwd2 = wp::program(wp::map("max", wp::space(M), mx(i) = wp::max_of(x(i, wp::all))),
+                          wp::map("l0", wp::space(), L() = 0.0),
+                          wp::map("loss", wp::space(M), L() += mx(i) * g(i)));
+  auto step2 = wp::program(fwd2, wp::backward(fwd2, L, wp::wrt(x, dx)));
+  SECTION("inner max_of, the reduced index split") {
+    check(wp::distribute(step2, schedule_of(step2, p, [](int k) { return k == 2 ? 1 : -1; }), ctx));
+  }
+  SECTION("inner max_of, wp::automatic") { check(wp::distribute(step2, wp::automatic, ctx)); }
 }

@@ -95,6 +95,73 @@ TEST_CASE("backward: an inner sum over a value the same map computed is refused"
                          wp::map("l0", wp::space(), L() = 0.0),
                          wp::map("loss", wp::space(n - 1), L() += y(i)));
   REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx)),
-                      Contains("[workpart.plan_error]") && Contains("map 'both' sums over 't'") &&
+                      Contains("[workpart.plan_error]") &&
+                          Contains("map 'both' reduces over 't'") &&
                           Contains("write 't' in an earlier map"));
+}
+
+TEST_CASE("backward: inner max_of / min_of send the gradient to the terms that won",
+          "[backward][sum][max]") {
+  const wp::index_t M = 4, K = 6;
+  wp::array<double, 2> X("X", {M, K}), dX("dX", {M, K});
+  wp::array<double, 1> w("w", {K}), dw("dw", {K}), hi("hi", {M}), lo("lo", {M});
+  wp::array<double, 0> L("L", {});
+  auto [i, r] = wp::indices<2>();
+  auto fwd = wp::program(
+      wp::map("hi", wp::space(M), hi(i) = wp::max_of(wp::range(r, 0, K), X(i, r) * w(r))),
+      wp::map("lo", wp::space(M), lo(i) = wp::min_of(wp::exp(X(i, wp::all)))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(M), L() += wp::tanh(hi(i)) * (1.0 + wp::val(i)) + lo(i) * lo(i)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(X, dX), wp::wrt(w, dw));
+
+  SECTION("distinct values: finite differences") {
+    fill(X, 7);
+    fill(w, 8, 1.5);
+    wp::run(wp::program(fwd, bwd));
+    require_gradient(fwd, L, X, dX);
+    require_gradient(fwd, L, w, dw);
+  }
+  SECTION("ties: each of k equal winners gets 1/k of the gradient") {
+    // row i: the values (j * 5 + i) % 3, so the maximum 2 and minimum 0 recur; w = 1
+    X.init([](const std::array<wp::index_t, 2>& g) { return double((g[1] * 5 + g[0]) % 3); });
+    w.init([](const std::array<wp::index_t, 1>&) { return 1.0; });
+    wp::run(wp::program(fwd, bwd));
+    for (wp::index_t a = 0; a < M; ++a) {
+      int top = 0, bottom = 0;
+      for (wp::index_t j = 0; j < K; ++j) {
+        top += (j * 5 + a) % 3 == 2;
+        bottom += (j * 5 + a) % 3 == 0;
+      }
+      const double d_hi = (1.0 - std::tanh(2.0) * std::tanh(2.0)) * (1.0 + double(a));
+      const double d_lo = 2.0 * 1.0 * 1.0;  // d(lo^2)/dlo * d exp(x)/dx at x = 0, lo = 1
+      for (wp::index_t j = 0; j < K; ++j) {
+        const wp::index_t v = (j * 5 + a) % 3;
+        const double want = (v == 2 ? d_hi / top : 0.0) + (v == 0 ? d_lo / bottom : 0.0);
+        INFO("dX(" << a << ", " << j << ")");
+        REQUIRE(dX.at({a, j}) == Approx(want).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("backward: softmax cross-entropy written with inner reductions, map by map",
+          "[backward][sum]") {
+  const wp::index_t M = 5, C = 7;
+  wp::array<double, 2> X("X", {M, C}), dX("dX", {M, C}), E("E", {M, C});
+  wp::array<double, 1> mx("mx", {M}), s("s", {M});
+  wp::array<int, 1> label("label", {M});
+  wp::array<double, 0> L("L", {});
+  fill(X, 9);
+  label.init([](const std::array<wp::index_t, 1>& g) { return int((g[0] * 3) % C); });
+  auto [i, j] = wp::indices<2>();
+  auto fwd = wp::program(
+      wp::map("max", wp::space(M), mx(i) = wp::max_of(X(i, wp::all))),
+      wp::map("exp", wp::space(M, C), E(i, j) = wp::exp(X(i, j) - mx(i))),
+      wp::map("sum", wp::space(M), s(i) = wp::sum(E(i, wp::all))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("nll", wp::space(M, C),
+              L() += wp::select(label(i) == wp::val(j), wp::log(s(i)) - (X(i, j) - mx(i)), 0.0)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(X, dX));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, X, dX);
 }

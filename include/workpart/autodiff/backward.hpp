@@ -359,70 +359,107 @@ void choose_forms(map_t<N, S...>& m, gradient_table& grads) {
       m.statements());
 }
 
-/// The seed of an inner sum's derivative stored per point of the space (d<map> writes it
-/// with '='; the sum's own map reads it): `dsum.<map>(i...) = seed`.
-template <int N, class It>
-auto inner_sum_seed(const space<N>& sp, const std::string& map_name, It& it, gradient_table& grads,
-                    int k) {
-  using T = typename It::value_type;
-  std::array<index_t, std::size_t(N)> shape{};
-  for (int d = 0; d < N; ++d) shape[std::size_t(d)] = sp.hi[std::size_t(d)];
-  auto& tmp = grads.scratch<T, N>(
-      it.origin, "dsum." + map_name + (k == 0 ? std::string() : "." + std::to_string(k + 1)),
-      shape);
-  it.scratch = &tmp;
+/// `a(i0, ..., iN-1)`: a plain access over the first N indices.
+template <int N, class A>
+auto plain_access(A& a) {
   return [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return make_statement<assign_tag>(tmp(workpart::index<int(D)>{}...), it.seed);
+    return a(workpart::index<int(D)>{}...);
   }
   (std::make_index_sequence<std::size_t(N)>{});
 }
 
-/// `d<map>.sum`: the derivative of an inner sum's body over the map's space extended by the
-/// sum's index (renamed to the space's next dimension N), seeded by the stored seed.
-template <int N, class... S, class It>
-auto inner_sum_map(const map_t<N, S...>& m, const It& it, gradient_table& grads, int k) {
+/// What an inner reduction's derivative stores per point of the space, written with '=' in
+/// d<map>: its seed (`dsum.<map>(i...) = seed`) and, for max_of / min_of, its result
+/// (`dsum.<map>.result(i...) = max_of(...)`), which its own maps read.
+template <int N, class It>
+auto inner_reduction_stores(const space<N>& sp, const std::string& map_name, It& it,
+                            gradient_table& grads, int k) {
   using T = typename It::value_type;
-  auto& tmp = *static_cast<array<T, N>*>(it.scratch);
-  auto seed = [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return tmp(workpart::index<int(D)>{}...);
+  std::array<index_t, std::size_t(N)> shape{};
+  for (int d = 0; d < N; ++d) shape[std::size_t(d)] = sp.hi[std::size_t(d)];
+  const std::string name =
+      "dsum." + map_name + (k == 0 ? std::string() : "." + std::to_string(k + 1));
+  auto& seeds = grads.scratch<T, N>(it.origin, name, shape);
+  it.seeds = &seeds;
+  auto seed = make_statement<assign_tag>(plain_access<N>(seeds), it.seed);
+  if constexpr (It::sums) {
+    return std::tuple{seed};
+  } else {
+    using V = typename It::node_type::value_type;
+    auto& results = grads.scratch<V, N>(it.origin, name + ".result", shape);
+    it.results = &results;
+    return std::tuple{seed, make_statement<assign_tag>(plain_access<N>(results), it.node)};
   }
-  (std::make_index_sequence<std::size_t(N)>{});
-  auto terms = adjoint(rename_dim<It::dim, N>(it.body), seed, grads);
+}
+
+/// A map of a backward map's derivative statements, its '=' forms picked (choose_forms).
+template <int N, class Terms>
+auto derivative_map(const std::string& name, const space<N>& sp, const Terms& terms,
+                    gradient_table& grads) {
+  auto forms = std::apply(
+      [](const auto&... st) { return std::tuple_cat(with_assign_form<N>(st)...); }, terms);
+  auto dm = std::apply([&](const auto&... st) { return workpart::map(name, sp, st...); }, forms);
+  choose_forms(dm, grads);
+  return dm;
+}
+
+/// An inner reduction's derivative runs after d<map>, whose later statements read the
+/// gradients of what the forward map's earlier statements wrote: none of those may be
+/// written by it (refused on every rank alike).
+template <int N, class... S, class Terms>
+void check_inner_reduction_order(const map_t<N, S...>& m, const Terms& terms,
+                                 const gradient_table& grads) {
+  auto refuse_if = [&](const void* grad, const auto& fst) {
+    if (grads.origin_of(grad) == static_cast<const void*>(fst.lhs.arr))
+      throw plan_error("wp::backward: map '" + m.name() + "' reduces over '" + fst.lhs.arr->name() +
+                       "', which a statement of the same map writes; an inner reduction's "
+                       "derivative runs after the map's other derivatives: write '" +
+                       fst.lhs.arr->name() + "' in an earlier map");
+  };
+  auto against_map = [&](const void* grad) {
+    std::apply([&](const auto&... fst) { (refuse_if(grad, fst), ...); }, m.statements());
+  };
+  std::apply([&](const auto&... st) { (against_map(st.lhs.arr), ...); }, terms);
+}
+
+/// The maps of an inner reduction's derivative over the map's space extended by the
+/// reduction's index (renamed to the space's next dimension N), seeded by the stored seed:
+/// `d<map>.sum`, and before it, for max_of / min_of, `d<map>.sum.ties` counting the terms equal
+/// to the stored result (its own map: the plans combine the counts before the shares).
+template <int N, class... S, class It>
+auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table& grads, int k) {
+  using T = typename It::value_type;
+  auto seed = plain_access<N>(*static_cast<array<T, N>*>(it.seeds));
+  auto body = rename_dim<It::dim, N>(it.node.body);
   std::array<bounds, std::size_t(N + 1)> b{};
   for (int d = 0; d < N; ++d)
     b[std::size_t(d)] = {m.iteration_space().lo[std::size_t(d)],
                          m.iteration_space().hi[std::size_t(d)]};
-  b[std::size_t(N)] = {it.lo.offset, std::max(it.lo.offset, it.hi.offset)};
+  b[std::size_t(N)] = {it.node.lo.offset, std::max(it.node.lo.offset, it.node.hi.offset)};
   const space<N + 1> sp(typename space<N + 1>::from_bounds_t{}, b);
-  auto forms = std::apply(
-      [](const auto&... st) { return std::tuple_cat(with_assign_form<N + 1>(st)...); }, terms);
-  const std::string name =
-      "d" + m.name() + ".sum" + (k == 0 ? std::string() : std::to_string(k + 1));
-  auto dm = std::apply([&](const auto&... st) { return workpart::map(name, sp, st...); }, forms);
-  // It runs after d<map>, whose later statements read the gradients of what the forward map's
-  // earlier statements wrote: none of those may be written here.
-  std::apply(
-      [&](const auto&... fst) {
-        std::apply(
-            [&](const auto&... st) {
-              auto check = [&](const auto& one) {
-                ((grads.origin_of(one.lhs.arr) == static_cast<const void*>(fst.lhs.arr)
-                      ? throw plan_error("wp::backward: map '" + m.name() + "' sums over '" +
-                                         fst.lhs.arr->name() +
-                                         "', which a statement of the same map writes; an inner "
-                                         "sum's derivative runs after the map's other "
-                                         "derivatives: write '" +
-                                         fst.lhs.arr->name() + "' in an earlier map")
-                      : void()),
-                 ...);
-              };
-              (check(st), ...);
-            },
-            terms);
-      },
-      m.statements());
-  choose_forms(dm, grads);
-  return dm;
+  const std::string sfx = k == 0 ? std::string() : std::to_string(k + 1);
+  const std::string name = "d" + m.name() + ".sum" + sfx;
+  auto checked = [&](const auto& terms) {
+    check_inner_reduction_order(m, terms, grads);
+    return terms;
+  };
+  if constexpr (It::sums) {
+    return std::tuple{derivative_map(name, sp, checked(adjoint(body, seed, grads)), grads)};
+  } else {
+    using V = typename It::node_type::value_type;
+    auto result = plain_access<N>(*static_cast<array<V, N>*>(it.results));
+    std::array<index_t, std::size_t(N)> shape{};
+    for (int d = 0; d < N; ++d) shape[std::size_t(d)] = m.iteration_space().hi[std::size_t(d)];
+    auto& ties = grads.counts<T, N>(it.origin, "ties.dsum." + m.name() + sfx, shape);
+    const auto won = body == result;
+    auto tm = derivative_map(
+        name + ".ties", sp,
+        std::tuple{make_statement<add_tag>(plain_access<N>(ties), workpart::select(won, 1, 0))},
+        grads);
+    auto share = workpart::select(won, seed / plain_access<N>(ties), 0);
+    return std::tuple{std::move(tm),
+                      derivative_map(name, sp, checked(adjoint(body, share, grads)), grads)};
+  }
 }
 
 /// `d<map>`: the contributions of a forward map's statements, in reverse statement order;
@@ -450,20 +487,15 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
       if constexpr (std::tuple_size_v<decltype(ties)> == 0) {
         return std::tuple<>{};
       } else {
-        auto tm = std::apply(
-            [&](const auto&... st) {
-              return workpart::map("d" + m.name() + ".ties", m.iteration_space(), st...);
-            },
-            ties);
-        choose_forms(tm, grads);
-        return std::tuple{std::move(tm)};
+        return std::tuple{
+            derivative_map("d" + m.name() + ".ties", m.iteration_space(), ties, grads)};
       }
     }();
     int sums = 0;
     auto form_of = [&](auto& c) {
       using C = std::remove_cvref_t<decltype(c)>;
-      if constexpr (is_inner_sum_adjoint_v<C>)
-        return std::tuple{inner_sum_seed(m.iteration_space(), m.name(), c, grads, sums++)};
+      if constexpr (is_inner_reduction_adjoint_v<C>)
+        return inner_reduction_stores(m.iteration_space(), m.name(), c, grads, sums++);
       else if constexpr (is_ties_count_v<C>)
         return std::tuple<>{};
       else
@@ -480,8 +512,8 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
     choose_forms(dm, grads);
     sums = 0;
     auto sum_map_of = [&](const auto& c) {
-      if constexpr (is_inner_sum_adjoint_v<std::remove_cvref_t<decltype(c)>>)
-        return std::tuple{inner_sum_map(m, c, grads, sums++)};
+      if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>)
+        return inner_reduction_maps(m, c, grads, sums++);
       else
         return std::tuple<>{};
     };

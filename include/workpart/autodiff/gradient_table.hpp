@@ -35,6 +35,12 @@ class gradient_table {
                        const std::array<index_t, N>& shape) {
     return make<T, N>(origin, name, shape, true);
   }
+  /// A new array the backward program counts into with '+=' (zeroed in every execution).
+  template <class T, int N>
+  array<T, N>& counts(const void* origin, const std::string& name,
+                      const std::array<index_t, N>& shape) {
+    return make<T, N>(origin, name, shape, false);
+  }
   void add_named(const void* param, void* grad, bool accumulate) {
     entries_.push_back({param, grad, accumulate, 0});
   }

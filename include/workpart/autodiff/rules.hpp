@@ -9,7 +9,7 @@
 /// (an index of the space absent from X) becomes a '+=' that sums over that index, which the
 /// plans split and combine rank to rank like any other reduction.
 ///
-/// An inner `wp::sum` over constant bounds gives an `inner_sum_adjoint` instead of statements
+/// An inner reduction over constant bounds gives an `inner_reduction_adjoint`, not statements
 /// (its terms write where the sum's index points, which is not an index of the map's space):
 /// backward.hpp turns it into a stored seed and a map over the space extended by that index.
 ///
@@ -86,34 +86,32 @@ struct adjoint_rule<access_node<T, N, Subs...>> {
   }
 };
 
-template <class Red, int D, class Lo, class Hi, class Body>
-struct adjoint_rule<reduce_node<Red, D, Lo, Hi, Body>> {
-  static_assert(no_rule_v<Red>,
-                "wp::backward: inner wp::max_of / wp::min_of are not differentiable yet; write the "
-                "maximum as a statement over a space that includes its index, e.g. "
-                "wp::max_into(y(i), x(i, k)) over wp::space(M, K)");
-};
-
-/// The derivative of an inner sum `wp::sum(range(r, lo, hi), body)` seeded by s: every term
-/// gets s, but a term's contributions write where r points (dw(r) += s * x(i + r)), and r is
-/// not an index of the map's space. So backward_map (backward.hpp) stores s per point of the
-/// space in an array made here (`dsum.<map>`, a '=' in d<map>) and differentiates the body,
-/// seeded by that array, over the space extended by r (a map of its own, `d<map>.sum`).
-template <int D, class Lo, class Hi, class Body, class S>
-struct inner_sum_adjoint {
+/// The derivative of an inner reduction `wp::sum(range(r, lo, hi), body)` seeded by s: every
+/// term gets s, but a term's contributions write where r points (dw(r) += s * x(i + r)), and r
+/// is not an index of the map's space. So backward_map (backward.hpp) stores s per point of
+/// the space in an array made here (`dsum.<map>`, a '=' in d<map>) and differentiates the
+/// body, seeded by that array, over the space extended by r (a map of its own, `d<map>.sum`).
+/// `wp::max_of` / `wp::min_of` send s to the terms whose value is the result, shared evenly
+/// among ties as max_into does (the same on every grid): d<map> also stores the result per
+/// point, and `d<map>.ties`, over the extended space, counts the terms equal to it before
+/// `d<map>.sum` gives each its share.
+template <class Red, int D, class Lo, class Hi, class Body, class S>
+struct inner_reduction_adjoint {
   static constexpr int dim = D;
+  static constexpr bool sums = std::is_same_v<Red, red_sum>;
+  using node_type = reduce_node<Red, D, Lo, Hi, Body>;
   using value_type = real_of<typename S::value_type>;
-  Lo lo;
-  Hi hi;
-  Body body;
+  node_type node;
   S seed;
   const void* origin = nullptr;  ///< the forward array the statement writes (for pruning)
-  void* scratch = nullptr;       ///< the array<value_type, N> holding the seed per point
+  void* seeds = nullptr;         ///< the array<value_type, N> holding the seed per point
+  void* results = nullptr;       ///< max/min: the array<node value, N> holding the result
 };
 template <class T>
-inline constexpr bool is_inner_sum_adjoint_v = false;
-template <int D, class Lo, class Hi, class Body, class S>
-inline constexpr bool is_inner_sum_adjoint_v<inner_sum_adjoint<D, Lo, Hi, Body, S>> = true;
+inline constexpr bool is_inner_reduction_adjoint_v = false;
+template <class Red, int D, class Lo, class Hi, class Body, class S>
+inline constexpr bool
+    is_inner_reduction_adjoint_v<inner_reduction_adjoint<Red, D, Lo, Hi, Body, S>> = true;
 
 template <class B>
 constexpr bool constant_bound() {
@@ -123,23 +121,23 @@ constexpr bool constant_bound() {
     return false;
 }
 
-template <int D, class Lo, class Hi, class Body>
-struct adjoint_rule<reduce_node<red_sum, D, Lo, Hi, Body>> {
+template <class Red, int D, class Lo, class Hi, class Body>
+struct adjoint_rule<reduce_node<Red, D, Lo, Hi, Body>> {
   static_assert(constant_bound<Lo>() && constant_bound<Hi>(),
-                "wp::backward: an inner wp::sum is differentiable over constant bounds "
-                "(wp::range(r, 0, R), wp::all); one whose bounds depend on the outer indices or "
-                "on data is not yet: write it as a '+=' statement over a space that includes its "
-                "index");
+                "wp::backward: an inner wp::sum, wp::max_of or wp::min_of is differentiable over "
+                "constant bounds (wp::range(r, 0, R), wp::all); one whose bounds depend on the "
+                "outer indices or on data is not yet: write it as a statement ('+=', "
+                "wp::max_into) over a space that includes its index");
   static_assert(!Body::info.reduces,
                 "wp::backward: nested inner reductions are not differentiable yet; write the "
                 "inner one as a map of its own");
   template <class S, class G>
-  static auto apply(const reduce_node<red_sum, D, Lo, Hi, Body>& n, const S& s, G& grads) {
+  static auto apply(const reduce_node<Red, D, Lo, Hi, Body>& n, const S& s, G& grads) {
     using terms = decltype(adjoint(n.body, s, grads));
     if constexpr (std::tuple_size_v<terms> == 0)
       return std::tuple<>{};  // nothing in the body has a gradient
     else
-      return std::tuple{inner_sum_adjoint<D, Lo, Hi, Body, S>{n.lo, n.hi, n.body, s}};
+      return std::tuple{inner_reduction_adjoint<Red, D, Lo, Hi, Body, S>{n, s}};
   }
 };
 
@@ -321,11 +319,11 @@ inline constexpr bool is_ties_count_v = false;
 template <class St>
 inline constexpr bool is_ties_count_v<ties_count<St>> = true;
 
-/// Contributions with the forward array their statement writes noted on its inner sums.
+/// Contributions with the forward array their statement writes noted on its inner reductions.
 template <class... C>
 std::tuple<C...> with_origin(std::tuple<C...> t, const void* origin) {
   auto note = [origin](auto& c) {
-    if constexpr (is_inner_sum_adjoint_v<std::remove_cvref_t<decltype(c)>>) c.origin = origin;
+    if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>) c.origin = origin;
   };
   std::apply([&](auto&... c) { (note(c), ...); }, t);
   return t;
