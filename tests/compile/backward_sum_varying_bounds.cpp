@@ -17,7 +17,7 @@ void compile_check_backward_sum_varying_bounds() {
 #else
   auto fwd = wp::program(
       wp::map("y0", wp::space(6), y(i) = 0.0),
-      wp::map("prefix", wp::space(6, 6), y(i) += wp::select(r <= i, x(r), 0.0)),
+      wp::map("prefix", wp::space(6, 6), y(i) += wp::select(wp::val(r) <= wp::val(i), x(r), 0.0)),
 #endif
       wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(6), L() += y(i) * y(i)));
   auto bwd = wp::backward(fwd, L, wp::wrt(x, dx));
