@@ -372,3 +372,102 @@ TEST_CASE("max_into's gradient distributed, ties shared evenly, as in plain loop
   }
   SECTION("inner max_of, wp::automatic") { check(wp::distribute(step2, wp::automatic, ctx)); }
 }
+
+// A Megatron attention block trained with its heads split (the Q, K, V weights' head columns,
+// the output projection's head rows, every map over heads split by heads, the rest whole):
+// per step, the only traffic rank to rank is the forward Allreduce of the block's output
+// Y (B x S x E, partial over the heads), 2 (P - 1) B S E values over all ranks (a ring's
+// count); X is data, so the backward one (of dX) is absent. The weights after two steps equal
+// the one-process run's.
+TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step, nothing else",
+          "[train][megatron]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  constexpr index_t B = 2, S = 5, NH = 4, D = 3, E = NH * D;
+  const double scale = 1.0 / std::sqrt(double(D)), lr = 0.1;
+  wp::array<double, 3> X("X", {B, S, E}), Y("Y", {B, S, E}), G("G", {B, S, E});
+  wp::array<double, 3> WQ("WQ", {E, NH, D}), WK("WK", {E, NH, D}), WV("WV", {E, NH, D}),
+      WO("WO", {NH, D, E});
+  wp::array<double, 3> dWQ("dWQ", {E, NH, D}), dWK("dWK", {E, NH, D}), dWV("dWV", {E, NH, D}),
+      dWO("dWO", {NH, D, E});
+  wp::array<double, 4> Q("Q", {B, S, NH, D}), K("K", {B, S, NH, D}), V("V", {B, S, NH, D}),
+      O("O", {B, S, NH, D}), A("A", {B, NH, S, S}), Pr("Pr", {B, NH, S, S});
+  wp::array<double, 3> mx("mx", {B, NH, S}), sm("sm", {B, NH, S});
+  wp::array<double, 0> L("L", {});
+  const double inf = std::numeric_limits<double>::infinity();
+  auto [b, s, h, d, e] = wp::indices<5>();
+  auto [b4, h4, s4, t4, d4] = wp::indices<5>();
+  auto [b3, h3, s3, t3] = wp::indices<4>();
+  auto fwd = wp::program(
+      wp::map("init", wp::space(B, S, NH, D), Q(b, s, h, d) = 0.0, K(b, s, h, d) = 0.0,
+              V(b, s, h, d) = 0.0, O(b, s, h, d) = 0.0),
+      wp::map("init2", wp::space(B, NH, S), mx(b3, h3, s3) = -inf, sm(b3, h3, s3) = 0.0),
+      wp::map("init3", wp::space(B, NH, S, S), A(b3, h3, s3, t3) = 0.0),
+      wp::map("y0", wp::space(B, S, E), Y(b, s, h) = 0.0),
+      wp::map("q", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d)),
+      wp::map("k", wp::space(B, S, NH, D, E), K(b, s, h, d) += X(b, s, e) * WK(e, h, d)),
+      wp::map("v", wp::space(B, S, NH, D, E), V(b, s, h, d) += X(b, s, e) * WV(e, h, d)),
+      wp::map("scores", wp::space(B, NH, S, S, D),
+              A(b4, h4, s4, t4) += Q(b4, s4, h4, d4) * K(b4, t4, h4, d4)),
+      wp::map("max", wp::space(B, NH, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3))),
+      wp::map("expsum", wp::space(B, NH, S, S),
+              sm(b3, h3, s3) += wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale)),
+      wp::map("norm", wp::space(B, NH, S, S),
+              Pr(b3, h3, s3, t3) =
+                  wp::exp((A(b3, h3, s3, t3) - mx(b3, h3, s3)) * scale) / sm(b3, h3, s3)),
+      wp::map("values", wp::space(B, NH, S, D, S),
+              O(b4, s4, h4, t4) += Pr(b4, h4, s4, d4) * V(b4, d4, h4, t4)),
+      wp::map("out", wp::space(B, S, E, NH, D), Y(b, s, h) += O(b, s, d, e) * WO(d, e, h)),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(B, S, E), L() += Y(b, s, h) * G(b, s, h)));
+  auto bwd =
+      wp::backward(fwd, L, wp::wrt(WQ, dWQ), wp::wrt(WK, dWK), wp::wrt(WV, dWV), wp::wrt(WO, dWO));
+  auto step = wp::program(
+      fwd, bwd, wp::map("sgdq", wp::space(E, NH, D), WQ(b, s, h) = WQ(b, s, h) - lr * dWQ(b, s, h)),
+      wp::map("sgdk", wp::space(E, NH, D), WK(b, s, h) = WK(b, s, h) - lr * dWK(b, s, h)),
+      wp::map("sgdv", wp::space(E, NH, D), WV(b, s, h) = WV(b, s, h) - lr * dWV(b, s, h)),
+      wp::map("sgdo", wp::space(NH, D, E), WO(b, s, h) = WO(b, s, h) - lr * dWO(b, s, h)));
+  auto fill_all = [&] {
+    int salt = 0;
+    for (auto* a : {&X, &G, &WQ, &WK, &WV, &WO})
+      a->init([k = ++salt](const std::array<index_t, 3>& g) {
+        return 0.4 * std::sin(0.7 * double(g[0]) + 1.3 * double(g[1]) + 0.29 * double(g[2]) + k);
+      });
+  };
+  // the reference: the same two steps on one process (the serial rules are checked against
+  // finite differences in tests/unit/test_backward.cpp)
+  fill_all();
+  wp::run(step);
+  wp::run(step);
+  const auto copy = [](const wp::array<double, 3>& a) {
+    return std::vector<double>(a.data(), a.data() + a.size());
+  };
+  const bool root = ctx.is_root();
+  const std::vector<double> wq = root ? copy(WQ) : std::vector<double>(),
+                            wo = root ? copy(WO) : std::vector<double>();
+
+  // heads split: the first dimension of extent NH in every map that has one (no other extent
+  // equals NH = 4), the rest whole
+  wp::schedule heads;
+  step.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    for (int k = 0; k < m.rank; ++k)
+      if (m.iteration_space().extent(k) == NH) {
+        g[std::size_t(k)] = p;
+        break;
+      }
+    heads.set(m.name(), wp::grid_shape(g));
+  });
+  fill_all();
+  auto plan = wp::distribute(step, heads, ctx);
+  plan.scatter();
+  plan.execute();
+  const index_t before = plan.stats().execute.bytes_received;
+  plan.execute();
+  index_t got = plan.stats().execute.bytes_received - before, total = 0;
+  boost::mpi::all_reduce(ctx.comm(), got, total, std::plus<index_t>());
+  REQUIRE(total == 2 * index_t(p - 1) * B * S * E * index_t(sizeof(double)));
+  plan.gather(WQ, WO);
+  REQUIRE(compare_on_root(ctx.comm(), WQ, wq, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), WO, wo, 1e-12) == "");
+}
