@@ -208,6 +208,15 @@ void check_same_shape(const array<T, N>& a, const array<T, N>& b, const char* wh
                       "' must have the shape of '" + a.name() + "'");
 }
 
+/// `a(i0, ..., iN-1)`: a plain access over the first N indices.
+template <int N, class A>
+auto plain_access(A& a) {
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return a(workpart::index<int(D)>{}...);
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+}
+
 /// The map that sets buffer g to zero over its whole shape. Only the first asked for runs
 /// (its statement is pruned otherwise), and none where the gradient accumulates or its first
 /// write covers it.
@@ -217,10 +226,7 @@ auto zero_map(array<T, R>& g, gradient_table& grads) {
   std::array<bounds, std::size_t(R)> b{};
   for (int d = 0; d < R; ++d) b[std::size_t(d)] = {0, g.extent(d)};
   const space<R> sp(typename space<R>::from_bounds_t{}, b);
-  auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return workpart::map(name, sp, g(workpart::index<int(D)>{}...) = T(0));
-  }
-  (std::make_index_sequence<std::size_t(R)>{});
+  auto m = workpart::map(name, sp, plain_access<R>(g) = T(0));
   if (!runs) m.prune_statement(0);
   return m;
 }
@@ -359,15 +365,6 @@ void choose_forms(map_t<N, S...>& m, gradient_table& grads) {
       m.statements());
 }
 
-/// `a(i0, ..., iN-1)`: a plain access over the first N indices.
-template <int N, class A>
-auto plain_access(A& a) {
-  return [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return a(workpart::index<int(D)>{}...);
-  }
-  (std::make_index_sequence<std::size_t(N)>{});
-}
-
 /// What an inner reduction's derivative stores per point of the space, written with '=' in
 /// d<map>: its seed (`dsum.<map>(i...) = seed`) and, for max_of / min_of, its result
 /// (`dsum.<map>.result(i...) = max_of(...)`), which its own maps read.
@@ -375,8 +372,7 @@ template <int N, class It>
 auto inner_reduction_stores(const space<N>& sp, const std::string& map_name, It& it,
                             gradient_table& grads, int k) {
   using T = typename It::value_type;
-  std::array<index_t, std::size_t(N)> shape{};
-  for (int d = 0; d < N; ++d) shape[std::size_t(d)] = sp.hi[std::size_t(d)];
+  const std::array<index_t, std::size_t(N)> shape = sp.hi;  // arrays the space spans
   const std::string name =
       "dsum." + map_name + (k == 0 ? std::string() : "." + std::to_string(k + 1));
   auto& seeds = grads.scratch<T, N>(it.origin, name, shape);
@@ -448,9 +444,8 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
   } else {
     using V = typename It::node_type::value_type;
     auto result = plain_access<N>(*static_cast<array<V, N>*>(it.results));
-    std::array<index_t, std::size_t(N)> shape{};
-    for (int d = 0; d < N; ++d) shape[std::size_t(d)] = m.iteration_space().hi[std::size_t(d)];
-    auto& ties = grads.counts<T, N>(it.origin, "ties.dsum." + m.name() + sfx, shape);
+    auto& ties =
+        grads.counts<T, N>(it.origin, "ties.dsum." + m.name() + sfx, m.iteration_space().hi);
     const auto won = body == result;
     auto tm = derivative_map(
         name + ".ties", sp,
@@ -539,11 +534,7 @@ auto seed_map(const seed_t<T, N>& s, gradient_table& grads) {
   std::array<bounds, std::size_t(N)> b{};
   for (int d = 0; d < N; ++d) b[d] = {0, s.y->extent(d)};
   const space<N> sp(typename space<N>::from_bounds_t{}, b);
-  return [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return workpart::map("seed." + gy.name(), sp,
-                         gy(workpart::index<int(D)>{}...) = (*s.dy)(workpart::index<int(D)>{}...));
-  }
-  (std::make_index_sequence<std::size_t(N)>{});
+  return workpart::map("seed." + gy.name(), sp, plain_access<N>(gy) = plain_access<N>(*s.dy));
 }
 
 template <class... M, class Seed, class... W>

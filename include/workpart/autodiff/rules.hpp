@@ -93,7 +93,7 @@ struct adjoint_rule<access_node<T, N, Subs...>> {
 /// body, seeded by that array, over the space extended by r (a map of its own, `d<map>.sum`).
 /// `wp::max_of` / `wp::min_of` send s to the terms whose value is the result, shared evenly
 /// among ties as max_into does (the same on every grid): d<map> also stores the result per
-/// point, and `d<map>.ties`, over the extended space, counts the terms equal to it before
+/// point, and `d<map>.sum.ties`, over the extended space, counts the terms equal to it before
 /// `d<map>.sum` gives each its share.
 template <class Red, int D, class Lo, class Hi, class Body, class S>
 struct inner_reduction_adjoint {
