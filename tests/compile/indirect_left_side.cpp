@@ -1,4 +1,5 @@
-/// Compile test for a misuse: a statement writes through a data-dependent subscript.
+/// Compile test for a misuse: a plain '=' writes through a data-dependent subscript (several
+/// points may write one element; a scatter takes '+=').
 /// With WORKPART_COMPILE_FAIL defined it must not compile, and the compiler must print the
 /// sentence tests/compile/CMakeLists.txt names; without it (the fix) it must compile.
 #include <workpart/workpart.hpp>
@@ -15,7 +16,7 @@ void compile_check_indirect_left_side() {
 #ifdef WORKPART_COMPILE_FAIL
   auto m = wp::map("scatter", wp::space(6), y(col(i)) = x(i));
 #else
-  auto m = wp::map("scatter", wp::space(6), y(i) = x(col(i)));
+  auto m = wp::map("scatter", wp::space(6), y(col(i)) += x(i));
 #endif
   (void)m;
 }

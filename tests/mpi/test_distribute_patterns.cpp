@@ -600,6 +600,77 @@ TEST_CASE("patterns: CSR SpMV row-partitioned, data-dependent ranges",
   }
 }
 
+TEST_CASE("patterns: a scatter-add dE(tok(b, s), d) += g(b, s, d) (an embedding's gradient)",
+          "[mpi][distribute][patterns][scatter]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [b, s, d] = wp::indices<3>();
+  constexpr index_t B = 5, S = 7, D = 6, V = 11;  // uneven; tokens 9 and 10 never occur
+  wp::array<std::int64_t, 2> tok("tok", {B, S});
+  wp::array<double, 3> g("g", {B, S, D});
+  wp::array<double, 2> dE("dE", {V, D});
+  auto tf = [](index_t x, index_t y) { return std::int64_t((x * 4 + y * y) % 9); };
+  auto gf = [](index_t x, index_t y, index_t z) { return double((x * 7 + y * 3 + z) % 13) - 6.0; };
+  auto ef = [](index_t v, index_t z) { return 0.25 * double(v) - 0.5 * double(z); };
+  fill2(tok, tf);
+  fill3(g, gf);
+  std::vector<double> want(std::size_t(V * D));
+  for (index_t v = 0; v < V; ++v)
+    for (index_t z = 0; z < D; ++z) want[std::size_t(v * D + z)] = ef(v, z);
+  for (index_t x = 0; x < B; ++x)
+    for (index_t y = 0; y < S; ++y)
+      for (index_t z = 0; z < D; ++z) want[std::size_t(tf(x, y) * D + z)] += gf(x, y, z);
+
+  std::vector<wp::grid_shape> grids{wp::grid_shape{index_t(P), 1, 1},
+                                    wp::grid_shape{1, index_t(P), 1},
+                                    wp::grid_shape{1, 1, index_t(P)}};
+  if (P == 4) grids.push_back(wp::grid_shape{2, 1, 2});
+  for (const wp::grid_shape& gr : grids) {
+    INFO("grid " << gr.str() << " on " << P << " ranks");
+    fill2(dE, ef);  // '+=' keeps the old values, counted once
+    auto m = wp::map("demb", wp::space(B, S, D), dE(tok(b, s), d) += g(b, s, d));
+    auto plan = wp::distribute(m, gr, ctx);
+    plan.run();
+    REQUIRE(compare_on_root(ctx.comm(), dE, want, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    // The written axis is data-dependent: every rank's box spans the vocabulary, so ranks
+    // along b or s hold partial sums of the same box (a split reduction), while d splits it.
+    REQUIRE_THAT(plan.explain(), Catch::Contains("dE[INDIRECT:0"));
+    bytes_by_rank want_b(P);
+    if (gr.dims[2] == 1) {  // b or s split: tok and g by blocks, dE reduced onto root
+      const int along = gr.dims[0] > 1 ? 0 : 1;
+      for (int r = 1; r < P; ++r) {
+        const block k = block_of(along == 0 ? B : S, P, r);
+        const index_t pts = k.size * (along == 0 ? S : B);
+        want_b.scatter(0, r, pts * 8 + pts * D * 8);
+        if (k.size > 0) want_b.gather(r, 0, V * D * 8);
+      }
+      REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
+      if (P > 1) REQUIRE(has(plan.collectives(dE), "Reduce(sum)"));
+    } else if (gr.dims[0] == 1) {  // d split: every rank all of tok, its columns of g and dE
+      for (int r = 1; r < P; ++r) {
+        const block k = block_of(D, P, r);
+        if (k.size == 0) continue;
+        want_b.scatter(0, r, B * S * 8 + B * S * k.size * 8 + V * k.size * 8);
+        want_b.gather(r, 0, V * k.size * 8);
+      }
+      REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
+      REQUIRE_FALSE(has(plan.collectives(dE), "Reduce(sum)"));
+    }
+  }
+
+  SECTION("a token outside the vocabulary is a shape_error on every rank") {
+    if (ctx.rank() == 0) tok.data()[B * S - 1] = V + 2;
+    auto plan = wp::distribute(wp::map("demb", wp::space(B, S, D), dE(tok(b, s), d) += g(b, s, d)),
+                               wp::grid_shape{index_t(P), 1, 1}, ctx);
+    const std::string msg = what_of([&] { plan.run(); });
+    REQUIRE_THAT(msg, Catch::Contains("shape_error") && Catch::Contains("'demb'") &&
+                          Catch::Contains(std::to_string(V + 2)) &&
+                          Catch::Contains("outside [0, " + std::to_string(V) + ")"));
+    REQUIRE(all_problems(ctx.comm(), msg.empty() ? "no error" : "") == "");
+  }
+}
+
 // ================================================================ init()
 
 TEST_CASE("patterns: arrays filled with init() are generated in place",

@@ -861,3 +861,72 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
   omp_set_num_threads(threads_before);
 #endif
 }
+
+// ================================================================ scatter-add
+
+TEMPLATE_TEST_CASE("statements: a scatter-add h(idx(i)) += e through an indirect left side",
+                   "[statements][scatter]", double, float, int64_t) {
+  using T = TestType;
+  auto [i, j, k] = wp::indices<3>();
+  SECTION("a histogram with repeated and unused bins, into pre-filled values") {
+    const int64_t n = 23, bins = 9;
+    wp::array<int32_t, 1> idx("idx", {n});
+    wp::array<T, 1> x("x", {n}), h("h", {bins});
+    for (int64_t t = 0; t < n; ++t) idx.data()[t] = int32_t((t * 5) % 7);  // bins 7, 8 unused
+    const std::vector<T> xv = fill(x, 1), h0 = fill(h, 2);
+    std::vector<T> want = h0;
+    for (int64_t t = 0; t < n; ++t) want[std::size_t(idx.data()[t])] += xv[std::size_t(t)];
+    wp::run(wp::map("hist", wp::space(n), h(idx(i)) += x(i) * 2 - x(i)));
+    REQUIRE(std::vector<T>(h.data(), h.data() + bins) == want);
+  }
+  SECTION("an embedding's gradient dE(tok(b, s), d) += g(b, s, d), large enough for threads") {
+    // 6 x 131 x 400 points: over the loop executor's threshold, so rows split over threads
+    const int64_t B = 6, S = 131, D = 400, V = 37;
+    wp::array<int64_t, 2> tok("tok", {B, S});
+    wp::array<T, 3> g("g", {B, S, D});
+    wp::array<T, 2> dE("dE", {V, D});
+    for (int64_t t = 0; t < B * S; ++t) tok.data()[t] = (t * t + 3 * t) % (V - 2);
+    const std::vector<T> gv = fill(g, 3), e0 = fill(dE, 4);
+    std::vector<T> want = e0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t d = 0; d < D; ++d)
+          want[std::size_t(tok.data()[b * S + s] * D + d)] += gv[std::size_t((b * S + s) * D + d)];
+    auto m = wp::map("demb", wp::space(B, S, D), dE(tok(i, j), k) += g(i, j, k));
+    wp::run(m);
+    for (int64_t t = 0; t < V * D; ++t) {
+      INFO("element " << t);
+      if constexpr (std::is_integral_v<T>)
+        REQUIRE(dE.data()[t] == want[std::size_t(t)]);
+      else  // the order of the additions is the loop's own: compare to rounding
+        REQUIRE(double(dE.data()[t]) ==
+                Approx(double(want[std::size_t(t)])).epsilon(1e-5).margin(1e-3));
+    }
+  }
+}
+
+TEST_CASE("statements: a scatter-add is refused where it would be wrong", "[statements][scatter]") {
+  auto [i] = wp::indices<1>();
+  const int64_t n = 8;
+  wp::array<int32_t, 1> idx("idx", {n}), hi("hi", {n});
+  wp::array<double, 1> x("x", {n}), h("h", {5});
+  for (int64_t t = 0; t < n; ++t) idx.data()[t] = int32_t(t % 5);
+  fill(x, 1);
+  fill(h, 2);
+  SECTION("a subscript outside the array: a shape_error naming the access (under ASan too)") {
+    idx.data()[6] = 5;
+    REQUIRE_THROWS_WITH(wp::run(wp::map("hist", wp::space(n), h(idx(i)) += x(i))),
+                        Catch::Contains("[workpart.shape_error]") && Catch::Contains("'hist'") &&
+                            Catch::Contains("h(idx(i0))") && Catch::Contains("outside [0, 5)"));
+    idx.data()[6] = -1;
+    REQUIRE_THROWS_WITH(wp::run(wp::map("hist", wp::space(n), h(idx(i)) += x(i))),
+                        Catch::Contains("-1") && Catch::Contains("outside [0, 5)"));
+  }
+  SECTION("subscripts read from the array the statement writes") {
+    wp::array<int32_t, 1> self("self", {n});
+    for (int64_t t = 0; t < n; ++t) self.data()[t] = int32_t(t % 3);
+    REQUIRE_THROWS_WITH(wp::map("self", wp::space(n), self(self(i)) += 1),
+                        Catch::Contains("[workpart.shape_error]") &&
+                            Catch::Contains("subscripted by 'self', the array it writes"));
+  }
+}

@@ -62,7 +62,8 @@ struct adjoint_rule<val_node<D>> {  // wp::val(i): a coordinate, a constant
   }
 };
 
-/// The same access on the gradient array of the array it reads (same subscripts).
+/// The same access on the gradient array of the array it reads (same subscripts: the
+/// gradient of an indirect read E(tok(b, s), d) is the scatter-add dE(tok(b, s), d) += ...).
 template <class A, class G>
 A gradient_access(const A& a, G& grads) {
   A d = a;
@@ -73,10 +74,8 @@ A gradient_access(const A& a, G& grads) {
 template <class T, int N, class... Subs>
 struct adjoint_rule<access_node<T, N, Subs...>> {
   using A = access_node<T, N, Subs...>;
-  static_assert(A::all_affine,
-                "wp::backward: a read through an indirect subscript (x(idx(i))) or wp::all is "
-                "not differentiable yet; only affine subscripts (indices, offsets, strides, "
-                "constants) are");
+  static_assert(!(std::is_same_v<Subs, all_sub> || ...),
+                "wp::backward: a wp::all read outside an inner reduction has no derivative");
   template <class S, class G>
   static auto apply(const A& a, const S& seed, G& grads) {
     if constexpr (!std::is_floating_point_v<T>)

@@ -156,7 +156,7 @@ void run_statement(const std::string& map_name, const Stmt& st, const buffer_env
   }
   counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
   auto run_with = [&](const buffer_env& read_env) {
-    const auto bl = st.lhs.bind(wenv, 0);
+    const auto bl = st.lhs.bind(wenv, 0, &read_env);
     const auto br = st.rhs.bind(read_env, 0);
     run_statement_loop<N, Stmt>(bl, br, lo, hi);
     raise_recorded_oob(map_name, wenv, read_env);

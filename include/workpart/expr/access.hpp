@@ -195,6 +195,11 @@ struct access_node : expr_base {
   template <class Visitor>
   void visit(Visitor& v) const {
     v.on_access(*this);
+    visit_subscripts(v);
+  }
+  /// The accesses inside its indirect subscripts (reads, even on a left side).
+  template <class Visitor>
+  void visit_subscripts(Visitor& v) const {
     std::apply([&](const auto&... s) { (visit_sub(s, v), ...); }, subs);
   }
 
@@ -257,16 +262,28 @@ struct access_node : expr_base {
       if (!offset_at(pt, off)) return T{};
       return data[off];
     }
-    /// Writable element (left-hand sides are affine and were checked when the map was built).
+    /// Writable element of an affine left side (checked when the map was built).
     WORKPART_HD WORKPART_ALWAYS_INLINE T* ptr(const index_t* pt) const {
       index_t off;
       offset_at(pt, off);
       return data + off;
     }
+    /// Writable element of a left side with indirect subscripts (a scatter), or nullptr where
+    /// a subscript's value leaves the buffer (recorded, never written).
+    WORKPART_HD WORKPART_ALWAYS_INLINE T* ptr_if_inside(const index_t* pt) const {
+      index_t off;
+      return offset_at(pt, off) ? data + off : nullptr;
+    }
+    /// The address step along dimension m of the affine axes (an indirect axis has none: a
+    /// caller steps only along dimensions its subscripts do not use).
     WORKPART_HD index_t step(int m) const {
       index_t s = 0;
       [&]<std::size_t... A>(std::index_sequence<A...>) {
-        ((s += std::get<A>(subs).coef_of(m) * stride[A]), ...);
+        (([&] {
+           using S = std::tuple_element_t<A, bound_subs_t<Env>>;
+           if constexpr (is_affine_v<S>) s += std::get<A>(subs).coef_of(m) * stride[A];
+         }()),
+         ...);
       }
       (std::make_index_sequence<N>{});
       return s;
@@ -327,15 +344,17 @@ struct access_node : expr_base {
   /// Resolves the array through env (`env.view(array)` gives a raw_view, `env.oob()` where
   /// out-of-bounds accesses are recorded) for execution.
   /// dd: dimensions whose ranges depend on data; accesses that use them are checked.
+  /// `subs_env`: where the arrays inside indirect subscripts are read, when not `env` (a
+  /// scatter's left side binds its array to the write buffers and idx to the read buffers).
   template <class Env>
-  bound<Env> bind(const Env& env, dim_mask dd) const {
+  bound<Env> bind(const Env& env, dim_mask dd, const Env* subs_env = nullptr) const {
     const raw_view& v = env.view(*arr);
     bound<Env> b{static_cast<T*>(v.data),
                  0,
                  {},
                  {},
                  {},
-                 bind_subs(env, dd),
+                 bind_subs(subs_env ? *subs_env : env, dd),
                  this,
                  env.oob(),
                  &access_node::oob_text,

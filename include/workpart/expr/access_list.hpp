@@ -22,8 +22,9 @@ namespace workpart::detail {
 struct access_event {
   enum class kind : unsigned char { access, enter_range, leave_range };
   kind what = kind::access;
-  int statement = 0;                         ///< the statement's number in the map
-  bool write = false;                        ///< met in the statement's left side
+  int statement = 0;           ///< the statement's number in the map
+  bool write = false;          ///< the statement's left side (what it writes)
+  bool lhs_subscript = false;  ///< a read inside an indirect left-hand subscript (h(idx(i)))
   combine statement_kind = combine::assign;  ///< `=`, `+=`, max_into or min_into
   // kind::access
   const void* arr = nullptr;  ///< the array (its address: the array's identity)
@@ -41,10 +42,11 @@ struct access_event {
 class access_recorder {
  public:
   explicit access_recorder(std::vector<access_event>& out) : out_(out) {}
-  void start(int statement, bool write, combine kind) {
+  void start(int statement, bool write, combine kind, bool lhs_subscript = false) {
     statement_ = statement;
     write_ = write;
     kind_ = kind;
+    lhs_subscript_ = lhs_subscript;
   }
   template <class A>
   void on_access(const A& a) {
@@ -69,12 +71,14 @@ class access_recorder {
     e.what = k;
     e.statement = statement_;
     e.write = write_;
+    e.lhs_subscript = lhs_subscript_;
     e.statement_kind = kind_;
     return e;
   }
   std::vector<access_event>& out_;
   int statement_ = 0;
   bool write_ = false;
+  bool lhs_subscript_ = false;
   combine kind_ = combine::assign;
 };
 
@@ -106,7 +110,11 @@ std::vector<access_event> access_events(const std::tuple<S...>& statements) {
   int s = 0;
   std::apply(
       [&](const auto&... st) {
-        ((rec.start(s, true, std::remove_cvref_t<decltype(st)>::kind), st.lhs.visit(rec),
+        // the left side's own access is the write; the accesses inside its indirect
+        // subscripts (a scatter's h(idx(i))) are reads
+        ((rec.start(s, true, std::remove_cvref_t<decltype(st)>::kind), rec.on_access(st.lhs),
+          rec.start(s, false, std::remove_cvref_t<decltype(st)>::kind, true),
+          st.lhs.visit_subscripts(rec),
           rec.start(s, false, std::remove_cvref_t<decltype(st)>::kind), st.rhs.visit(rec), ++s),
          ...);
       },

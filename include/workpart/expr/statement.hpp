@@ -1,6 +1,7 @@
 #pragma once
 /// \file statement.hpp
-/// Statements: `out(i, j) = e`, `out(i, j) += e`, `wp::max_into(out(i), e)`, `wp::min_into(...)`.
+/// Statements: `out(i, j) = e`, `out(i, j) += e`, `wp::max_into(out(i), e)`, `wp::min_into(...)`,
+/// and the scatter-add `h(idx(i)) += e` (an indirect left-hand subscript takes '+=' only).
 
 #include <string>
 
@@ -12,9 +13,15 @@ namespace workpart::detail {
 template <class Kind, class Lhs, class Rhs>
 struct statement {
   static_assert(is_access_v<Lhs>, "workpart: the left side of a statement must be an array access");
-  static_assert(Lhs::all_affine,
-                "workpart: left-hand subscripts must be affine (indices, offsets, integers); "
-                "wp::all and indirect subscripts can only be read");
+  static_assert(!Lhs::info.has_all,
+                "workpart: wp::all on the left side writes no single element; it can only be "
+                "read (inside wp::sum / wp::max_of / wp::min_of)");
+  // A write through a data-dependent subscript is a scatter: several points may land on one
+  // element, so only '+=' (whose order does not matter) is defined.
+  static_assert(Lhs::all_affine || Kind::kind == combine::add,
+                "workpart: a left side with an indirect subscript (a scatter, h(idx(i))) takes "
+                "'+=' only (several points may write one element); '=', wp::max_into and "
+                "wp::min_into need affine left-hand subscripts");
   static constexpr combine kind = Kind::kind;
   using lhs_type = Lhs;
   using rhs_type = Rhs;

@@ -135,6 +135,7 @@ std::vector<array_use> array_uses(const map_t<N, S...>& m,
   use_maker mk{uses};
   m.for_each_statement([&](const auto& st) {
     st.rhs.visit(mk);
+    st.lhs.visit_subscripts(mk);  // a scatter's h(idx(i)) reads idx
     mk.add(*st.lhs.arr);
   });
   describe_uses(uses, events);

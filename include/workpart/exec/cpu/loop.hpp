@@ -86,8 +86,27 @@ template <combine K, int M, class Lhs, class BL, class BR>
 WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t* pt, index_t len) {
   using T = typename BL::value_type;
   constexpr step_kind ls = Lhs::template step_along<M>();
-  T* p = lhs.ptr(pt);
   const auto r = rhs.template row<M>(pt);
+  if constexpr (!Lhs::all_affine) {
+    // A scatter (h(idx(i)) += e): the element is found point by point, and one whose
+    // subscript leaves the buffer is recorded and skipped. Threads run only over dimensions
+    // that an affine axis of the left side owns, so no two write one element.
+    if constexpr (ls == step_kind::zero) {
+      using A = std::common_type_t<T, std::remove_cvref_t<decltype(r(0))>>;
+      A acc = A(0);
+      for (index_t t = 0; t < len; ++t) acc += r(t);
+      if (T* p = lhs.ptr_if_inside(pt)) *p = static_cast<T>(*p + acc);
+    } else {
+      index_t q[max_dims];
+      for (int d = 0; d < max_dims; ++d) q[d] = pt[d];
+      for (index_t t = 0; t < len; ++t) {
+        q[M] = pt[M] + t;
+        if (T* p = lhs.ptr_if_inside(q)) *p = combine_value<K>(*p, r(t));
+      }
+    }
+    return;
+  }
+  T* p = lhs.ptr(pt);
   if constexpr (ls == step_kind::zero) {
     // The left element is fixed along the row: combine the row first, then into it once.
     using V = std::remove_cvref_t<decltype(r(0))>;
@@ -184,8 +203,7 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
   using Lhs = typename Stmt::lhs_type;
   index_t pt[max_dims] = {};
   if constexpr (N == 0) {
-    typename BL::value_type* p = lhs.ptr(pt);
-    *p = combine_value<K>(*p, rhs.eval(pt));
+    if (typename BL::value_type* p = lhs.ptr_if_inside(pt)) *p = combine_value<K>(*p, rhs.eval(pt));
   } else {
     index_t points = 1;
     for (int d = 0; d < N; ++d) points *= std::max<index_t>(0, hi[d] - lo[d]);

@@ -93,7 +93,7 @@ class executor<device_backend> {
   void run(const std::string& map_name, const Stmt& st, const index_t* lo, const index_t* hi,
            bool reads_are_separate) {
     using T = typename Stmt::lhs_type::value_type;
-    constexpr bool may_fail = !Stmt::rhs_type::info.simple;  // indirect subscripts, ranges
+    constexpr bool may_fail = !Stmt::info.simple;  // indirect subscripts, ranges
     const bool alias = !reads_are_separate && reads_own_output(st);
     if constexpr (is_contraction_v<N, Stmt>) {
       if (!alias) {
@@ -105,7 +105,7 @@ class executor<device_backend> {
     }
     counters().device_kernels.fetch_add(1, std::memory_order_relaxed);
     if constexpr (may_fail) dev_.reset_oob();
-    const auto bl = st.lhs.bind(wenv_, 0);
+    const auto bl = st.lhs.bind(wenv_, 0, &renv_);
     if (alias) {
       // The statement reads its own output: it reads a snapshot of the values before it.
       const raw_view& whole = renv_.view(*st.lhs.arr);

@@ -6,8 +6,10 @@
 /// statement's types. Each device thread runs the other dimensions in order: a conflicted
 /// write (`+=`, `max_into`, `min_into` over an index absent from the left side) is then a
 /// segmented reduction held in a register and written once, with no atomics, and its result
-/// does not depend on how threads are scheduled. Inner `wp::sum` / `max_of` / `min_of`
-/// ranges are evaluated per point by the bound expression itself.
+/// does not depend on how threads are scheduled. A scatter (`h(idx(i)) += e`) runs the same
+/// way: its threads own distinct affine coordinates of the left side, and each adds its points
+/// in order, so it needs no atomics either and is deterministic. Inner `wp::sum` / `max_of` /
+/// `min_of` ranges are evaluated per point by the bound expression itself.
 
 #include <bit>
 #include <type_traits>
@@ -65,7 +67,13 @@ struct statement_kernel {
         pt[d] = lo[d];
       }
     }
-    if constexpr (!has_sequential) {
+    if constexpr (!Lhs::all_affine) {
+      // A scatter (h(idx(i)) += e): the element is found point by point (one whose subscript
+      // leaves the buffer is recorded and skipped); threads own distinct affine coordinates.
+      do
+        if (T* p = lhs.ptr_if_inside(pt)) *p = combine_value<K>(*p, rhs.eval(pt));
+      while (has_sequential && next_sequential(pt));
+    } else if constexpr (!has_sequential) {
       T* p = lhs.ptr(pt);
       *p = combine_value<K>(*p, rhs.eval(pt));
     } else if constexpr (lhs_fixed && K == combine::add) {

@@ -17,6 +17,7 @@ WORKPART_DECL void check_bounds_of(const std::string& map_name,
     bhi[d] = d < rank ? hi[d] : 0;
   }
   range_stack rs;
+  const access_event* written = nullptr;  // the current statement's left side
   for (const access_event& e : events) {
     if (e.what == access_event::kind::enter_range) {
       rs.enter(e.range, blo, bhi);
@@ -26,6 +27,12 @@ WORKPART_DECL void check_bounds_of(const std::string& map_name,
       rs.leave();
       continue;
     }
+    if (e.write) written = &e;
+    // a scatter whose subscripts read the array it writes would depend on the points' order
+    if (e.lhs_subscript && written && written->statement == e.statement && written->arr == e.arr)
+      throw shape_error("map '" + map_name + "': the left side " + written->text +
+                        " is subscripted by '" + e.name + "', the array it writes; read the " +
+                        "subscripts from another array");
     if (rs.skipping()) continue;
     for (int ax = 0; ax < e.rank; ++ax) {
       const axis_form& form = e.forms[std::size_t(ax)];

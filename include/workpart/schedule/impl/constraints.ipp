@@ -45,6 +45,7 @@ WORKPART_DECL void describe_uses(std::vector<array_use>& uses,
       dim_mask seen = 0;
       for (int x = 0; x < e.rank; ++x) {
         const axis_form& f = e.forms[std::size_t(x)];
+        if (f.kind != axis_kind::affine) u.dense_writes = false;  // a scatter: holes between
         int terms = 0;
         for (int d = 0; d < max_dims; ++d)
           if (f.coef[d] != 0) {
