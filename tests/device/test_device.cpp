@@ -238,6 +238,46 @@ TEST_CASE("device backend: CSR SpMV with data-dependent ranges and indirect read
   }
 }
 
+TEST_CASE("device backend: a scatter-add dE(tok(b, s), d) += g (an embedding's gradient)",
+          "[device][scatter]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  const index_t B = 5, S = 6, D = 7, V = 9;  // tokens repeat; 8 never occurs
+  wp::array<std::int32_t, 2> tok("tok", {B, S});
+  wp::array<double, 3> g("g", {B, S, D});
+  wp::array<double, 2> dE("dE", {V, D});
+  auto tf = [](index_t a, index_t b) { return std::int32_t((a * 3 + b * b) % 8); };
+  auto gf = [](index_t a, index_t b, index_t c) { return double((a * 5 + b * 3 + c) % 11) - 5.0; };
+  fill2(tok, tf);
+  fill3(g, gf);
+  std::vector<double> want(std::size_t(V * D), 1.0);
+  for (index_t a = 0; a < B; ++a)
+    for (index_t b = 0; b < S; ++b)
+      for (index_t c = 0; c < D; ++c) want[std::size_t(tf(a, b) * D + c)] += gf(a, b, c);
+  auto [i, j, k] = wp::indices<3>();
+  auto m = wp::map("demb", wp::space(B, S, D), dE(tok(i, j), k) += g(i, j, k));
+  for (const wp::grid_shape& gr :
+       {wp::grid_shape{p, 1, 1}, wp::grid_shape{1, 1, p}, wp::grid_shape{1, p, 1}}) {
+    INFO("grid " << gr.str());
+    fill2(dE, [](index_t, index_t) { return 1.0; });
+    auto plan = wp::distribute(m, gr, ctx, device);
+    plan.run();
+    REQUIRE(compare_on_root(ctx.comm(), dE, want, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    // a thread per column d (the left side's affine axis), tokens in order in each
+    REQUIRE_THAT(plan.explain(),
+                 Contains("device kernel: a thread per point of i2, in order over i0, i1"));
+  }
+  SECTION("a token outside the table is a shape_error on every rank") {
+    if (ctx.rank() == 0) tok.data()[3] = std::int32_t(V);
+    auto plan = wp::distribute(m, wp::grid_shape{p, 1, 1}, ctx, device);
+    const std::string msg = what_of([&] { plan.run(); });
+    REQUIRE_THAT(msg, Contains("shape_error") && Contains("'demb'") &&
+                          Contains("outside [0, " + std::to_string(V) + ")"));
+    REQUIRE(all_problems(ctx.comm(), msg.empty() ? "no error" : "") == "");
+  }
+}
+
 TEST_CASE("device backend: a Jacobi stencil iterated with halos, repeated execute()", "[device]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size();

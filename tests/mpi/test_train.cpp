@@ -318,6 +318,105 @@ TEST_CASE("a convolution with an inner sum trains distributed as in plain loops"
   SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
 }
 
+// An embedding lookup: its gradient is a scatter-add dE(tok(b, s), d) += ..., whose written
+// axis is data-dependent, so under a batch split every rank holds partial sums of the whole
+// table, combined like any split reduction (here into the update map's rows of E).
+TEST_CASE("an embedding lookup trains distributed as in plain loops", "[train][indirect]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size(), me = ctx.rank();
+  constexpr index_t Bn = 5, S = 3, V = 7, D = 4, On = 2;  // token 6 never occurs
+  auto tokv = [](index_t b, index_t s) { return std::int32_t((b * 2 + s * s) % 6); };
+  auto ev = [](index_t v, index_t d) { return 0.4 * std::sin(double(v * D + d) + 0.2); };
+  auto wv = [](index_t d, index_t o) { return 0.3 * std::cos(double(d * On + o) + 0.9); };
+  auto tval = [](index_t b, index_t o) { return 0.5 * std::sin(double(b * On + o)); };
+
+  std::vector<double> want_e, want_w;
+  for (index_t v = 0; v < V; ++v)
+    for (index_t d = 0; d < D; ++d) want_e.push_back(ev(v, d));
+  for (index_t d = 0; d < D; ++d)
+    for (index_t o = 0; o < On; ++o) want_w.push_back(wv(d, o));
+  double want_loss = 0;
+  for (int st = 0; st < steps; ++st) {
+    std::vector<double> de(want_e.size(), 0.0), dw(want_w.size(), 0.0), dy(Bn * On);
+    want_loss = 0;
+    for (index_t b = 0; b < Bn; ++b)
+      for (index_t o = 0; o < On; ++o) {
+        double y = 0;
+        for (index_t s = 0; s < S; ++s)
+          for (index_t d = 0; d < D; ++d) y += want_e[tokv(b, s) * D + d] * want_w[d * On + o];
+        dy[b * On + o] = std::tanh(y) - tval(b, o);
+        want_loss += 0.5 * dy[b * On + o] * dy[b * On + o];
+        dy[b * On + o] *= 1 - std::tanh(y) * std::tanh(y);
+      }
+    for (index_t b = 0; b < Bn; ++b)
+      for (index_t o = 0; o < On; ++o)
+        for (index_t s = 0; s < S; ++s)
+          for (index_t d = 0; d < D; ++d) {
+            dw[d * On + o] += want_e[tokv(b, s) * D + d] * dy[b * On + o];
+            de[tokv(b, s) * D + d] += want_w[d * On + o] * dy[b * On + o];
+          }
+    for (std::size_t e = 0; e < de.size(); ++e) want_e[e] -= lr * de[e];
+    for (std::size_t e = 0; e < dw.size(); ++e) want_w[e] -= lr * dw[e];
+  }
+
+  wp::array<std::int32_t, 2> tok("tok", {Bn, S});
+  wp::array<double, 2> E("E", {V, D}), W("W", {D, On}), dE("dE", {V, D}), dW("dW", {D, On});
+  wp::array<double, 3> Emb("Emb", {Bn, S, D});
+  wp::array<double, 2> Y("Y", {Bn, On}), A("A", {Bn, On}), T("T", {Bn, On});
+  wp::array<double, 0> L("L", {});
+  auto [b, x1, x2, x3] = wp::indices<4>();
+  auto fwd =
+      wp::program(wp::map("emb", wp::space(Bn, S, D), Emb(b, x1, x2) = E(tok(b, x1), x2)),
+                  wp::map("y0", wp::space(Bn, On), Y(b, x1) = 0.0),
+                  wp::map("y", wp::space(Bn, On, S, D), Y(b, x1) += Emb(b, x2, x3) * W(x3, x1)),
+                  wp::map("act", wp::space(Bn, On), A(b, x1) = wp::tanh(Y(b, x1))),
+                  wp::map("l0", wp::space(), L() = 0.0),
+                  wp::map("loss", wp::space(Bn, On),
+                          L() += 0.5 * (A(b, x1) - T(b, x1)) * (A(b, x1) - T(b, x1))));
+  auto step = wp::program(fwd, wp::backward(fwd, L, wp::wrt(E, dE), wp::wrt(W, dW)),
+                          wp::map("sgdE", wp::space(V, D), E(b, x1) = E(b, x1) - lr * dE(b, x1)),
+                          wp::map("sgdW", wp::space(D, On), W(b, x1) = W(b, x1) - lr * dW(b, x1)));
+  auto train = [&](auto&& plan) {
+    fill2(tok, tokv);
+    fill2(E, ev);
+    fill2(W, wv);
+    fill2(T, tval);
+    plan.scatter();
+    for (int st = 0; st < steps; ++st) plan.execute();
+    plan.gather(E, W, L);
+    REQUIRE(compare_on_root(ctx.comm(), E, want_e, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), W, want_w, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), L, {want_loss}, 1e-10) == "");
+    return std::move(plan);
+  };
+  SECTION("data-parallel: the table's gradient reduce-scattered into the update's rows") {
+    auto plan = train(
+        wp::distribute(step, schedule_of(step, p, [](int k) { return k > 0 ? 0 : -1; }), ctx));
+    // per execute(), rank r sends the other ranks' rows of its partial dE and receives its own
+    // rows from each of the p - 1 others (rows of V split over p, by the documented rule)
+    const index_t mine = block_of(V, p, me).size * D * index_t(sizeof(double));
+    const index_t sent = V * D * index_t(sizeof(double)) - mine, received = (p - 1) * mine;
+    std::string problems;
+    int combines = 0;
+    for (const auto& rd : plan.stats().redistributions) {
+      if (rd.array != "dE" || rd.kind.find("(sum)") == std::string::npos) continue;
+      ++combines;
+      if (rd.kind.rfind("reduce-scatter(sum)", 0) != 0) problems += "dE by " + rd.kind + "; ";
+      if (rd.measured.bytes_sent != steps * sent || rd.measured.bytes_received != steps * received)
+        problems += "dE: " + std::to_string(rd.measured.bytes_sent) + "/" +
+                    std::to_string(rd.measured.bytes_received) + " B, expected " +
+                    std::to_string(steps * sent) + "/" + std::to_string(steps * received) + "; ";
+    }
+    if (combines != (p > 1 ? 1 : 0)) problems += std::to_string(combines) + " combines of dE; ";
+    REQUIRE(all_problems(ctx.comm(), problems) == "");
+  }
+  SECTION("the model dimension split: the scatter-add split by columns, nothing combined") {
+    train(
+        wp::distribute(step, schedule_of(step, p, [](int k) { return k > 2 ? k - 1 : -1; }), ctx));
+  }
+  SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+}
+
 // max_into's gradient goes to the points whose value is the maximum, ties shared evenly: the
 // ties are counted over the reduced dimension before any point takes its share, whatever the
 // grid (split over the reduced dimension, the counts are partial on each rank until combined).

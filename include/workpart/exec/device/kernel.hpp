@@ -70,9 +70,9 @@ struct statement_kernel {
     if constexpr (!Lhs::all_affine) {
       // A scatter (h(idx(i)) += e): the element is found point by point (one whose subscript
       // leaves the buffer is recorded and skipped); threads own distinct affine coordinates.
-      do
+      do {
         if (T* p = lhs.ptr_if_inside(pt)) *p = combine_value<K>(*p, rhs.eval(pt));
-      while (has_sequential && next_sequential(pt));
+      } while (has_sequential && next_sequential(pt));
     } else if constexpr (!has_sequential) {
       T* p = lhs.ptr(pt);
       *p = combine_value<K>(*p, rhs.eval(pt));
