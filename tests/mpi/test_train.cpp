@@ -474,17 +474,21 @@ TEST_CASE("max_into's gradient distributed, ties shared evenly, as in plain loop
 
 // A Megatron attention block trained with its heads split (the Q, K, V weights' head columns,
 // the output projection's head rows, every map over heads split by heads, the rest whole):
-// per step, the only traffic rank to rank is the forward Allreduce of the block's output
-// Y (B x S x E, partial over the heads), 2 (P - 1) B S E values over all ranks (a ring's
-// count); X is data, so the backward one (of dX) is absent. The weights after two steps equal
-// the one-process run's.
-TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step, nothing else",
-          "[train][megatron]") {
-  wp::context ctx(g_argc, g_argv);
+// per step, the only traffic rank to rank is Megatron's forward Allreduce of the block's
+// output Y (B x S x E, partial over the heads), 2 (P - 1) B S E values over all ranks (a
+// ring's count), here as its two halves: Y reduced onto the rank that computes the loss, and
+// dL/dY broadcast back to the heads in the backward. With X data, the backward moves nothing
+// else. With dX asked for (a block inside a network) and the three projections written as one
+// map (as Megatron fuses them into one GEMM), the backward combines dX, partial over the heads,
+// exactly once: nothing needs it whole on every rank within the step, so a reduce-scatter
+// ((P - 1) B S E values) rather than Megatron's Allreduce. The weights (and dX) after two steps
+// equal the one-process run's.
+template <bool WithDx>
+void megatron_attention(wp::context& ctx) {
   const int p = ctx.size();
   constexpr index_t B = 2, S = 5, NH = 4, D = 3, E = NH * D;
   const double scale = 1.0 / std::sqrt(double(D)), lr = 0.1;
-  wp::array<double, 3> X("X", {B, S, E}), Y("Y", {B, S, E}), G("G", {B, S, E});
+  wp::array<double, 3> X("X", {B, S, E}), Y("Y", {B, S, E}), G("G", {B, S, E}), dX("dX", {B, S, E});
   wp::array<double, 3> WQ("WQ", {E, NH, D}), WK("WK", {E, NH, D}), WV("WV", {E, NH, D}),
       WO("WO", {NH, D, E});
   wp::array<double, 3> dWQ("dWQ", {E, NH, D}), dWK("dWK", {E, NH, D}), dWV("dWV", {E, NH, D}),
@@ -497,15 +501,25 @@ TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step
   auto [b, s, h, d, e] = wp::indices<5>();
   auto [b4, h4, s4, t4, d4] = wp::indices<5>();
   auto [b3, h3, s3, t3] = wp::indices<4>();
-  auto fwd = wp::program(
+  auto init = wp::program(
       wp::map("init", wp::space(B, S, NH, D), Q(b, s, h, d) = 0.0, K(b, s, h, d) = 0.0,
               V(b, s, h, d) = 0.0, O(b, s, h, d) = 0.0),
       wp::map("init2", wp::space(B, NH, S), mx(b3, h3, s3) = -inf, sm(b3, h3, s3) = 0.0),
       wp::map("init3", wp::space(B, NH, S, S), A(b3, h3, s3, t3) = 0.0),
-      wp::map("y0", wp::space(B, S, E), Y(b, s, h) = 0.0),
-      wp::map("q", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d)),
-      wp::map("k", wp::space(B, S, NH, D, E), K(b, s, h, d) += X(b, s, e) * WK(e, h, d)),
-      wp::map("v", wp::space(B, S, NH, D, E), V(b, s, h, d) += X(b, s, e) * WV(e, h, d)),
+      wp::map("y0", wp::space(B, S, E), Y(b, s, h) = 0.0));
+  auto projections = [&] {
+    if constexpr (WithDx)
+      return wp::map("qkv", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d),
+                     K(b, s, h, d) += X(b, s, e) * WK(e, h, d),
+                     V(b, s, h, d) += X(b, s, e) * WV(e, h, d));
+    else
+      return wp::program(
+          wp::map("q", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d)),
+          wp::map("k", wp::space(B, S, NH, D, E), K(b, s, h, d) += X(b, s, e) * WK(e, h, d)),
+          wp::map("v", wp::space(B, S, NH, D, E), V(b, s, h, d) += X(b, s, e) * WV(e, h, d)));
+  }();
+  auto fwd = wp::program(
+      init, projections,
       wp::map("scores", wp::space(B, NH, S, S, D),
               A(b4, h4, s4, t4) += Q(b4, s4, h4, d4) * K(b4, t4, h4, d4)),
       wp::map("max", wp::space(B, NH, S, S), wp::max_into(mx(b3, h3, s3), A(b3, h3, s3, t3))),
@@ -519,8 +533,14 @@ TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step
       wp::map("out", wp::space(B, S, E, NH, D), Y(b, s, h) += O(b, s, d, e) * WO(d, e, h)),
       wp::map("l0", wp::space(), L() = 0.0),
       wp::map("loss", wp::space(B, S, E), L() += Y(b, s, h) * G(b, s, h)));
-  auto bwd =
-      wp::backward(fwd, L, wp::wrt(WQ, dWQ), wp::wrt(WK, dWK), wp::wrt(WV, dWV), wp::wrt(WO, dWO));
+  auto bwd = [&] {
+    if constexpr (WithDx)
+      return wp::backward(fwd, L, wp::wrt(WQ, dWQ), wp::wrt(WK, dWK), wp::wrt(WV, dWV),
+                          wp::wrt(WO, dWO), wp::wrt(X, dX));
+    else
+      return wp::backward(fwd, L, wp::wrt(WQ, dWQ), wp::wrt(WK, dWK), wp::wrt(WV, dWV),
+                          wp::wrt(WO, dWO));
+  }();
   auto step = wp::program(
       fwd, bwd, wp::map("sgdq", wp::space(E, NH, D), WQ(b, s, h) = WQ(b, s, h) - lr * dWQ(b, s, h)),
       wp::map("sgdk", wp::space(E, NH, D), WK(b, s, h) = WK(b, s, h) - lr * dWK(b, s, h)),
@@ -543,7 +563,8 @@ TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step
   };
   const bool root = ctx.is_root();
   const std::vector<double> wq = root ? copy(WQ) : std::vector<double>(),
-                            wo = root ? copy(WO) : std::vector<double>();
+                            wo = root ? copy(WO) : std::vector<double>(),
+                            dx = root ? copy(dX) : std::vector<double>();
 
   // heads split: the first dimension of extent NH in every map that has one (no other extent
   // equals NH = 4), the rest whole
@@ -565,8 +586,36 @@ TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step
   plan.execute();
   index_t got = plan.stats().execute.bytes_received - before, total = 0;
   boost::mpi::all_reduce(ctx.comm(), got, total, std::plus<index_t>());
-  REQUIRE(total == 2 * index_t(p - 1) * B * S * E * index_t(sizeof(double)));
-  plan.gather(WQ, WO);
+  const index_t bse = B * S * E * index_t(sizeof(double));
+  REQUIRE(total == 2 * index_t(p - 1) * bse + (WithDx ? index_t(p - 1) * bse : 0));
+  // the combines of partial sums, by array and kind (the grid dimension's name cut off)
+  std::string combines;
+  for (const auto& rd : plan.stats().redistributions)
+    if (rd.kind.find("(sum)") != std::string::npos)
+      combines += rd.array + " " + rd.kind.substr(0, rd.kind.find(" over")) + "; ";
+  if (p == 1)
+    REQUIRE(combines == "");
+  else if (WithDx)
+    REQUIRE(combines == "Y Reduce(sum); dX reduce-scatter(sum); ");
+  else
+    REQUIRE(combines == "Y Reduce(sum); ");
+  if constexpr (WithDx)
+    plan.gather(WQ, WO, dX);
+  else
+    plan.gather(WQ, WO);
   REQUIRE(compare_on_root(ctx.comm(), WQ, wq, 1e-12) == "");
   REQUIRE(compare_on_root(ctx.comm(), WO, wo, 1e-12) == "");
+  if constexpr (WithDx) REQUIRE(compare_on_root(ctx.comm(), dX, dx, 1e-12) == "");
+}
+
+TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step, nothing else",
+          "[train][megatron]") {
+  wp::context ctx(g_argc, g_argv);
+  megatron_attention<false>(ctx);
+}
+
+TEST_CASE("Megatron attention with dX, Q K V as one map: the backward combines dX once",
+          "[train][megatron]") {
+  wp::context ctx(g_argc, g_argv);
+  megatron_attention<true>(ctx);
 }

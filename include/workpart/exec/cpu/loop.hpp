@@ -96,6 +96,13 @@ WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t*
       A acc = A(0);
       for (index_t t = 0; t < len; ++t) acc += r(t);
       if (T* p = lhs.ptr_if_inside(pt)) *p = static_cast<T>(*p + acc);
+    } else if constexpr (!(Lhs::indirect_free & dim_bit(M))) {
+      // the data-dependent subscripts stay put along the row: find its start once (the
+      // affine axes were checked over the whole space when the map was built)
+      T* p = lhs.ptr_if_inside(pt);
+      if (!p) return;
+      const index_t st = lhs.step(M);
+      for (index_t t = 0; t < len; ++t) p[t * st] = combine_value<K>(p[t * st], r(t));
     } else {
       index_t q[max_dims];
       for (int d = 0; d < max_dims; ++d) q[d] = pt[d];
