@@ -417,6 +417,67 @@ TEST_CASE("an embedding lookup trains distributed as in plain loops", "[train][i
   SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
 }
 
+// A causal filter: z(f, i) = sum_{r <= i} w(f, r) x(r), an inner sum whose range grows with
+// i. Its derivative runs over the hull of the ranges, masked to each point's own range by
+// global coordinates, so every grid gives the serial loop's weights.
+TEST_CASE("a causal inner sum (a triangle) trains distributed as in plain loops",
+          "[train][sum][affine]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  constexpr index_t F = 3, Tn = 7;
+  auto xval = [](index_t t) { return std::sin(0.9 * double(t) + 0.4); };
+  auto tval = [](index_t f, index_t i) { return 0.4 * std::cos(double(f * Tn + i)); };
+  auto wval = [](index_t f, index_t r) { return 0.3 * std::sin(double(f * Tn + r) + 0.3); };
+  std::vector<double> want_w;
+  for (index_t f = 0; f < F; ++f)
+    for (index_t r = 0; r < Tn; ++r) want_w.push_back(wval(f, r));
+  double want_loss = 0;
+  for (int st = 0; st < steps; ++st) {
+    std::vector<double> dw(want_w.size(), 0.0);
+    want_loss = 0;
+    for (index_t f = 0; f < F; ++f)
+      for (index_t i = 0; i < Tn; ++i) {
+        double z = 0;
+        for (index_t r = 0; r <= i; ++r) z += want_w[f * Tn + r] * xval(r);
+        const double a = std::tanh(z), e = a - tval(f, i);
+        want_loss += 0.5 * e * e;
+        for (index_t r = 0; r <= i; ++r) dw[f * Tn + r] += e * (1 - a * a) * xval(r);
+      }
+    for (std::size_t e = 0; e < dw.size(); ++e) want_w[e] -= lr * dw[e];
+  }
+  wp::array<double, 1> x("x", {Tn});
+  wp::array<double, 2> w("w", {F, Tn}), dw("dw", {F, Tn}), t("t", {F, Tn}), z("z", {F, Tn}),
+      a("a", {F, Tn});
+  wp::array<double, 0> L("L", {});
+  auto [f, i, r] = wp::indices<3>();
+  auto fwd = wp::program(
+      wp::map("causal", wp::space(F, Tn),
+              z(f, i) = wp::sum(wp::range(r, 0, i + 1), w(f, r) * x(r))),
+      wp::map("act", wp::space(F, Tn), a(f, i) = wp::tanh(z(f, i))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(F, Tn), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
+  auto step = wp::program(fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
+                          wp::map("sgd", wp::space(F, Tn), w(f, i) = w(f, i) - lr * dw(f, i)));
+  auto train = [&](auto&& plan) {
+    fill1(x, xval);
+    fill2(t, tval);
+    fill2(w, wval);
+    plan.scatter();
+    for (int st = 0; st < steps; ++st) plan.execute();
+    plan.gather(w, L);
+    REQUIRE(compare_on_root(ctx.comm(), w, want_w, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), L, {want_loss}, 1e-10) == "");
+  };
+  SECTION("positions split (the hull's index too, in the derivative map)") {
+    train(
+        wp::distribute(step, schedule_of(step, p, [](int k) { return k > 1 ? k - 1 : -1; }), ctx));
+  }
+  SECTION("filters split") {
+    train(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 1 ? 0 : -1; }), ctx));
+  }
+  SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+}
+
 // max_into's gradient goes to the points whose value is the maximum, ties shared evenly: the
 // ties are counted over the reduced dimension before any point takes its share, whatever the
 // grid (split over the reduced dimension, the counts are partial on each rank until combined).

@@ -61,6 +61,93 @@ TEST_CASE("backward: inner sums from a nonzero lower bound, in a rank-0 map, ove
   REQUIRE(dv.at({0}) == 0.0);
 }
 
+TEST_CASE("backward: inner reductions whose bounds vary with the outer indices",
+          "[backward][sum][affine]") {
+  const wp::index_t n = 7, W = 3;
+  wp::array<double, 1> x("x", {n + W}), dx("dx", {n + W}), w("w", {n}), dw("dw", {n});
+  wp::array<double, 1> y("y", {n}), z("z", {n}), q("q", {n}), g("g", {n});
+  wp::array<double, 2> M("M", {n, n}), dM("dM", {n, n});
+  wp::array<double, 0> L("L", {});
+  fill(x, 1);
+  fill(w, 2);
+  fill(g, 3);
+  fill(M, 4);
+  auto [i, r] = wp::indices<2>();
+  auto tail =
+      wp::program(wp::map("l0", wp::space(), L() = 0.0),
+                  wp::map("loss", wp::space(n), L() += (y(i) + z(i) * q(i)) * g(i) + y(i) * z(i)));
+  auto names = [](const auto& prog) {
+    std::string s;
+    prog.for_each_map([&](const auto& mp) { s += mp.name() + " "; });
+    return s;
+  };
+  SECTION("a causal prefix sum, a sliding window, and a prefix max with ties") {
+    auto fwd = wp::program(
+        // y(i) = sum_{r <= i} M(i, r) x(r) w(r)   (a triangle, the range [0, i + 1): causal
+        // attention's weighted sum of values)
+        wp::map("prefix", wp::space(n),
+                y(i) = wp::sum(wp::range(r, 0, i + 1), M(i, r) * x(r) * w(r))),
+        // z(i) = tanh(sum_{r in [i, i + W)} x(r)^2)   (a window sliding with i)
+        wp::map("window", wp::space(n),
+                z(i) = wp::tanh(wp::sum(wp::range(r, i, i + W), x(r) * x(r)))),
+        // q(i) = max_{r in [1, i + 2)} x(r) w(i) + w(i)   (no ties: the values are distinct)
+        wp::map("pmax", wp::space(n),
+                q(i) = wp::max_of(wp::range(r, 1, i + 2), x(r) * w(i)) + w(i)),
+        tail);
+    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw), wp::wrt(M, dM));
+    CHECK_THAT(names(bwd), Contains("dprefix.sum ") && Contains("dwindow.sum ") &&
+                               Contains("dpmax.sum.ties ") && Contains("dpmax.sum "));
+    wp::run(wp::program(fwd, bwd));
+    require_gradient(fwd, L, x, dx);
+    require_gradient(fwd, L, w, dw);
+    require_gradient(fwd, L, M, dM);
+    for (wp::index_t a = 0; a < n; ++a)  // the upper triangle is outside every range
+      for (wp::index_t b = a + 1; b < n; ++b) REQUIRE(dM.at({a, b}) == 0.0);
+    REQUIRE(dx.at({n + W - 1}) == 0.0);  // beyond every window: x(n + W - 1) is never read
+  }
+  SECTION("ties of a max over a varying range share the gradient only inside the range") {
+    wp::array<double, 1> t("t", {n}), dt("dt", {n});
+    for (wp::index_t e = 0; e < n; ++e) t.at({e}) = double(e % 3);  // 0 1 2 0 1 2 0: ties
+    // q(i) = max_{r in [0, i + 1)} t(r); L = sum_i q(i) g(i)
+    auto fwd = wp::program(
+        wp::map("pmax", wp::space(n), q(i) = wp::max_of(wp::range(r, 0, i + 1), t(r))),
+        wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(n), L() += q(i) * g(i)));
+    auto bwd = wp::backward(fwd, L, wp::wrt(t, dt));
+    wp::run(wp::program(fwd, bwd));
+    // by hand: q(a)'s seed g(a) is shared evenly among the r <= a whose t(r) is the maximum
+    std::vector<double> want(std::size_t(n), 0.0);
+    for (wp::index_t a = 0; a < n; ++a) {
+      double mx = -1e300;
+      for (wp::index_t b = 0; b <= a; ++b) mx = std::max(mx, t.at({b}));
+      int ties = 0;
+      for (wp::index_t b = 0; b <= a; ++b) ties += t.at({b}) == mx ? 1 : 0;
+      for (wp::index_t b = 0; b <= a; ++b)
+        if (t.at({b}) == mx) want[std::size_t(b)] += g.at({a}) / ties;
+    }
+    for (wp::index_t b = 0; b < n; ++b) {
+      INFO("dt(" << b << ")");
+      REQUIRE(dt.at({b}) == Approx(want[std::size_t(b)]).epsilon(1e-12).margin(1e-14));
+    }
+    REQUIRE(want[5] != 0.0);  // t(5) = 2 ties with t(2) from q(5) on
+  }
+}
+
+TEST_CASE("backward: a varying range whose hull leaves an array is refused",
+          "[backward][sum][affine][errors]") {
+  const wp::index_t n = 6;
+  wp::array<double, 1> x("x", {n}), dx("dx", {n}), y("y", {n});
+  wp::array<double, 0> L("L", {});
+  auto [i, r] = wp::indices<2>();
+  // r in [0, i + 1) and x(i - r): inside for the range, but over the hull r = 0 .. n - 1 at
+  // i = 0 the read x(-5) would leave x
+  auto fwd = wp::program(
+      wp::map("rev", wp::space(n), y(i) = wp::sum(wp::range(r, 0, i + 1), x(i - r) * x(r))),
+      wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(n), L() += y(i)));
+  REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx)),
+                      Contains("[workpart.plan_error]") && Contains("map 'rev'") &&
+                          Contains("depends on the outer indices") && Contains("x(i0 - i1)"));
+}
+
 TEST_CASE("backward: a sum that reads a row's whole axis covers its gradient with '='",
           "[backward][sum]") {
   const wp::index_t M = 3, C = 7;

@@ -418,6 +418,34 @@ void check_inner_reduction_order(const map_t<N, S...>& m, const Terms& terms,
   std::apply([&](const auto&... st) { (against_map(st.lhs.arr), ...); }, terms);
 }
 
+/// An affine form of the space's indices (an inner range's bound) as an expression of
+/// wp::val terms, for the masks below.
+template <int D, int N, class F, class E>
+auto affine_value_from(const F& f, const E& e) {
+  if constexpr (D == N)
+    return e;
+  else if constexpr ((F::sig.present & dim_bit(D)) != 0)
+    return affine_value_from<D + 1, N>(f, e + val_node<D>{} * f.coef_of(D));
+  else
+    return affine_value_from<D + 1, N>(f, e);
+}
+template <int N, class F>
+auto affine_value(const F& f) {
+  return affine_value_from<0, N>(f, as_node(f.offset));
+}
+
+/// The least (or the greatest) value of an affine form over the points of the box [lo, hi).
+template <class F, std::size_t N>
+index_t affine_extreme(const F& f, const std::array<index_t, N>& lo,
+                       const std::array<index_t, N>& hi, bool greatest) {
+  index_t v = f.offset;
+  for (std::size_t d = 0; d < N; ++d) {
+    const index_t c = f.coef_of(int(d));
+    v += c * ((c > 0) == greatest ? hi[d] - 1 : lo[d]);
+  }
+  return v;
+}
+
 /// The maps of an inner reduction's derivative over the map's space extended by the
 /// reduction's index (renamed to the space's next dimension N), seeded by the stored seed:
 /// `d<map>.sum`, and before it, for max_of / min_of, `d<map>.sum.ties` counting the terms equal
@@ -427,11 +455,16 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
   using T = typename It::value_type;
   auto seed = plain_access<N>(*static_cast<array<T, N>*>(it.seeds));
   auto body = rename_dim<It::dim, N>(it.node.body);
+  const space<N>& outer = m.iteration_space();
   std::array<bounds, std::size_t(N + 1)> b{};
   for (int d = 0; d < N; ++d)
-    b[std::size_t(d)] = {m.iteration_space().lo[std::size_t(d)],
-                         m.iteration_space().hi[std::size_t(d)]};
-  b[std::size_t(N)] = {it.node.lo.offset, std::max(it.node.lo.offset, it.node.hi.offset)};
+    b[std::size_t(d)] = {outer.lo[std::size_t(d)], outer.hi[std::size_t(d)]};
+  // bounds that vary with the outer indices: the hull of the ranges over the space
+  constexpr bool varying =
+      !constant_bound<decltype(it.node.lo)>() || !constant_bound<decltype(it.node.hi)>();
+  const index_t rlo = affine_extreme(it.node.lo, outer.lo, outer.hi, false);
+  const index_t rhi = affine_extreme(it.node.hi, outer.lo, outer.hi, true);
+  b[std::size_t(N)] = {rlo, std::max(rlo, rhi)};
   const space<N + 1> sp(typename space<N + 1>::from_bounds_t{}, b);
   const std::string sfx = k == 0 ? std::string() : std::to_string(k + 1);
   const std::string name = "d" + m.name() + ".sum" + sfx;
@@ -439,21 +472,58 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
     check_inner_reduction_order(m, terms, grads);
     return terms;
   };
+  // Over the hull a point of the extended space outside its own range contributes nothing.
+  auto in_range = [&](const auto& x) {
+    if constexpr (!varying) {
+      return x;
+    } else {
+      const auto r = val_node<N>{};
+      return workpart::select(r >= affine_value<N>(it.node.lo),
+                              workpart::select(r < affine_value<N>(it.node.hi), x, 0), 0);
+    }
+  };
+  // ... and its accesses must stay inside their arrays there (refused on every rank alike)
+  auto over_hull = [&](const std::string& map_name, auto&& make) {
+    if constexpr (!varying) {
+      return make();
+    } else {
+      try {
+        auto dm = make();
+        dm.require_valid();
+        return dm;
+      } catch (const shape_error& e) {
+        throw plan_error("wp::backward: map '" + m.name() +
+                         "': its inner reduction's range depends on the outer indices, and the "
+                         "derivative '" +
+                         map_name +
+                         "' runs over the hull of those ranges, where an access leaves its "
+                         "array (" +
+                         std::string(e.what()) +
+                         "); pad the array, or write the reduction as a statement over a "
+                         "space that includes its index, masked with wp::select");
+      }
+    }
+  };
   if constexpr (It::sums) {
-    return std::tuple{derivative_map(name, sp, checked(adjoint(body, seed, grads)), grads)};
+    return std::tuple{over_hull(name, [&] {
+      return derivative_map(name, sp, checked(adjoint(body, in_range(seed), grads)), grads);
+    })};
   } else {
     using V = typename It::node_type::value_type;
     auto result = plain_access<N>(*static_cast<array<V, N>*>(it.results));
-    auto& ties =
-        grads.counts<T, N>(it.origin, "ties.dsum." + m.name() + sfx, m.iteration_space().hi);
+    auto& ties = grads.counts<T, N>(it.origin, "ties.dsum." + m.name() + sfx, outer.hi);
     const auto won = body == result;
-    auto tm = derivative_map(
-        name + ".ties", sp,
-        std::tuple{make_statement<add_tag>(plain_access<N>(ties), workpart::select(won, 1, 0))},
-        grads);
-    auto share = workpart::select(won, seed / plain_access<N>(ties), 0);
-    return std::tuple{std::move(tm),
-                      derivative_map(name, sp, checked(adjoint(body, share, grads)), grads)};
+    auto tm = over_hull(name + ".ties", [&] {
+      return derivative_map(name + ".ties", sp,
+                            std::tuple{make_statement<add_tag>(
+                                plain_access<N>(ties), in_range(workpart::select(won, 1, 0)))},
+                            grads);
+    });
+    auto share = in_range(workpart::select(won, seed / plain_access<N>(ties), 0));
+    return std::tuple{std::move(tm), over_hull(name, [&] {
+                        return derivative_map(name, sp, checked(adjoint(body, share, grads)),
+                                              grads);
+                      })};
   }
 }
 

@@ -85,7 +85,9 @@ struct adjoint_rule<access_node<T, N, Subs...>> {
   }
 };
 
-/// The derivative of an inner reduction `wp::sum(range(r, lo, hi), body)` seeded by s: every
+/// The derivative of an inner reduction `wp::sum(range(r, lo, hi), body)` seeded by s (lo and
+/// hi affine in the outer indices; where they vary, the extended space spans their hull and
+/// the points outside a point's own range are masked off): every
 /// term gets s, but a term's contributions write where r points (dw(r) += s * x(i + r)), and r
 /// is not an index of the map's space. So backward_map (backward.hpp) stores s per point of
 /// the space in an array made here (`dsum.<map>`, a '=' in d<map>) and differentiates the
@@ -122,11 +124,11 @@ constexpr bool constant_bound() {
 
 template <class Red, int D, class Lo, class Hi, class Body>
 struct adjoint_rule<reduce_node<Red, D, Lo, Hi, Body>> {
-  static_assert(constant_bound<Lo>() && constant_bound<Hi>(),
+  static_assert(is_affine_v<Lo> && is_affine_v<Hi>,
                 "wp::backward: an inner wp::sum, wp::max_of or wp::min_of is differentiable over "
-                "constant bounds (wp::range(r, 0, R), wp::all); one whose bounds depend on the "
-                "outer indices or on data is not yet: write it as a statement ('+=', "
-                "wp::max_into) over a space that includes its index");
+                "affine bounds (wp::range(r, 0, R), wp::range(r, 0, i + 1), wp::all); one whose "
+                "bounds read data is not yet: write it as a statement over a space that "
+                "includes its index (a CSR row sum as y(row_of(q)) += val(q) * x(col(q)))");
   static_assert(!Body::info.reduces,
                 "wp::backward: nested inner reductions are not differentiable yet; write the "
                 "inner one as a map of its own");
