@@ -680,3 +680,74 @@ TEST_CASE("Megatron attention with dX, Q K V as one map: the backward combines d
   wp::context ctx(g_argc, g_argv);
   megatron_attention<true>(ctx);
 }
+
+// A Megatron MLP block, Y = tanh(X W1) W2, trained with the hidden dimension split (W1's
+// columns, W2's rows), X's gradient asked for: per step the traffic rank to rank is the same
+// as the attention block's, Y's combine forward (reduced onto the loss's rank, dL/dY
+// broadcast back: Megatron's Allreduce, 2 (P - 1) B S E values) and one combine of dX
+// ((P - 1) B S E values), asserted from stats(); the weights and dX equal the one-process run's.
+TEST_CASE("Megatron MLP, hidden split: Y combined forward, dX once backward, nothing else",
+          "[train][megatron]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  constexpr index_t Bn = 2, S = 3, E = 5, Hn = 8;
+  wp::array<double, 3> X("X", {Bn, S, E}), dX("dX", {Bn, S, E}), Y("Y", {Bn, S, E}),
+      G("G", {Bn, S, E}), Hp("Hp", {Bn, S, Hn}), A("A", {Bn, S, Hn});
+  wp::array<double, 2> W1("W1", {E, Hn}), W2("W2", {Hn, E}), dW1("dW1", {E, Hn}),
+      dW2("dW2", {Hn, E});
+  wp::array<double, 0> L("L", {});
+  auto [b, s, h, e] = wp::indices<4>();
+  auto fwd =
+      wp::program(wp::map("h0", wp::space(Bn, S, Hn), Hp(b, s, h) = 0.0),
+                  wp::map("fc1", wp::space(Bn, S, Hn, E), Hp(b, s, h) += X(b, s, e) * W1(e, h)),
+                  wp::map("act", wp::space(Bn, S, Hn), A(b, s, h) = wp::tanh(Hp(b, s, h))),
+                  wp::map("y0", wp::space(Bn, S, E), Y(b, s, h) = 0.0),
+                  wp::map("fc2", wp::space(Bn, S, E, Hn), Y(b, s, h) += A(b, s, e) * W2(e, h)),
+                  wp::map("l0", wp::space(), L() = 0.0),
+                  wp::map("loss", wp::space(Bn, S, E), L() += Y(b, s, h) * G(b, s, h)));
+  auto step =
+      wp::program(fwd, wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2), wp::wrt(X, dX)),
+                  wp::map("sgd1", wp::space(E, Hn), W1(b, s) = W1(b, s) - lr * dW1(b, s)),
+                  wp::map("sgd2", wp::space(Hn, E), W2(b, s) = W2(b, s) - lr * dW2(b, s)));
+  auto fill_all = [&] {
+    fill3(X, [](index_t x, index_t y, index_t z) { return std::sin(double(x * 15 + y * 5 + z)); });
+    fill3(G, [](index_t x, index_t y, index_t z) { return std::cos(double(x * 7 + y * 3 + z)); });
+    fill2(W1, [](index_t x, index_t y) { return 0.3 * std::sin(double(x * Hn + y) + 0.5); });
+    fill2(W2, [](index_t x, index_t y) { return 0.3 * std::cos(double(x * E + y) + 0.1); });
+  };
+  fill_all();
+  wp::run(step);
+  wp::run(step);
+  const bool root = ctx.is_root();
+  auto copy = [&](const auto& a) {
+    return root ? std::vector<double>(a.data(), a.data() + a.size()) : std::vector<double>();
+  };
+  const std::vector<double> w1 = copy(W1), w2 = copy(W2), dx = copy(dX);
+  // the hidden dimension (the only extent Hn = 8) split in every map that has it
+  wp::schedule hidden;
+  step.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    for (int k = 0; k < m.rank; ++k)
+      if (m.iteration_space().extent(k) == Hn) g[std::size_t(k)] = p;
+    hidden.set(m.name(), wp::grid_shape(g));
+  });
+  fill_all();
+  auto plan = wp::distribute(step, hidden, ctx);
+  plan.scatter();
+  plan.execute();
+  const index_t before = plan.stats().execute.bytes_received;
+  plan.execute();
+  index_t got = plan.stats().execute.bytes_received - before, total = 0;
+  boost::mpi::all_reduce(ctx.comm(), got, total, std::plus<index_t>());
+  const index_t bse = Bn * S * E * index_t(sizeof(double));
+  REQUIRE(total == 3 * index_t(p - 1) * bse);
+  std::string combines;
+  for (const auto& rd : plan.stats().redistributions)
+    if (rd.kind.find("(sum)") != std::string::npos)
+      combines += rd.array + " " + rd.kind.substr(0, rd.kind.find(" over")) + "; ";
+  REQUIRE(combines == (p == 1 ? "" : "Y Reduce(sum); dX reduce-scatter(sum); "));
+  plan.gather(W1, W2, dX);
+  REQUIRE(compare_on_root(ctx.comm(), W1, w1, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), W2, w2, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), dX, dx, 1e-12) == "");
+}
