@@ -17,6 +17,10 @@
 
 #include <sys/wait.h>
 
+#if defined(WORKPART_HAVE_ZLIB) && WORKPART_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -236,6 +240,27 @@ int main(int argc, char** argv) {
           "malformed: status " + std::to_string(m.status) + ", stderr '" + m.err + "'");
     const run_result u = run(tool, "", dir);
     check(u.status == 2 && u.err.find("usage:") != std::string::npos, "no arguments: usage");
+#if defined(WORKPART_HAVE_ZLIB) && WORKPART_HAVE_ZLIB
+    {  // a gzip'd file that inflates past --max-inflated: refused while inflating, not after
+      const std::string bomb = dir + "/bomb.json.gz";
+      gzFile f = gzopen(bomb.c_str(), "wb9");
+      const std::string spaces(1 << 20, ' ');
+      gzwrite(f, "{", 1);
+      for (int k = 0; k < 8; ++k) gzwrite(f, spaces.data(), unsigned(spaces.size()));
+      gzwrite(f, "\"vertices\": []}", 15);
+      gzclose(f);
+      const run_result capped = run(tool, "--tables '" + bomb + "' --max-inflated 1000000", dir);
+      check(capped.status == 1 && capped.err.find("[workpart.table_error]") != std::string::npos &&
+                capped.err.find("inflates to more than 1000000 bytes") != std::string::npos,
+            "gzip bomb: status " + std::to_string(capped.status) + ", stderr '" + capped.err + "'");
+      const run_result whole = run(tool, "--tables '" + bomb + "'", dir);
+      check(whole.status == 0, "the same file under the default cap: status " +
+                                   std::to_string(whole.status) + ", stderr '" + whole.err + "'");
+      const run_result zero = run(tool, "--tables '" + bomb + "' --max-inflated 0", dir);
+      check(zero.status == 2, "--max-inflated 0: status " + std::to_string(zero.status));
+      std::remove(bomb.c_str());
+    }
+#endif
     const run_result b = run(tool, "--tables x --time-budget soon", dir);
     check(b.status == 2, "bad --time-budget: status " + std::to_string(b.status));
   }

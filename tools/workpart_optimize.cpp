@@ -1,6 +1,7 @@
 // workpart-optimize: the exact strategy search (PaSE).
 //
 //   workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]
+//                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
 //                     [--use-all-ranks] [--powers-of-two] [--time-budget S] [--no-runner-ups]
 //
@@ -33,6 +34,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]\n"
+    "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--time-budget S] "
     "[--no-runner-ups]\n"
@@ -48,7 +50,9 @@ constexpr const char* usage_text =
     "  --powers-of-two      only grid entries that are powers of two\n"
     "  --time-budget S      stop after S seconds with the best strategy found so far\n"
     "                       (reported as not proven optimal)\n"
-    "  --no-runner-ups      skip the runner-up pass (about half the search time)\n";
+    "  --no-runner-ups      skip the runner-up pass (about half the search time)\n"
+    "  --max-inflated BYTES the most a .json.gz file may inflate to (default: half of this\n"
+    "                       machine's memory)\n";
 
 int usage(const char* why) {
   std::fprintf(stderr, "workpart-optimize: %s\n%s", why, usage_text);
@@ -162,7 +166,8 @@ int main(int argc, char** argv) {
   wp::machine_model mm;
   wp::optimize_options popt;
   wp::search_options opt;
-  bool program_flags = false;
+  wp::table_read_options read_opt;
+  bool program_flags = false, table_flags = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
@@ -187,6 +192,15 @@ int main(int argc, char** argv) {
       opt.time_budget_seconds = b;
     } else if (a == "--no-runner-ups") {
       opt.runner_ups = false;
+    } else if (a == "--max-inflated") {
+      const char* s = value("a number of bytes");
+      char* end = nullptr;
+      const unsigned long long b = std::strtoull(s, &end, 10);
+      if (end == s || *end != '\0' || b == 0 || s[0] == '-')
+        return usage(
+            ("--max-inflated: '" + std::string(s) + "' is not a number of bytes > 0").c_str());
+      read_opt.max_inflated_bytes = std::size_t(b);
+      table_flags = true;
     } else if (a == "--program") {
       program = value("a file name");
     } else if (a == "--nprocs") {
@@ -216,6 +230,7 @@ int main(int argc, char** argv) {
   if (tables.empty() == program.empty())
     return usage("give one of --tables FILE and --program FILE");
   if (!program.empty() && nprocs == 0) return usage("--program needs --nprocs P");
+  if (!program.empty() && table_flags) return usage("--max-inflated goes with --tables");
   if (!tables.empty() && program_flags)
     return usage(
         "--nprocs, --flops, --alpha, --beta, --use-all-ranks and "
@@ -227,7 +242,7 @@ int main(int argc, char** argv) {
       return optimize_program(program, nprocs, mm, popt);
     }
     const double t0 = now();
-    const wp::cost_graph g = wp::read_cost_tables(tables);
+    const wp::cost_graph g = wp::read_cost_tables(tables, read_opt);
     const double t_read = now() - t0;
     std::size_t max_k = 0;
     for (std::size_t v = 0; v < g.num_vertices(); ++v) max_k = std::max(max_k, g.num_configs(v));

@@ -766,6 +766,24 @@ TEST_CASE("reader: wrong shapes are shape_errors with the byte offset", "[optimi
   REQUIRE_THAT(parse_error<E>(t), Contains("empty \"cost\" list"));
 }
 
+TEST_CASE("reader: sizes a file claims are not allocations", "[optimize][tables]") {
+  // Two vertices of 100000 configurations (a 400 KB file) and an edge whose matrix is empty:
+  // reserving the 100000 x 100000 matrix the sizes claim (80 GB) before reading it was a bare
+  // std::bad_alloc (an abort under ASan); the reader reserves no more than the rest of the file
+  // can hold and reports the shape.
+  const std::size_t K = 100000;
+  std::string t = "{\"vertices\": [";
+  for (int v = 0; v < 2; ++v) {
+    t += v ? ", {\"cost\": [" : "{\"cost\": [";
+    for (std::size_t k = 0; k < K; ++k) t += k ? ",0" : "0";
+    t += "]}";
+  }
+  t += "], \"edges\": [{\"u\": 0, \"v\": 1, \"cost\": []}]}";
+  REQUIRE_THAT(what_of([&] { wp::parse_cost_tables(t, "claims.json"); }),
+               Contains("[workpart.shape_error]") && Contains("claims.json: byte") &&
+                   Contains("cost matrix is 0 x 0, expected 100000 x 100000"));
+}
+
 TEST_CASE("reader: files, gzip", "[optimize][tables]") {
   REQUIRE_THAT(what_of([] { wp::read_cost_tables("/nonexistent/tables.json"); }),
                Contains("[workpart.table_error]") && Contains("cannot open") &&
@@ -800,6 +818,31 @@ TEST_CASE("reader: files, gzip", "[optimize][tables]") {
     std::fclose(f);
     f = std::fopen(gz.c_str(), "wb");
     std::fwrite(bytes.data(), 1, bytes.size() / 2, f);
+    std::fclose(f);
+  }
+  REQUIRE_THAT(what_of([&] { wp::read_cost_tables(gz); }), Contains("cannot gunzip"));
+  {  // a gzip bomb: 8 MB of blanks in a valid file, read under a 1 MB cap
+    gzFile f = gzopen(gz.c_str(), "wb9");
+    REQUIRE(f);
+    const std::string blanks(1 << 20, ' ');
+    gzwrite(f, "{", 1);
+    for (int k = 0; k < 8; ++k) gzwrite(f, blanks.data(), unsigned(blanks.size()));
+    gzwrite(f, "\"vertices\": []}", 15);
+    gzclose(f);
+  }
+  REQUIRE_THAT(what_of([&] { wp::read_cost_tables(gz, {.max_inflated_bytes = 1 << 20}); }),
+               Contains("[workpart.table_error]") && Contains(gz) &&
+                   Contains("inflates to more than 1048576 bytes"));
+  REQUIRE(wp::read_cost_tables(gz).num_vertices() == 0);  // under the default cap it reads
+  {  // a claimed uncompressed size (ISIZE) of 4 GiB on a small file: not reserved, and the
+     // wrong length is zlib's error
+    std::FILE* f = std::fopen(gz.c_str(), "rb");
+    std::string bytes(1 << 16, '\0');
+    bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+    std::fclose(f);
+    for (std::size_t k = bytes.size() - 4; k < bytes.size(); ++k) bytes[k] = '\xff';
+    f = std::fopen(gz.c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
     std::fclose(f);
   }
   REQUIRE_THAT(what_of([&] { wp::read_cost_tables(gz); }), Contains("cannot gunzip"));

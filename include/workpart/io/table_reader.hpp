@@ -22,12 +22,14 @@
 ///
 /// This header includes no MPI and no Eigen (it includes Boost.Graph, via cost_graph.hpp).
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -67,6 +69,8 @@ class scanner {
 
   const char* pos() const { return p_; }
   std::size_t offset(const char* at) const { return std::size_t(at - begin_); }
+  /// Bytes not read yet: a bound on what the rest of the file can hold.
+  std::size_t remaining() const { return std::size_t(end_ - p_); }
 
   /// "<source>: byte <n>: <what>".
   std::string where(const char* at, const std::string& what) const {
@@ -414,8 +418,11 @@ inline void parse_edge(scanner& s, raw_edge& re, std::size_t index,
       s.expect('[', ("to open the cost matrix of " + object).c_str());
       if (re.has_u && re.has_v && re.u >= 0 && re.v >= 0 && std::size_t(re.u) < vertices.size() &&
           std::size_t(re.v) < vertices.size())
-        re.cost.reserve(vertices[std::size_t(re.u)].cost.size() *
-                        vertices[std::size_t(re.v)].cost.size());
+        // as much as the sizes claim, but no more than the rest of the file can hold (a
+        // number and its comma take two bytes at least): a claim is not an allocation
+        re.cost.reserve(std::min(
+            vertices[std::size_t(re.u)].cost.size() * vertices[std::size_t(re.v)].cost.size(),
+            s.remaining() / 2));
       if (!s.accept(']')) {
         do {
           const char* row_at = (s.ws(), s.pos());
@@ -446,9 +453,22 @@ inline void parse_edge(scanner& s, raw_edge& re, std::size_t index,
 }  // namespace detail::tables
 
 /// Parses the text of a cost-table file; `source` names it in error messages.
+namespace detail::tables {
+inline cost_graph parse(scanner& s);
+}  // namespace detail::tables
+
 inline cost_graph parse_cost_tables(std::string_view text, std::string_view source = "<input>") {
-  using namespace detail::tables;
-  scanner s(text, source);
+  detail::tables::scanner s(text, source);
+  try {
+    return detail::tables::parse(s);
+  } catch (const std::bad_alloc&) {
+    s.fail(s.pos(), "out of memory while reading the cost tables (" + std::to_string(text.size()) +
+                        " bytes of text; their matrices need more "
+                        "memory than this process has)");
+  }
+}
+
+inline cost_graph detail::tables::parse(scanner& s) {
   std::vector<raw_vertex> vertices;
   std::vector<raw_edge> edges;
   bool has_vertices = false, has_edges = false;
@@ -583,14 +603,29 @@ class file_bytes {
   std::string text_;
 };
 
-/// gzip data, inflated; throws when this build has no zlib.
-inline std::string gunzip(std::string_view data, const std::string& path) {
+/// Half of this machine's physical memory (16 GiB where it cannot be asked): the default cap
+/// on what a gzip'd cost-table file may inflate to.
+inline std::size_t default_inflate_cap() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return std::size_t(pages) / 2 * std::size_t(page);
+#endif
+  return std::size_t(16) << 30;
+}
+
+/// gzip data, inflated to at most `cap` bytes (0: default_inflate_cap()); throws when this
+/// build has no zlib.
+inline std::string gunzip(std::string_view data, const std::string& path, std::size_t cap = 0) {
 #if defined(WORKPART_HAVE_ZLIB) && WORKPART_HAVE_ZLIB
+  if (cap == 0) cap = default_inflate_cap();
   std::string out;
-  if (data.size() >= 18) {  // ISIZE: the uncompressed size mod 2^32, a good first guess
+  if (data.size() >= 18) {
+    // ISIZE, the uncompressed size mod 2^32, is a good first guess but only a claim: reserve
+    // no more than deflate can expand these bytes to (1032:1) and than the cap
     const auto* t = reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4);
-    out.reserve(std::size_t(t[0]) | std::size_t(t[1]) << 8 | std::size_t(t[2]) << 16 |
-                std::size_t(t[3]) << 24);
+    const std::size_t isize = std::size_t(t[0]) | std::size_t(t[1]) << 8 | std::size_t(t[2]) << 16 |
+                              std::size_t(t[3]) << 24;
+    out.reserve(std::min({isize, data.size() * 1032, cap}));
   }
   if (data.size() > std::size_t(0xFFFFFFFFu))
     throw table_error("cost-table file " + path + " is a gzip file over 4 GiB; gunzip it first");
@@ -603,7 +638,23 @@ inline std::string gunzip(std::string_view data, const std::string& path) {
     z.next_out = reinterpret_cast<Bytef*>(buf);
     z.avail_out = sizeof buf;
     const int rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - z.avail_out);
+    const std::size_t n = sizeof buf - z.avail_out;
+    if (out.size() + n > cap) {
+      inflateEnd(&z);
+      throw table_error("cost-table file " + path + " inflates to more than " +
+                        std::to_string(cap) +
+                        " bytes, the cap on gzip'd tables (half of this machine's memory "
+                        "unless set: workpart-optimize --max-inflated BYTES, or "
+                        "read_cost_tables(path, {.max_inflated_bytes = ...})); is it a gzip "
+                        "bomb? gunzip it first if it is real");
+    }
+    try {
+      out.append(buf, n);
+    } catch (const std::bad_alloc&) {
+      inflateEnd(&z);
+      throw table_error("out of memory while inflating cost-table file " + path + " (at " +
+                        std::to_string(out.size()) + " bytes); gunzip it first");
+    }
     if (rc == Z_STREAM_END) {
       // concatenated gzip members (gzip -c a b > c): go on with the next one
       if (z.avail_in > 0 && inflateReset(&z) == Z_OK) continue;
@@ -622,6 +673,7 @@ inline std::string gunzip(std::string_view data, const std::string& path) {
   return out;
 #else
   (void)data;
+  (void)cap;
   throw table_error("cost-table file " + path +
                     " is gzip-compressed and this build reads no gzip (it was built without zlib); "
                     "run `gzip -dk " +
@@ -636,15 +688,22 @@ inline bool is_gzip(std::string_view data) {
 
 }  // namespace detail::tables
 
+/// How read_cost_tables reads a file.
+struct table_read_options {
+  /// The most bytes a gzip'd file may inflate to; 0: half of this machine's memory.
+  std::size_t max_inflated_bytes = 0;
+};
+
 /// Reads a cost-table file (plain JSON, or gzip'd when built with zlib; see the file comment).
 /// \code
 ///   wp::cost_graph g = wp::read_cost_tables("alexnet_p8.json");
 ///   auto r = wp::pase_search(g);
 /// \endcode
-inline cost_graph read_cost_tables(const std::string& path) {
+inline cost_graph read_cost_tables(const std::string& path, const table_read_options& opt = {}) {
   const detail::tables::file_bytes bytes(path);
   if (detail::tables::is_gzip(bytes.view()))
-    return parse_cost_tables(detail::tables::gunzip(bytes.view(), path), path);
+    return parse_cost_tables(detail::tables::gunzip(bytes.view(), path, opt.max_inflated_bytes),
+                             path);
   return parse_cost_tables(bytes.view(), path);
 }
 
