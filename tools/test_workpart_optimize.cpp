@@ -173,6 +173,17 @@ int main(int argc, char** argv) {
         run(tool, "--program '" + program + "' --nprocs 8 --use-all-ranks --powers-of-two", dir);
     check(last_line(r.out) == g17("optimal cost: ", want.cost),
           "--use-all-ranks --powers-of-two: '" + last_line(r.out) + "'");
+    check(r.out.find("constraint not met") == std::string::npos,
+          "--use-all-ranks --powers-of-two at 8 ranks: a constraint reported unmet");
+    // at 3 ranks no grid is all ranks in powers of two: said, map by map, not dropped
+    const run_result r3 =
+        run(tool, "--program '" + program + "' --nprocs 3 --use-all-ranks --powers-of-two", dir);
+    check(
+        r3.status == 0 && r3.out.find("constraint not met: map '") != std::string::npos &&
+            r3.out.find("uses all 3 ranks with powers of two; it keeps (1") != std::string::npos &&
+            r3.out.find("the cost below is optimal over the grids the options allow") !=
+                std::string::npos,
+        "--nprocs 3 --use-all-ranks --powers-of-two: '" + r3.out + "'");
   }
 
   // Generated tables against brute force.

@@ -146,6 +146,12 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   for (double c : r.vertex_cost) vsum += c;
   for (double c : r.edge_cost) esum += c;
   std::printf("map costs %.10g + communication %.10g\n", vsum, esum);
+  for (const auto& u : t.unmet) std::printf("constraint not met: %s\n", u.c_str());
+  if (!t.unmet.empty())
+    std::printf(
+        "the cost below is optimal over the grids the options allow; %zu map%s keep%s "
+        "the all-ones grid instead\n",
+        t.unmet.size(), t.unmet.size() > 1 ? "s" : "", t.unmet.size() > 1 ? "" : "s");
   if (r.proven_optimal && !r.has_runner_ups && opt.search.runner_ups)
     std::printf("runner-ups not computed: the time budget ran out during their pass\n");
   if (!r.proven_optimal) {

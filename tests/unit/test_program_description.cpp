@@ -288,6 +288,33 @@ TEST_CASE("program description: a JSON subscript is any affine form of the indic
   }
 }
 
+TEST_CASE("program description: grid options no grid meets are said, not dropped",
+          "[unit][optimize]") {
+  using M = wp::access_mode;
+  wp::program_description d;
+  d.arrays = {{"y", {4}, 8}, {"s", {1}, 8}};
+  d.maps.push_back({"m", {"i"}, {4}, 1, {{"y", {idx({1})}, M::assign, "y(i)"}}});
+  d.maps.push_back({"total",
+                    {"i"},
+                    {4},
+                    1,
+                    {{"s", {idx({0})}, M::add, "s(0)"}, {"y", {idx({1})}, M::read, "y(i)"}}});
+  // 3 ranks, all of them, powers of two: no grid of either map qualifies
+  const wp::program_cost_tables t =
+      wp::program_costs(d, 3, {}, {.use_all_ranks = true, .powers_of_two = true});
+  REQUIRE(t.unmet.size() == 2);
+  REQUIRE_THAT(t.unmet[0], Catch::Contains("map 'm': no grid of its space [4] uses all 3 ranks "
+                                           "with powers of two; it keeps (1)"));
+  const wp::optimized o =
+      wp::optimize(d, 3, {}, {.configs = {.use_all_ranks = true, .powers_of_two = true}});
+  REQUIRE(o.unmet_constraints == t.unmet);
+  REQUIRE_THAT(o.str(), Catch::Contains("constraint not met: map 'total'"));
+  // options some grid meets: nothing to say
+  REQUIRE(
+      wp::program_costs(d, 4, {}, {.use_all_ranks = true, .powers_of_two = true}).unmet.empty());
+  REQUIRE(wp::optimize(d, 3).unmet_constraints.empty());
+}
+
 TEST_CASE("program description: bad descriptions are errors that say where",
           "[unit][optimize][errors]") {
   const std::string arrays =

@@ -99,9 +99,12 @@ double ops_per_point(const map_t<N, S...>& m) {
   return std::max(1.0, ops);
 }
 
-/// Every grid for a space of these extents on at most nprocs ranks (see config_options).
+/// Every grid for a space of these extents on at most nprocs ranks (see config_options). When
+/// none satisfies the options (use_all_ranks on a space too small for nprocs, or with powers
+/// of two on a rank count that is not one), the all-ones grid, and `unmet` (if given) says why.
 inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& extents,
-                                                   index_t nprocs, const config_options& opt) {
+                                                   index_t nprocs, const config_options& opt,
+                                                   std::string* unmet = nullptr) {
   std::vector<grid_shape> out;
   std::vector<index_t> g(extents.size(), 1);
   auto rec = [&](auto& self, std::size_t d, index_t prod) -> void {
@@ -117,7 +120,15 @@ inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& e
     g[d] = 1;
   };
   rec(rec, 0, 1);
-  if (out.empty()) out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)));
+  if (out.empty()) {
+    out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)));
+    if (unmet) {
+      std::string ext;
+      for (index_t e : extents) ext += (ext.empty() ? "" : ", ") + std::to_string(e);
+      *unmet = "no grid of its space [" + ext + "] uses all " + std::to_string(nprocs) + " ranks" +
+               (opt.powers_of_two ? " with powers of two" : "") + "; it keeps " + out.front().str();
+    }
+  }
   return out;
 }
 
@@ -357,6 +368,9 @@ struct program_cost_tables {
   std::vector<std::vector<grid_shape>> grids;  // [map][config]
   /// [edge]: the arrays it carries
   std::vector<std::vector<std::string>> edge_arrays;
+  /// Maps no grid allowed by config_options fits ("map 'loss': no grid of ..."): they keep
+  /// the all-ones grid, and the optimum is over the grids that remain.
+  std::vector<std::string> unmet;
 };
 
 namespace detail {
@@ -399,6 +413,7 @@ struct program_pricer {
   std::vector<double> ops;                       // [map]
 
   const schedule* fixed = nullptr;  // price only this schedule's grids
+  std::vector<std::string> unmet;   // maps whose options no grid meets
 
   void add_map(const priced_map& m) {
     const int N = int(m.extents.size());
@@ -414,7 +429,9 @@ struct program_pricer {
                          " ranks in the schedule");
       grids.push_back(*g);
     } else {
-      grids = grid_configurations(m.extents, nranks, copt);
+      std::string why;
+      grids = grid_configurations(m.extents, nranks, copt, &why);
+      if (!why.empty()) unmet.push_back("map '" + m.name + "': " + why);
     }
     std::string first_refusal;  // why the first refused grid cannot be planned
     for (const auto& g : grids) {
@@ -517,6 +534,7 @@ struct program_pricer {
     const int M = int(names.size());
     program_cost_tables t;
     t.maps = names;
+    t.unmet = unmet;
     for (const auto& cs : configs) {
       t.grids.emplace_back();
       for (const auto& c : cs) t.grids.back().push_back(c.grid);
@@ -635,7 +653,7 @@ struct modelled_transfer {
 inline std::vector<modelled_transfer> modelled_transfers(
     const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
     const machine_model& mm = {}) {
-  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}};
+  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}};
   pr.fixed = &s;
   for (const auto& m : maps) pr.add_map(m);
   std::vector<modelled_transfer> out;
@@ -668,7 +686,7 @@ inline program_cost_tables program_costs(const std::vector<detail::priced_map>& 
                                          const config_options& opt = {}) {
   if (nranks < 1)
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
-  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr}.build();
+  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}}.build();
 }
 template <class... Maps>
 program_cost_tables program_costs(const program_t<Maps...>& p, int nranks,

@@ -45,6 +45,9 @@ struct optimized {
   std::vector<edge_choice> edges;
   std::size_t candidates = 0;  ///< grids considered, over all maps
   double search_seconds = 0;
+  /// Maps no grid allowed by config_options fits (use_all_ranks, powers_of_two): each keeps
+  /// the all-ones grid, said here, and `cost` is the optimum over the grids that remain.
+  std::vector<std::string> unmet_constraints;
 
   /// The choice in words, one line per map and per edge that costs something.
   std::string str() const {
@@ -69,6 +72,7 @@ struct optimized {
       for (std::size_t x = 0; x < e.arrays.size(); ++x) s += (x ? ", " : "") + e.arrays[x];
       s += "): " + num(e.cost) + " s\n";
     }
+    for (const auto& u : unmet_constraints) s += "  constraint not met: " + u + "\n";
     return s;
   }
 };
@@ -91,6 +95,7 @@ optimized optimize_tables(const Tables& t, index_t nprocs, const search_options&
   o.proven_optimal = r.proven_optimal;
   o.nprocs = int(nprocs);
   o.search_seconds = r.seconds;
+  if constexpr (requires { t.unmet; }) o.unmet_constraints = t.unmet;
   for (std::size_t m = 0; m < t.maps.size(); ++m) {
     const std::size_t v = m + 1;
     optimized::map_choice c;
