@@ -462,6 +462,89 @@ TEST_CASE("search: the time budget and the table limit return a valid strategy, 
   }
 }
 
+TEST_CASE("search: the elimination order is the paper's, kept in a heap", "[optimize][search]") {
+  // The order by its definition, the slow way: at each step the alive vertex with the fewest
+  // alive neighbours (in the graph with the fill-in of earlier steps), then the smallest
+  // table K_v * prod K_neighbours, then the lowest number.
+  auto reference = [](const wp::cost_graph& g) {
+    const std::size_t n = g.num_vertices();
+    std::vector<std::vector<char>> adj(n, std::vector<char>(n, 0));
+    for (std::size_t e = 0; e < g.num_edges(); ++e) {
+      const std::size_t u = g.edge_source(e), v = g.edge_target(e);
+      if (u != v) adj[u][v] = adj[v][u] = 1;
+    }
+    std::vector<char> alive(n, 1);
+    std::vector<std::size_t> order;
+    for (std::size_t step = 0; step < n; ++step) {
+      std::size_t best = n, best_deg = 0;
+      double best_size = 0;
+      for (std::size_t v = 0; v < n; ++v) {
+        if (!alive[v]) continue;
+        std::size_t deg = 0;
+        double size = double(g.num_configs(v));
+        for (std::size_t w = 0; w < n; ++w)
+          if (alive[w] && adj[v][w]) {
+            ++deg;
+            size *= double(g.num_configs(w));
+          }
+        if (best == n || deg < best_deg || (deg == best_deg && size < best_size)) {
+          best = v;
+          best_deg = deg;
+          best_size = size;
+        }
+      }
+      alive[best] = 0;
+      order.push_back(best);
+      std::vector<std::size_t> nb;
+      for (std::size_t w = 0; w < n; ++w)
+        if (alive[w] && adj[best][w]) nb.push_back(w);
+      for (std::size_t a : nb)
+        for (std::size_t b : nb)
+          if (a != b) adj[a][b] = 1;
+    }
+    return order;
+  };
+  std::mt19937_64 rng(5);
+  for (int rep = 0; rep < 40; ++rep) {
+    const shape sh = shape(rep % 7);
+    const auto g = random_graph(sh, 3 + std::size_t(rep) % 14, 4, true, rng);
+    INFO(shape_name(sh) << ", " << g.num_vertices() << " vertices");
+    REQUIRE(wp::pase_search(g, {.runner_ups = false}).order == reference(g));
+  }
+}
+
+TEST_CASE("search: with no time left, the greedy strategy and nothing after it",
+          "[optimize][search]") {
+  // A budget of 0: the elimination stops at once and the fallback's later steps (local
+  // search, restricted searches) do not start; what remains is the greedy pass, computed
+  // here independently: vertices in order, each to its cheapest configuration given the
+  // vertices set before it (ties to the lower configuration).
+  std::mt19937_64 rng(23);
+  for (int rep = 0; rep < 12; ++rep) {
+    const auto g = random_graph(rep % 2 ? shape::dense : shape::dag, 9, 5, false, rng);
+    const std::size_t n = g.num_vertices();
+    std::vector<std::size_t> greedy(n, 0);
+    for (std::size_t v = 0; v < n; ++v) {
+      double best = inf;
+      for (std::size_t k = 0; k < g.num_configs(v); ++k) {
+        double c = g.vertex_cost(v, k);
+        for (std::size_t e = 0; e < g.num_edges(); ++e) {
+          const std::size_t a = g.edge_source(e), b = g.edge_target(e);
+          if (a == v && b < v) c += g.edge_cost(e, k, greedy[b]);
+          if (b == v && a < v) c += g.edge_cost(e, greedy[a], k);
+        }
+        if (c < best) {
+          best = c;
+          greedy[v] = k;
+        }
+      }
+    }
+    const auto r = wp::pase_search(g, {.time_budget_seconds = 0});
+    REQUIRE(r.stop == wp::search_stop::time_budget);
+    REQUIRE(r.config == greedy);
+  }
+}
+
 TEST_CASE("search: a long chain with wide tables (larger than brute force can check)",
           "[optimize][search]") {
   // Exact by construction: the cheapest configuration of every vertex is k = v % K and every

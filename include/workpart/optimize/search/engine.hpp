@@ -211,6 +211,12 @@ class engine {
   template <class Fn>
   constexpr bool sweep(std::size_t v, const bucket& b, Fn&& fn);
 
+  /// Whether the time budget has run out (never in constant evaluation).
+  constexpr bool out_of_time() const {
+    if (std::is_constant_evaluated()) return false;
+    return wall_seconds() - start_ > opt_.time_budget_seconds;
+  }
+
   /// Reports progress; false once the budget has run out. Free in constant evaluation.
   constexpr bool tick(double work) {
     if (std::is_constant_evaluated()) return true;

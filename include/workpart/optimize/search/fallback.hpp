@@ -35,7 +35,8 @@ struct restricted_view {
 /// setting the vertices processed so far optimally given the rest (their tables); then
 /// (2) the exact search restricted to a few configurations per vertex (that strategy's and
 /// the cheapest given its neighbours there; as many as keep the work under ~2e7), then local
-/// search again. The best of these; never worse than (1).
+/// search again. The best of these; never worse than (1). Each step after the greedy pass
+/// stops where the time budget runs out (the greedy pass itself is linear in the edges).
 template <class Arg, class G, class Progress>
 constexpr std::vector<std::size_t> engine<Arg, G, Progress>::fallback() const {
   std::vector<std::size_t> S(n_, 0);
@@ -47,8 +48,9 @@ constexpr std::vector<std::size_t> engine<Arg, G, Progress>::fallback() const {
   local_search(S, set);
   std::vector<std::size_t> best = S;
   double best_cost = objective(S);
+  // every later step only improves on the greedy strategy: each stops where the budget does
   if (done_ > 0) {
-    for (int round = 0; round < 16; ++round) {
+    for (int round = 0; round < 16 && !out_of_time(); ++round) {
       assemble(S);
       local_search(S, set);
       const double c = objective(S);
@@ -58,6 +60,7 @@ constexpr std::vector<std::size_t> engine<Arg, G, Progress>::fallback() const {
     }
   }
   for (std::size_t k : {32, 16, 8, 4}) {
+    if (out_of_time()) break;
     double work = 0;
     for (std::size_t v = 0; v < n_; ++v) {
       double w = double(std::min(k, K_[v]));
@@ -114,9 +117,10 @@ constexpr std::size_t engine<Arg, G, Progress>::best_local(std::size_t v,
 template <class Arg, class G, class Progress>
 constexpr void engine<Arg, G, Progress>::local_search(std::vector<std::size_t>& S,
                                                       const std::vector<char>& set) const {
-  for (int sweep_no = 0; sweep_no < 100; ++sweep_no) {
+  for (int sweep_no = 0; sweep_no < 100 && !out_of_time(); ++sweep_no) {
     bool changed = false;
     for (std::size_t v = 0; v < n_; ++v) {
+      if ((v & 4095) == 4095 && out_of_time()) return;
       const std::size_t k = best_local(v, S, set);
       if (k != S[v] && local_cost(v, k, S, set) < local_cost(v, S[v], S, set)) {
         S[v] = k;
@@ -151,6 +155,8 @@ constexpr std::vector<std::size_t> engine<Arg, G, Progress>::restricted_search(
   const restricted_view<G> view{g_, sub};
   search_options o;
   o.runner_ups = false;
+  if (!std::is_constant_evaluated())  // what is left of this search's budget
+    o.time_budget_seconds = opt_.time_budget_seconds - (wall_seconds() - start_);
   no_progress quiet;
   engine<std::uint16_t, restricted_view<G>, no_progress> inner(view, o, quiet);
   inner.load();
