@@ -243,6 +243,18 @@ int main(int argc, char** argv) {
     check(bp.status == 1 && bp.err.find("'j' is not an index of the map") != std::string::npos &&
               bp.err.find("bad_program.json: byte") != std::string::npos,
           "bad program: status " + std::to_string(bp.status) + ", stderr '" + bp.err + "'");
+    // an access past its array's end: wp::map's sentence, at the access's byte offset
+    const std::string oob = dir + "/oob_program.json";
+    write(
+        oob,
+        R"({"arrays": [{"name": "x", "shape": [4]}, {"name": "y", "shape": [4]}], "maps": [{"name": "m", "indices": ["i"], "extents": [4], "accesses": [{"array": "x", "index": ["i+10"]}, {"array": "y", "index": ["i"], "mode": "="}]}]})");
+    const run_result ob = run(tool, "--program '" + oob + "' --nprocs 2", dir);
+    check(
+        ob.status == 1 &&
+            ob.err.find("oob_program.json: byte 141: map 'm': access x(i+10) reads axis 0 of "
+                        "'x' at 13, outside [0, 4)") != std::string::npos &&
+            ob.out.find("optimal cost") == std::string::npos,
+        "out-of-bounds program: status " + std::to_string(ob.status) + ", stderr '" + ob.err + "'");
     const std::string bad = dir + "/malformed.json";
     write(bad, "{\"vertices\": [{\"cost\": [1, 2}]}");
     const run_result m = run(tool, "--tables '" + bad + "'", dir);

@@ -12,6 +12,8 @@
 #include <workpart/optimize/optimize.hpp>
 #include <workpart/io/program_reader.hpp>
 
+#include "../error_text.hpp"
+
 #include <string>
 #include <vector>
 
@@ -260,7 +262,7 @@ TEST_CASE("program description: a JSON subscript is any affine form of the indic
   const std::string head =
       R"({"arrays": [{"name": "u", "shape": [40]}, {"name": "v", "shape": [10]}],
      "maps": [{"name": "m", "indices": ["i", "j"], "extents": [10, 2], "accesses": [
-       {"array": "v", "index": ["i"], "mode": "="}, {"array": "u", "index": [)";
+       {"array": "v", "index": ["i"], "mode": "+="}, {"array": "u", "index": [)";
   auto parse = [&](const std::string& sub) {
     return wp::parse_program_description(head + sub + "]}]}]}", "s.json")
         .maps[0]
@@ -271,9 +273,9 @@ TEST_CASE("program description: a JSON subscript is any affine form of the indic
   REQUIRE(!f.whole_axis);
   REQUIRE(f.coef == std::vector<index_t>{2, -1});
   REQUIRE(f.offset == 3);
-  f = parse(R"(" -i*3+ 12 ")");
+  f = parse(R"(" -i*3+ 32 ")");
   REQUIRE(f.coef == std::vector<index_t>{-3, 0});
-  REQUIRE(f.offset == 12);
+  REQUIRE(f.offset == 32);
   f = parse("7");
   REQUIRE(f.coef == std::vector<index_t>{0, 0});
   REQUIRE(f.offset == 7);
@@ -286,6 +288,46 @@ TEST_CASE("program description: a JSON subscript is any affine form of the indic
     REQUIRE_THROWS_WITH(parse(bad),
                         Catch::Contains("s.json: byte") && Catch::Contains("subscript"));
   }
+}
+
+TEST_CASE("program description: accesses are checked as wp::map checks them, at their offsets",
+          "[unit][optimize][errors]") {
+  auto parse = [](const std::string& accesses, const std::string& extents = "[4]") {
+    return wp::parse_program_description(
+        R"({"arrays": [{"name": "x", "shape": [4]}, {"name": "h", "shape": [4, 3]},)"
+        R"( {"name": "e", "shape": [0]}], "maps": [{"name": "m", "indices": ["i", "n"],)"
+        R"( "extents": )" +
+            (extents == "[4]" ? std::string("[4, 3]") : extents) + R"(, "accesses": [)" + accesses +
+            "]}]}",
+        "c.json");
+  };
+  const std::string write = R"({"array": "h", "index": ["i", "n"], "mode": "="})";
+  // a read past the end: the typed path's sentence, with the access's byte offset
+  std::string t = R"({"array": "x", "index": ["i + 10"]}, )" + write;
+  REQUIRE_THAT(what_of([&] { parse(t); }),
+               Catch::Contains("[workpart.shape_error] c.json: byte ") &&
+                   Catch::Contains("map 'm': access x(i + 10) reads axis 0 of 'x' at 13, "
+                                   "outside [0, 4)"));
+  // a write far past the end
+  REQUIRE_THAT(
+      what_of([&] { parse(R"({"array": "h", "index": ["i + 100000", "n"], "mode": "="})"); }),
+      Catch::Contains("access h(i + 100000, n) writes axis 0 of 'h' at 100003"));
+  // an array of extent 0 read from a space that is not empty
+  REQUIRE_THAT(what_of([&] { parse(R"({"array": "e", "index": ["i"]}, )" + write); }),
+               Catch::Contains("access e(i) reads axis 0 of 'e' at 3, outside [0, 0)"));
+  // a plain '=' whose left side misses an index of the space: a race, named by two points
+  REQUIRE_THAT(what_of([&] { parse(R"({"array": "x", "index": ["i"], "mode": "="})"); }),
+               Catch::Contains("map 'm': the plain '=' into x(i) sends several points of the "
+                               "space to one element") &&
+                   Catch::Contains("use += to sum"));
+  // the same accesses in a description built in code: the same sentences, no offset
+  using M = wp::access_mode;
+  wp::program_description d;
+  d.arrays = {{"x", {4}, 8}};
+  d.maps.push_back({"m", {"i", "n"}, {4, 3}, 1, {{"x", {idx({1, 0})}, M::assign, "x(i)"}}});
+  REQUIRE_THROWS_WITH(d.check(), Catch::Contains("the plain '=' into x(i) sends several points"));
+  // and they are fine where they fit
+  REQUIRE_NOTHROW(parse(R"({"array": "x", "index": ["3 - i"]}, )" + write));
 }
 
 TEST_CASE("program description: grid options no grid meets are said, not dropped",

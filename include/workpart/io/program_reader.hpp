@@ -332,10 +332,20 @@ inline program_description parse_program_description(std::string_view text,
   s.at_end();
   if (!has_maps) s.fail(top, "no \"maps\" key in the top-level object");
   try {
-    p.check();
+    p.check_structure();
   } catch (const shape_error& e) {  // the message names the map, access or array at fault
     throw shape_error(std::string(source) + ": " + e.what());
   }
+  // every access as wp::map checks it (bounds, a plain '=' one-to-one), at its byte offset
+  for (std::size_t m = 0; m < p.maps.size(); ++m)
+    for (std::size_t k = 0; k < p.maps[m].accesses.size(); ++k) {
+      try {
+        p.check_access(p.maps[m], k);
+      } catch (const shape_error& e) {
+        const std::string what = e.what();
+        s.fail_shape(access_at[m][k], what.substr(what.find("] ") + 2));
+      }
+    }
   // Given edges against the ones the accesses imply: map -> map, the arrays each carries.
   if (!claims.empty()) {
     std::map<std::pair<std::string, std::string>, std::set<std::string>> implied;

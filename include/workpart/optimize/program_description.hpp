@@ -69,8 +69,22 @@ struct program_description {
   }
 
   /// Every rule a description must keep; a wp::error (shape_error) naming the map, access and
-  /// value otherwise.
+  /// value otherwise: its structure (check_structure), then every access as the typed path
+  /// checks it (check_access: bounds over the map's space, a plain '=' one-to-one), with the
+  /// same sentences.
   void check() const {
+    check_structure();
+    for (const auto& mp : maps)
+      for (std::size_t k = 0; k < mp.accesses.size(); ++k) check_access(mp, k);
+  }
+
+  /// Access k of map `mp` against its array's bounds over the map's space, and, for a plain
+  /// '=', one-to-one (no two points write one element): the checks wp::map runs, with its
+  /// sentences. Needs check_structure() to have passed.
+  void check_access(const map_description& mp, std::size_t k) const;
+
+  /// Names, shapes, extents, index names and subscript counts.
+  void check_structure() const {
     auto fail = [](const std::string& s) { throw shape_error("program description: " + s); };
     if (maps.empty()) fail("it has no maps");
     for (std::size_t a = 0; a < arrays.size(); ++a) {
@@ -139,6 +153,41 @@ struct program_description {
     }
   }
 };
+
+namespace detail {
+inline axis_form form_of(const subscript& x);
+inline combine combine_of(access_mode m);
+}  // namespace detail
+
+inline void program_description::check_access(const map_description& mp, std::size_t k) const {
+  const access_description& ac = mp.accesses[k];
+  const array_description* arr = find_array(ac.array);
+  detail::access_event e;
+  e.statement = int(k);
+  e.write = ac.mode != access_mode::read;
+  e.statement_kind = detail::combine_of(ac.mode);
+  e.arr = arr;
+  e.rank = int(arr->shape.size());
+  for (std::size_t x = 0; x < ac.index.size(); ++x) {
+    e.extent[x] = arr->shape[x];
+    e.forms[x] = detail::form_of(ac.index[x]);
+    for (int d = 0; d < detail::max_dims; ++d)
+      if (e.forms[x].coef[d] != 0) e.free |= detail::dim_bit(d);
+  }
+  e.text = ac.text;
+  e.name = arr->name;
+  const std::vector<detail::access_event> ev{e};
+  const int N = int(mp.extents.size());
+  index_t lo[detail::max_dims] = {}, hi[detail::max_dims] = {};
+  std::string space_text = "[";
+  for (int d = 0; d < N; ++d) {
+    hi[d] = mp.extents[std::size_t(d)];
+    space_text += (d ? ", 0:" : "0:") + std::to_string(hi[d]);
+  }
+  space_text += "]";
+  detail::check_bounds_of(mp.name, ev, lo, hi, N, space_text);
+  detail::check_one_to_one_of(mp.name, ev, N, lo, hi, space_text);
+}
 
 namespace detail {
 
