@@ -346,6 +346,27 @@ TEST_CASE("programs: a split reduction read by the next map", "[mpi][programs]")
       REQUIRE(plan.explain().find("Reduce(sum)") != std::string::npos);
       REQUIRE(plan.predicted_rank_bytes(true) == (P - 1) * I * index_t(sizeof(double)));
     }
+    if (variant < 2) {
+      // local(t) shows exactly what holds combined values: after the reduce-scatter this
+      // rank's rows (the reader's block), after the Reduce all of t on rank 0 and nothing
+      // elsewhere; never partial sums
+      const auto lb = plan.local(t);
+      const int me = ctx.rank();
+      const block want = variant == 0 ? block_of(I, P, me) : block{0, me == 0 ? I : 0};
+      std::string problems;
+      if (want.size == 0) {
+        if (!lb.empty()) problems = "a block of t where none holds combined values";
+      } else if (lb.empty() || lb.offset[0] != want.start || lb.extent[0] != want.size) {
+        problems = "local(t) is [" + std::to_string(lb.offset[0]) + ", +" +
+                   std::to_string(lb.extent[0]) + "), expected [" + std::to_string(want.start) +
+                   ", +" + std::to_string(want.size) + ")";
+      } else {
+        for (index_t a = want.start; a < want.end(); ++a)
+          if (std::abs(lb({a}) - t_want[std::size_t(a)]) > 1e-12)
+            problems += "t(" + std::to_string(a) + ") = " + std::to_string(lb({a})) + "; ";
+      }
+      REQUIRE(all_problems(ctx.comm(), problems) == "");
+    }
     // run again: t accumulates once more, as wp::run of the program twice would
     plan.run();
     std::vector<double> t2(I), y2(I);

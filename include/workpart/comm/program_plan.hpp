@@ -91,11 +91,25 @@ class program_plan : private detail::program_runtime {
     gather_written({find_array(&arrs, arrs.name(), "gather")...});
   }
 
-  /// This rank's block of an array, in the last map that writes it (or the first that reads it).
+  /// This rank's block of an array, in the last map that writes it (or the first that reads
+  /// it). Where that map's partial sums are combined, exactly the part that holds combined
+  /// values: after a reduce-scatter the rank's own part, after a Reduce the whole box on the
+  /// group's leader and an empty block on the others; never partial sums.
   template <class T, int R>
   local_block<T, R> local(const array<T, R>& a) {
     require_live("local");
-    return local_runtime(find_array(&a, a.name(), "local")).local(a);
+    const std::size_t x = find_array(&a, a.name(), "local");
+    local_block<T, R> lb = local_runtime(x).local(a);
+    const auto& pa = sol_.arrays()[x];
+    if (pa.writers.empty() || lb.empty()) return lb;
+    const detail::box held = sol_.held_after(pa.writers.back(), x, false)[std::size_t(rank_)];
+    if (held.empty()) return {};
+    for (int d = 0; d < R; ++d) {  // the held part lies inside the block: narrow to it
+      lb.data += (held.lo[d] - lb.offset[d]) * lb.stride[d];
+      lb.offset[d] = held.lo[d];
+      lb.extent[d] = held.hi[d] - held.lo[d];
+    }
+    return lb;
   }
 
  private:
