@@ -14,6 +14,11 @@
 
 #include <limits>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 namespace {
 
 using namespace mpitest;
@@ -614,4 +619,97 @@ TEST_CASE("errors: a box too large for an MPI count is refused on every rank",
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
   }
   REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+// ================================================================ memory
+
+namespace {
+/// This process's virtual memory size in bytes (/proc/self/statm), 0 where unknown.
+std::size_t vm_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long pages = 0;
+  const int got = std::fscanf(f, "%lu", &pages);
+  std::fclose(f);
+  return got == 1 ? std::size_t(pages) * std::size_t(::sysconf(_SC_PAGESIZE)) : 0;
+}
+/// Limits this process's address space to its current size plus `margin` (0: no limit).
+void limit_memory(std::size_t margin) {
+  rlimit r{};
+  ::getrlimit(RLIMIT_AS, &r);
+  r.rlim_cur = margin ? rlim_t(vm_bytes() + margin) : r.rlim_max;
+  ::setrlimit(RLIMIT_AS, &r);
+}
+}  // namespace
+
+// A rank that runs out of memory: every allocation a phase makes comes before its first
+// collective, under the failure agreement. The reduce-scatter's receive buffer used to be
+// allocated inside the collective: the rank that failed left execute() while the others
+// waited in it until the job was killed. Now it is reserved at scatter(), so an execute()
+// under a tight limit allocates nothing; a scatter() under it fails on every rank alike,
+// naming the rank and what it was allocating, and the same context plans and runs afterwards.
+TEST_CASE("errors: a rank out of memory fails every rank alike, and nothing hangs",
+          "[mpi][distribute][errors][memory]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), me = ctx.rank();
+#if defined(__SANITIZE_ADDRESS__)
+  if (me == 0)
+    std::printf(
+        "SKIPPED (this case): RLIMIT_AS cannot bound a process under AddressSanitizer, "
+        "whose shadow memory is reserved up front\n");
+  return;
+#endif
+  if (vm_bytes() == 0 || P < 2) {
+    if (me == 0) std::printf("SKIPPED (this case): needs /proc/self/statm and 2 ranks\n");
+    return;
+  }
+  auto [i, k] = wp::indices<2>();
+  const index_t I = index_t(1) << 22, K = P;  // each rank's partial of t: 32 MB
+  auto xf = [](index_t a, index_t b) { return double((a + 3 * b) % 7) - 3.0; };
+  auto wf = [](index_t b) { return 0.5 + double(b); };
+  wp::array<double, 2> x("x", {I, K});
+  wp::array<double, 1> w("w", {K}), t("t", {I}), y("y", {I});
+  fill2(x, xf);
+  fill1(w, wf);
+  std::vector<double> want(static_cast<std::size_t>(I));
+  for (index_t a = 0; a < I; ++a) {
+    double s = 0;
+    for (index_t b = 0; b < K; ++b) s += xf(a, b) * wf(b);
+    want[std::size_t(a)] = 2 * s;
+  }
+  auto prog = wp::program(wp::map("t0", wp::space(I), t(i) = 0.0),
+                          wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)),
+                          wp::map("f", wp::space(I), y(i) = 2.0 * t(i)));
+  wp::schedule s;
+  s.set("t0", wp::grid_shape{index_t(P)});
+  s.set("matvec", wp::grid_shape{1, index_t(P)});   // k split: a partial of all of t per rank
+  s.set("f", wp::grid_shape{index_t(P)});           // read by rows: a reduce-scatter
+  const std::size_t margin = std::size_t(8) << 20;  // less than the receive buffer (>= 16 MB)
+  {
+    auto plan = wp::distribute(prog, s, ctx);
+    REQUIRE_THAT(plan.explain(), Catch::Contains("reduce-scatter(sum)"));
+    plan.scatter();
+    plan.execute();  // warm: threads, connections, datatypes
+    if (me == 1) limit_memory(margin);
+    const std::string err = what_of([&] {
+      plan.execute();
+      plan.gather(y);
+    });
+    if (me == 1) limit_memory(0);
+    REQUIRE(all_problems(ctx.comm(), err) == "");
+    REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
+  }
+  {
+    auto plan = wp::distribute(prog, s, ctx);
+    if (me == 1) limit_memory(margin);
+    const std::string err = what_of([&] { plan.scatter(); });
+    if (me == 1) limit_memory(0);
+    REQUIRE_THAT(err, Catch::Contains("rank 1: out of memory while allocating the") &&
+                          Catch::Contains("for map '"));
+    REQUIRE(all_problems(ctx.comm(), err.empty() ? "no error" : "") == "");
+    // the same plan and context, the limit lifted: it runs
+    fill1(y, [](index_t) { return -1.0; });
+    plan.run();
+    REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
+  }
 }

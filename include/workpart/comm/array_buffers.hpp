@@ -96,6 +96,7 @@ struct live_flag {
 };
 
 inline void* buf_data(buffer& b) { return b.get(); }
+
 /// This rank's buffer of the array's read box (its own, or the one it shares).
 inline void* read_data(array_buffers& ap) {
   return ap.shares_reads ? ap.shared_rdata : ap.rbuf.get();
@@ -114,6 +115,24 @@ inline void alloc(buffer& b, index_t elems, std::size_t es, const host_memory& m
     b = buffer(std::make_unique_for_overwrite<std::max_align_t[]>(n).release());
   }
 }
+
+/// Memory a phase's collectives use inside them (a reduction's receive buffers), reserved
+/// before the phase's first collective, where failures are agreed: no rank runs out of memory
+/// inside a collective while the others wait in it.
+struct scratch_buffer {
+  buffer b;
+  std::size_t bytes = 0;
+  void reserve(std::size_t n, const std::string& what) {
+    if (n <= bytes) return;
+    try {
+      alloc(b, index_t(n), 1);
+    } catch (const std::bad_alloc&) {
+      throw error("out of memory while reserving " + std::to_string(n) + " bytes for " + what);
+    }
+    bytes = n;
+  }
+  void* data() { return bytes ? b.get() : nullptr; }
+};
 
 inline raw_view view_of(const array_use& u, const box& b, void* data) {
   raw_view v;

@@ -367,7 +367,8 @@ class map_runtime {
   std::string failed_;           // the phase that failed last ("execute() failed"), until scatter
   live_flag live_;               // false in a moved-from plan
   bool allocated_ = false;
-  bool scattered_ = false;                  // execute() before any scatter() scatters first
+  scratch_buffer scratch_;  // the gather's reduce onto this rank (reserved with the buffers)
+  bool scattered_ = false;  // execute() before any scatter() scatters first
   std::shared_ptr<device_context> device_;  // backend::cuda only (a program's maps share one)
   std::string local_text_;  // explain(): how each rank runs its block (set by the typed plan)
 };

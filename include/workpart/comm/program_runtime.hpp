@@ -136,6 +136,9 @@ class program_runtime {
   map_runtime& runtime(int m) { return *runtimes_[std::size_t(m)]; }
   /// The program's number of the array at `id` (its address), or a plan_error naming it.
   std::size_t find_array(const void* id, const std::string& name, const char* what) const;
+  /// Reserves the receive buffers this rank's combines use in execute() (under scatter()'s
+  /// failure agreement: no rank runs out of memory inside a combine).
+  void reserve_combine_scratch();
   /// Gathers the written ones among arrays `which` (the program's numbers).
   void gather_written(const std::vector<std::size_t>& which);
   /// The runtime of the map whose block of array a local() shows: the last that writes it
@@ -160,7 +163,8 @@ class program_runtime {
   /// later run's pieces, kept from one call to the next (detail::exchange_pieces).
   std::vector<std::array<detail::exchange_types, 3>> xtypes_;
   std::vector<std::vector<detail::box>>
-      parts_;  // [combine]: this rank's group's reduce-scatter parts
+      parts_;                       // [combine]: this rank's group's reduce-scatter parts
+  detail::scratch_buffer scratch_;  // the combines' receive buffers (reserved at scatter)
   struct shared_buffer {
     detail::array_buffers* reader;
     detail::array_buffers* owner;

@@ -38,9 +38,20 @@ void combine_into(T* WORKPART_RESTRICT acc, const T* WORKPART_RESTRICT in, index
   }
 }
 
-/// Combines the group's n-element partials at `buf` into the leader's `buf`.
+/// Elements of each piece the leader receives at a time.
+inline index_t reduce_piece(std::size_t elem_size) {
+  return std::max<index_t>(1, (index_t(4) << 20) / index_t(elem_size));
+}
+/// Bytes of receive buffers the leader of a reduce of n elements uses (two pieces).
+inline std::size_t reduce_scratch_bytes(std::size_t elem_size, index_t n) {
+  return 2 * std::size_t(std::min(reduce_piece(elem_size), n)) * elem_size;
+}
+
+/// Combines the group's n-element partials at `buf` into the leader's `buf`. `scratch`: at
+/// least reduce_scratch_bytes on the leader, reserved before the phase's first collective
+/// (so that no rank runs out of memory inside this one); null: allocated here.
 WORKPART_DECL moved reduce_onto_leader(const boost::mpi::communicator& group, char elem,
-                                       combine kind, void* buf, index_t n);
+                                       combine kind, void* buf, index_t n, void* scratch = nullptr);
 
 }  // namespace workpart::detail
 

@@ -54,10 +54,18 @@ void for_each_row(const box& held, const box& b, int R, F&& f) {
   }
 }
 
+/// Bytes of receive buffer member `me` of a group of G uses: the others' partials of its part.
+inline std::size_t reduce_scatter_scratch_bytes(std::size_t elem_size, const box& own, int G) {
+  return std::size_t(own.size()) * std::size_t(G > 1 ? G - 1 : 0) * elem_size;
+}
+
 /// Combines the group's partials of box `held` so that member i holds owned[i] (by group rank).
+/// `scratch`: at least reduce_scatter_scratch_bytes, reserved before the phase's first
+/// collective (so that no rank runs out of memory inside this one); null: allocated here.
 WORKPART_DECL moved reduce_scatter_boxes(const boost::mpi::communicator& group,
                                          const array_layout& u, combine kind, void* buf,
-                                         const box& held, const std::vector<box>& owned);
+                                         const box& held, const std::vector<box>& owned,
+                                         void* scratch = nullptr);
 
 }  // namespace workpart::detail
 

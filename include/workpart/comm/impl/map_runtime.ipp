@@ -366,13 +366,26 @@ WORKPART_DECL bool map_runtime::only_root_works() const {
 }
 
 WORKPART_DECL void map_runtime::allocate() {
-  allocated_ = true;
   const host_memory mem = device_ ? device_->host_allocator() : host_memory{};
+  auto block = [&](buffer& b, const box& bx, const array_buffers& ap, const char* what) {
+    try {
+      alloc(b, bx.size(), ap.use.elem_size, mem);
+    } catch (const std::bad_alloc&) {
+      throw error("out of memory while allocating the " +
+                  std::to_string(bx.size() * index_t(ap.use.elem_size)) + "-byte " + what +
+                  " block of array '" + ap.use.name + "' for map '" + name_ + "'");
+    }
+  };
+  std::size_t scratch = 0;  // the gather's reduce onto this rank, where it leads a group
   for (auto& ap : arrays_) {
     if (ap.use.read && !ap.reads_own_writes && !ap.shares_reads)
-      alloc(ap.rbuf, ap.rbox[rank_].size(), ap.use.elem_size, mem);
-    if (ap.use.written) alloc(ap.wbuf, ap.wbox[rank_].size(), ap.use.elem_size, mem);
+      block(ap.rbuf, ap.rbox[rank_], ap, "read");
+    if (ap.use.written) block(ap.wbuf, ap.wbox[rank_], ap, "write");
+    if (ap.use.written && !ap.wgroup.empty() && ap.wcomm && ap.wcomm.rank() == 0)
+      scratch = std::max(scratch, reduce_scratch_bytes(ap.use.elem_size, ap.wbox[rank_].size()));
   }
+  scratch_.reserve(scratch, "the gather's reduce of map '" + name_ + "'");
+  allocated_ = true;
 }
 
 WORKPART_DECL void map_runtime::scatter_reads(array_buffers& ap) {
@@ -494,7 +507,8 @@ WORKPART_DECL void map_runtime::gather_writes_now(array_buffers& ap) {
     });
   };
   if (!ap.wgroup.empty() && ap.wcomm && n > 0) {
-    count(stats_.gather, reduce_onto_leader(ap.wcomm, u.elem, u.write_kind, buf, n));
+    count(stats_.gather,
+          reduce_onto_leader(ap.wcomm, u.elem, u.write_kind, buf, n, scratch_.data()));
     if (ap.wcomm.rank() != 0) restart();
   }
   const std::vector<char> take = leaders(ap.wgroup);

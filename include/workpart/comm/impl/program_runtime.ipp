@@ -28,6 +28,7 @@ WORKPART_DECL void program_runtime::scatter() {
       mp.check_alive();
       if (!mp.allocated_) mp.allocate();
     });
+    reserve_combine_scratch();
     link_shared_reads();
     for_each_plan([&](int, detail::map_runtime& mp) {
       mp.materialize_on_root(true);
@@ -217,6 +218,25 @@ WORKPART_DECL void program_runtime::refill_identity(int m) {
   }
 }
 
+WORKPART_DECL void program_runtime::reserve_combine_scratch() {
+  std::size_t need = 0;
+  for (std::size_t c = 0; c < sol_.combines().size(); ++c) {
+    const auto& pc = sol_.combines()[c];
+    auto& ap = slot(pc.map, pc.array);
+    const index_t n = ap.wbox[std::size_t(rank_)].size();
+    if (!ap.wcomm || n == 0) continue;
+    if (pc.mode == detail::combine_mode::reduce_scatter) {
+      if (parts_[c].size() <= std::size_t(ap.wcomm.rank())) continue;
+      need = std::max(
+          need, detail::reduce_scatter_scratch_bytes(
+                    ap.use.elem_size, parts_[c][std::size_t(ap.wcomm.rank())], ap.wcomm.size()));
+    } else if (ap.wcomm.rank() == 0) {
+      need = std::max(need, detail::reduce_scratch_bytes(ap.use.elem_size, n));
+    }
+  }
+  scratch_.reserve(need, "the combines of partial results in execute()");
+}
+
 WORKPART_DECL void program_runtime::combine_partials(std::size_t c) {
   const auto& pc = sol_.combines()[c];
   auto& ap = slot(pc.map, pc.array);
@@ -231,10 +251,12 @@ WORKPART_DECL void program_runtime::combine_partials(std::size_t c) {
   }
   if (pc.mode == detail::combine_mode::reduce_scatter) {
     ps.moved_bytes(detail::reduce_scatter_boxes(ap.wcomm, ap.use, ap.use.write_kind, buf,
-                                                ap.wbox[std::size_t(rank_)], parts_[c]));
+                                                ap.wbox[std::size_t(rank_)], parts_[c],
+                                                scratch_.data()));
     return;
   }
-  detail::moved mv = detail::reduce_onto_leader(ap.wcomm, ap.use.elem, ap.use.write_kind, buf, n);
+  detail::moved mv =
+      detail::reduce_onto_leader(ap.wcomm, ap.use.elem, ap.use.write_kind, buf, n, scratch_.data());
   if (pc.mode == detail::combine_mode::all_reduce) {
     const detail::moved b = detail::bcast_box(ap.wcomm, ap.use.elem, buf, n);
     mv.sent += b.sent;

@@ -10,7 +10,8 @@ namespace workpart::detail {
 
 WORKPART_DECL moved reduce_scatter_boxes(const boost::mpi::communicator& group,
                                          const array_layout& u, combine kind, void* buf,
-                                         const box& held, const std::vector<box>& owned) {
+                                         const box& held, const std::vector<box>& owned,
+                                         void* scratch) {
   const int G = group.size(), me = group.rank();
   const box& own = owned[std::size_t(me)];
   const int n = to_int(own.size(), "a reduce-scattered part of array '" + u.name + "'");
@@ -21,14 +22,19 @@ WORKPART_DECL moved reduce_scatter_boxes(const boost::mpi::communicator& group,
     using T = decltype(zero);
     T* acc = static_cast<T*>(buf);
     // what arrives: every other member's partial of my part, one after the other
-    auto in = std::make_unique_for_overwrite<T[]>(std::size_t(n) * std::size_t(G > 1 ? G - 1 : 0));
+    std::unique_ptr<T[]> own_in;  // only without reserved scratch
+    if (!scratch) {
+      own_in = std::make_unique_for_overwrite<T[]>(std::size_t(n) * std::size_t(G > 1 ? G - 1 : 0));
+      scratch = own_in.get();
+    }
+    T* const in = static_cast<T*>(scratch);
     std::vector<MPI_Request> recv(std::size_t(G), MPI_REQUEST_NULL), send;
     std::vector<datatype> types;
     types.reserve(std::size_t(G));
     for (int src = 0, slot = 0; src < G; ++src) {
       if (src == me || n == 0) continue;
-      WORKPART_MPI_CHECK(MPI_Irecv, (in.get() + std::size_t(slot++) * std::size_t(n), n, t, src,
-                                     tag, group, &recv[std::size_t(src)]));
+      WORKPART_MPI_CHECK(MPI_Irecv, (in + std::size_t(slot++) * std::size_t(n), n, t, src, tag,
+                                     group, &recv[std::size_t(src)]));
       m.received += type_bytes(t, n);
     }
     for (int dst = 0; dst < G; ++dst) {
@@ -41,7 +47,7 @@ WORKPART_DECL moved reduce_scatter_boxes(const boost::mpi::communicator& group,
     for (int src = 0, slot = 0; src < G; ++src) {
       if (src == me || n == 0) continue;
       WORKPART_MPI_CHECK(MPI_Wait, (&recv[std::size_t(src)], MPI_STATUS_IGNORE));
-      const T* part = in.get() + std::size_t(slot++) * std::size_t(n);
+      const T* part = in + std::size_t(slot++) * std::size_t(n);
       for_each_row(held, own, u.rank, [&](index_t off, index_t done, index_t row) {
         combine_into(acc + off, part + done, row, kind);
       });
