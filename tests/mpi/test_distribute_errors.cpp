@@ -682,24 +682,80 @@ TEST_CASE("errors: a rank out of memory fails every rank alike, and nothing hang
                           wp::map("f", wp::space(I), y(i) = 2.0 * t(i)));
   wp::schedule s;
   s.set("t0", wp::grid_shape{index_t(P)});
-  s.set("matvec", wp::grid_shape{1, index_t(P)});   // k split: a partial of all of t per rank
-  s.set("f", wp::grid_shape{index_t(P)});           // read by rows: a reduce-scatter
-  const std::size_t margin = std::size_t(8) << 20;  // less than the receive buffer (>= 16 MB)
-  {
-    auto plan = wp::distribute(prog, s, ctx);
-    REQUIRE_THAT(plan.explain(), Catch::Contains("reduce-scatter(sum)"));
+  s.set("matvec", wp::grid_shape{1, index_t(P)});  // k split: a partial of all of t per rank
+  s.set("f", wp::grid_shape{index_t(P)});          // read by rows: a reduce-scatter
+  // less than any receive buffer below: the reduce-scatter's (>= 16 MB), a Reduce's (8 MB)
+  const std::size_t margin = std::size_t(4) << 20;
+  // A plan run once, then again with rank `limited` under the limit: the second execute()
+  // and the gather allocate nothing, so they run (each of these hung before).
+  // (root's copies of the outputs are made before: a limit on root would stop them first)
+  fill1(y, [](index_t) { return 0.0; });
+  auto runs_under_limit = [&](auto&& plan, int limited, auto&& gather) {
     plan.scatter();
     plan.execute();  // warm: threads, connections, datatypes
-    if (me == 1) limit_memory(margin);
+    if (me == limited) limit_memory(margin);
     const std::string err = what_of([&] {
       plan.execute();
-      plan.gather(y);
+      gather();
     });
-    if (me == 1) limit_memory(0);
+    if (me == limited) limit_memory(0);
     REQUIRE(all_problems(ctx.comm(), err) == "");
+  };
+  SECTION("a reduce-scatter (rank 1 limited)") {
+    auto plan = wp::distribute(prog, s, ctx);
+    REQUIRE_THAT(plan.explain(), Catch::Contains("reduce-scatter(sum)"));
+    runs_under_limit(plan, 1, [&] { plan.gather(y); });
     REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
   }
-  {
+  SECTION("a Reduce onto the one reader (rank 0 limited)") {
+    s.set("f", wp::grid_shape{1});
+    auto plan = wp::distribute(prog, s, ctx);
+    REQUIRE_THAT(plan.explain(), Catch::Contains("Reduce(sum)"));
+    runs_under_limit(plan, 0, [&] { plan.gather(y); });
+    REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
+  }
+  SECTION("an Allreduce for readers that need all of t (rank 0 limited)") {
+    wp::array<double, 2> z("z", {I, K});
+    fill2(z, [](index_t, index_t) { return 0.0; });
+    auto prog2 = wp::program(wp::map("t0", wp::space(I), t(i) = 0.0),
+                             wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)),
+                             wp::map("g", wp::space(I, K), z(i, k) = t(i) * 0.0 + 2.0 * t(i)));
+    wp::schedule s2;
+    s2.set("t0", wp::grid_shape{index_t(P)});
+    s2.set("matvec", wp::grid_shape{1, index_t(P)});
+    s2.set("g", wp::grid_shape{1, index_t(P)});  // every rank reads all of t
+    auto plan = wp::distribute(prog2, s2, ctx);
+    REQUIRE_THAT(plan.explain(), Catch::Contains("Allreduce(sum)"));
+    runs_under_limit(plan, 0, [&] { plan.gather(z); });
+    std::vector<double> zw;
+    for (index_t a = 0; a < I; ++a)
+      for (index_t b = 0; b < K; ++b) zw.push_back(want[std::size_t(a)]);
+    REQUIRE(compare_on_root(ctx.comm(), z, zw, 1e-12) == "");
+  }
+  SECTION("a one-map plan's gather, reduced onto root (rank 0 limited)") {
+    fill1(t, [](index_t) { return 0.0; });
+    auto plan = wp::distribute(wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)),
+                               wp::grid_shape{1, index_t(P)}, ctx);
+    runs_under_limit(plan, 0, [&] { plan.gather(); });
+    REQUIRE(compare_on_root(ctx.comm(), t, want, 1e-12) == "");  // two runs: 2 x the sums
+  }
+  SECTION("a redistribution between transposed grids (rank 1 limited)") {
+    wp::array<double, 2> A("A", {I, K}), Bm("Bm", {I, K});
+    fill2(A, [](index_t, index_t) { return 0.0; });
+    fill2(Bm, [](index_t, index_t) { return 0.0; });
+    auto prog3 = wp::program(wp::map("a", wp::space(I, K), A(i, k) = x(i, k)),
+                             wp::map("b", wp::space(I, K), Bm(i, k) = A(i, k) * 2.0));
+    wp::schedule s3;
+    s3.set("a", wp::grid_shape{index_t(P), 1});
+    s3.set("b", wp::grid_shape{1, index_t(P)});
+    auto plan = wp::distribute(prog3, s3, ctx);
+    runs_under_limit(plan, 1, [&] { plan.gather(Bm); });
+    std::vector<double> bw;
+    for (index_t a = 0; a < I; ++a)
+      for (index_t b = 0; b < K; ++b) bw.push_back(2.0 * xf(a, b));
+    REQUIRE(compare_on_root(ctx.comm(), Bm, bw, 1e-12) == "");
+  }
+  SECTION("a scatter() that cannot allocate fails on every rank; the context goes on") {
     auto plan = wp::distribute(prog, s, ctx);
     if (me == 1) limit_memory(margin);
     const std::string err = what_of([&] { plan.scatter(); });
