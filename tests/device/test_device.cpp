@@ -278,6 +278,44 @@ TEST_CASE("device backend: a scatter-add dE(tok(b, s), d) += g (an embedding's g
   }
 }
 
+TEST_CASE("device backend: local() after a reduce-scatter shows only combined values",
+          "[device][local]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size(), me = ctx.rank();
+  const index_t I = 11, K = 5;
+  wp::array<double, 2> x("x", {I, K});
+  wp::array<double, 1> w("w", {K}), t("t", {I}), y("y", {I});
+  auto xf = [](index_t a, index_t b) { return double((a * 3 + b * 7) % 9) - 4.0; };
+  fill2(x, xf);
+  fill1(w, [](index_t b) { return double(b % 4) - 1.5; });
+  std::vector<double> tw(std::size_t(I), 0.0);
+  for (index_t a = 0; a < I; ++a)
+    for (index_t b = 0; b < K; ++b) tw[std::size_t(a)] += xf(a, b) * (double(b % 4) - 1.5);
+  auto [i, k] = wp::indices<2>();
+  auto prog = wp::program(wp::map("t0", wp::space(I), t(i) = 0.0),
+                          wp::map("matvec", wp::space(I, K), t(i) += x(i, k) * w(k)),
+                          wp::map("f", wp::space(I), y(i) = t(i) * t(i)));
+  wp::schedule s;
+  s.set("t0", wp::grid_shape{index_t(p)});
+  s.set("matvec", wp::grid_shape{1, index_t(p)});  // k split: partials of all of t
+  s.set("f", wp::grid_shape{index_t(p)});          // read by rows: a reduce-scatter
+  auto plan = wp::distribute(prog, s, ctx, device);
+  plan.run();
+  const auto lb = plan.local(t);
+  const block want = block_of(I, p, me);  // the reader's rows: this rank's combined part
+  std::string problems;
+  if (lb.empty() || lb.offset[0] != want.start || lb.extent[0] != want.size) {
+    problems =
+        "local(t) is [" + std::to_string(lb.offset[0]) + ", +" + std::to_string(lb.extent[0]) + ")";
+  } else {
+    for (index_t a = want.start; a < want.end(); ++a)
+      if (std::abs(lb({a}) - tw[std::size_t(a)]) > 1e-12)
+        problems += "t(" + std::to_string(a) + ") ";
+  }
+  REQUIRE(all_problems(ctx.comm(), problems) == "");
+  if (p > 1) REQUIRE_THAT(plan.explain(), Contains("reduce-scatter(sum)"));
+}
+
 TEST_CASE("device backend: a Jacobi stencil iterated with halos, repeated execute()", "[device]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size();
