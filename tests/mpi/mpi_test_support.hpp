@@ -22,10 +22,14 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -257,6 +261,25 @@ inline std::string a_plan_still_works(const wp::context& ctx) {
   std::vector<double> want(n);
   for (index_t a = 0; a < n; ++a) want[a] = double(a) * 2.0 + 1.0;
   return compare_on_root(ctx.comm(), out, want) + all_problems(ctx.comm(), measured_problems(plan));
+}
+
+/// This process's virtual memory size in bytes (/proc/self/statm), 0 where unknown.
+inline std::size_t vm_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long pages = 0;
+  const int got = std::fscanf(f, "%lu", &pages);
+  std::fclose(f);
+  return got == 1 ? std::size_t(pages) * std::size_t(::sysconf(_SC_PAGESIZE)) : 0;
+}
+/// Limits this process's address space to its current size plus `margin` (0: no limit), for
+/// the out-of-memory tests (meaningless under AddressSanitizer, which reserves its shadow
+/// memory up front).
+inline void limit_memory(std::size_t margin) {
+  rlimit r{};
+  ::getrlimit(RLIMIT_AS, &r);
+  r.rlim_cur = margin ? rlim_t(vm_bytes() + margin) : r.rlim_max;
+  ::setrlimit(RLIMIT_AS, &r);
 }
 
 }  // namespace mpitest

@@ -14,11 +14,6 @@
 
 #include <limits>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cstdio>
-
 namespace {
 
 using namespace mpitest;
@@ -622,25 +617,6 @@ TEST_CASE("errors: a box too large for an MPI count is refused on every rank",
 }
 
 // ================================================================ memory
-
-namespace {
-/// This process's virtual memory size in bytes (/proc/self/statm), 0 where unknown.
-std::size_t vm_bytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long pages = 0;
-  const int got = std::fscanf(f, "%lu", &pages);
-  std::fclose(f);
-  return got == 1 ? std::size_t(pages) * std::size_t(::sysconf(_SC_PAGESIZE)) : 0;
-}
-/// Limits this process's address space to its current size plus `margin` (0: no limit).
-void limit_memory(std::size_t margin) {
-  rlimit r{};
-  ::getrlimit(RLIMIT_AS, &r);
-  r.rlim_cur = margin ? rlim_t(vm_bytes() + margin) : r.rlim_max;
-  ::setrlimit(RLIMIT_AS, &r);
-}
-}  // namespace
 
 // A rank that runs out of memory: every allocation a phase makes comes before its first
 // collective, under the failure agreement. The reduce-scatter's receive buffer used to be
