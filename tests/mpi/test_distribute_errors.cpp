@@ -731,6 +731,22 @@ TEST_CASE("errors: a rank out of memory fails every rank alike, and nothing hang
       for (index_t b = 0; b < K; ++b) bw.push_back(2.0 * xf(a, b));
     REQUIRE(compare_on_root(ctx.comm(), Bm, bw, 1e-12) == "");
   }
+  SECTION("a halo exchange between two maps on one grid (rank 1 limited)") {
+    wp::array<double, 1> A("A", {I}), Bv("Bv", {I});
+    fill1(A, [](index_t) { return 0.0; });
+    fill1(Bv, [](index_t) { return 0.0; });
+    auto prog4 = wp::program(wp::map("a", wp::space(I), A(i) = w(0) * 0.0 + 1.0 * double(K)),
+                             wp::map("b", wp::space(I - 2), Bv(i + 1) = A(i) + A(i + 2)));
+    wp::schedule s4;
+    s4.set("a", wp::grid_shape{index_t(P)});
+    s4.set("b", wp::grid_shape{index_t(P)});
+    auto plan = wp::distribute(prog4, s4, ctx);
+    REQUIRE_THAT(plan.explain(), Catch::Contains("halo exchange"));
+    runs_under_limit(plan, 1, [&] { plan.gather(Bv); });
+    std::vector<double> bw(static_cast<std::size_t>(I), 0.0);
+    for (index_t a = 1; a + 1 < I; ++a) bw[std::size_t(a)] = 2.0 * double(K);
+    REQUIRE(compare_on_root(ctx.comm(), Bv, bw, 1e-12) == "");
+  }
   SECTION("a scatter() that cannot allocate fails on every rank; the context goes on") {
     auto plan = wp::distribute(prog, s, ctx);
     if (me == 1) limit_memory(margin);
