@@ -255,6 +255,33 @@ int main(int argc, char** argv) {
                         "'x' at 13, outside [0, 4)") != std::string::npos &&
             ob.out.find("optimal cost") == std::string::npos,
         "out-of-bounds program: status " + std::to_string(ob.status) + ", stderr '" + ob.err + "'");
+    // a plain '=' whose left side misses an index: the race sentence, at its offset
+    const std::string race = dir + "/race_program.json";
+    write(
+        race,
+        R"({"arrays": [{"name": "x", "shape": [4, 3]}, {"name": "y", "shape": [4]}], "maps": [{"name": "m", "indices": ["i", "k"], "extents": [4, 3], "accesses": [{"array": "x", "index": ["i", "k"]}, {"array": "y", "index": ["i"], "mode": "="}]}]})");
+    const run_result rc = run(tool, "--program '" + race + "' --nprocs 2", dir);
+    check(rc.status == 1 &&
+              rc.err.find("race_program.json: byte 189: map 'm': the plain '=' into y(i) sends "
+                          "several points of the space to one element") != std::string::npos,
+          "racing program: status " + std::to_string(rc.status) + ", stderr '" + rc.err + "'");
+    // sizes a table claims are not allocations: 2 x 100000 configurations, an empty matrix
+    {
+      std::string t = "{\"vertices\": [";
+      for (int v = 0; v < 2; ++v) {
+        t += v ? ", {\"cost\": [" : "{\"cost\": [";
+        for (int k = 0; k < 100000; ++k) t += k ? ",0" : "0";
+        t += "]}";
+      }
+      t += "], \"edges\": [{\"u\": 0, \"v\": 1, \"cost\": []}]}";
+      const std::string claims = dir + "/claims.json";
+      write(claims, t);
+      const run_result cl = run(tool, "--tables '" + claims + "'", dir);
+      check(cl.status == 1 && cl.err.find("[workpart.shape_error]") != std::string::npos &&
+                cl.err.find("cost matrix is 0 x 0, expected 100000 x 100000") != std::string::npos,
+            "claimed sizes: status " + std::to_string(cl.status) + ", stderr '" + cl.err + "'");
+      std::remove(claims.c_str());
+    }
     const std::string bad = dir + "/malformed.json";
     write(bad, "{\"vertices\": [{\"cost\": [1, 2}]}");
     const run_result m = run(tool, "--tables '" + bad + "'", dir);
