@@ -323,14 +323,7 @@ TEST_CASE("device backend: a rank out of memory fails every rank alike, nothing 
           "[device][memory]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size(), me = ctx.rank();
-#if defined(__SANITIZE_ADDRESS__)
-  if (me == 0) std::printf("SKIPPED (this case): RLIMIT_AS under AddressSanitizer\n");
-  return;
-#endif
-  if (vm_bytes() == 0 || p < 2) {
-    if (me == 0) std::printf("SKIPPED (this case): needs /proc/self/statm and 2 ranks\n");
-    return;
-  }
+  if (skip_memory_limit_test(ctx)) return;
   auto [i, k] = wp::indices<2>();
   const index_t I = index_t(1) << 21, K = p;
   auto xf = [](index_t a, index_t b) { return double((a + 5 * b) % 7) - 3.0; };

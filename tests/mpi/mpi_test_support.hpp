@@ -282,4 +282,20 @@ inline void limit_memory(std::size_t margin) {
   ::setrlimit(RLIMIT_AS, &r);
 }
 
+/// Whether the out-of-memory tests can run here (not under AddressSanitizer, whose shadow
+/// memory RLIMIT_AS cannot bound; /proc/self/statm readable; at least 2 ranks); where not,
+/// root prints why and every rank gets true alike.
+inline bool skip_memory_limit_test(const wp::context& ctx) {
+  const char* why = nullptr;
+#if defined(__SANITIZE_ADDRESS__)
+  why =
+      "RLIMIT_AS cannot bound a process under AddressSanitizer, whose shadow memory is "
+      "reserved up front";
+#else
+  if (vm_bytes() == 0 || ctx.size() < 2) why = "needs /proc/self/statm and 2 ranks";
+#endif
+  if (why && ctx.rank() == 0) std::printf("SKIPPED (this case): %s\n", why);
+  return why != nullptr;
+}
+
 }  // namespace mpitest

@@ -628,17 +628,7 @@ TEST_CASE("errors: a rank out of memory fails every rank alike, and nothing hang
           "[mpi][distribute][errors][memory]") {
   wp::context ctx(g_argc, g_argv);
   const int P = ctx.size(), me = ctx.rank();
-#if defined(__SANITIZE_ADDRESS__)
-  if (me == 0)
-    std::printf(
-        "SKIPPED (this case): RLIMIT_AS cannot bound a process under AddressSanitizer, "
-        "whose shadow memory is reserved up front\n");
-  return;
-#endif
-  if (vm_bytes() == 0 || P < 2) {
-    if (me == 0) std::printf("SKIPPED (this case): needs /proc/self/statm and 2 ranks\n");
-    return;
-  }
+  if (skip_memory_limit_test(ctx)) return;
   auto [i, k] = wp::indices<2>();
   const index_t I = index_t(1) << 22, K = P;  // each rank's partial of t: 32 MB
   auto xf = [](index_t a, index_t b) { return double((a + 3 * b) % 7) - 3.0; };
