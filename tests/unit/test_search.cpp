@@ -15,6 +15,7 @@
 #include <boost/range/iterator_range.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -445,12 +447,18 @@ TEST_CASE("search: the time budget and the table limit return a valid strategy, 
       ++calls;
       REQUIRE(p.vertices_total == 8);
     };
+    const auto full = wp::pase_search(g, {}, counting);
+    REQUIRE(calls >= 8);  // at least once per vertex, in each pass
+    REQUIRE(full.cost == best);
+    // Budget 0 stops before the ordering is done: no table, no progress call.
+    calls = 0;
     const auto r = wp::pase_search(g, {.time_budget_seconds = 0}, counting);
-    REQUIRE(calls >= 1);
+    REQUIRE(calls == 0);
     REQUIRE_FALSE(r.proven_optimal);
     REQUIRE(r.stop == wp::search_stop::time_budget);
     REQUIRE_FALSE(r.has_runner_ups);
-    REQUIRE(r.eliminated < 8);
+    REQUIRE(r.eliminated == 0);
+    REQUIRE(r.order.size() < 8);
     REQUIRE(r.cost == cost_of(g, r.config));
     REQUIRE(r.cost >= best);
     const auto t = wp::pase_search(g, {.max_table_bytes = 1});
@@ -542,6 +550,40 @@ TEST_CASE("search: with no time left, the greedy strategy and nothing after it",
     const auto r = wp::pase_search(g, {.time_budget_seconds = 0});
     REQUIRE(r.stop == wp::search_stop::time_budget);
     REQUIRE(r.config == greedy);
+  }
+}
+
+TEST_CASE("search: a budget that runs out in the tables still uses them", "[optimize][search]") {
+  // The progress callback sleeps past the budget after the 4th vertex, so the search stops
+  // there whatever the machine's speed. The vertices not eliminated keep the fallback's
+  // configurations; the eliminated ones must then be optimal given those (their tables are
+  // read once, whatever time is left): the cost equals brute force over the strategies that
+  // agree with the result on the vertices not eliminated.
+  std::mt19937_64 rng(23);
+  for (int rep = 0; rep < 10; ++rep) {
+    const auto g = random_graph(rep % 2 ? shape::dag : shape::skip, 8, 4, true, rng);
+    auto slow = [](const wp::search_progress& p) {
+      if (p.phase == wp::search_phase::eliminate && p.vertices_done == 4)
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    };
+    const auto r = wp::pase_search(g, {.time_budget_seconds = 0.2}, slow);
+    REQUIRE(r.stop == wp::search_stop::time_budget);
+    REQUIRE(r.order.size() == 8);
+    REQUIRE(r.eliminated == 4);
+    std::vector<char> fixed(8, 0);
+    for (std::size_t t = r.eliminated; t < 8; ++t) fixed[r.order[t]] = 1;
+    double best = inf;
+    std::vector<std::size_t> a(8, 0);
+    while (true) {
+      bool agrees = true;
+      for (std::size_t v = 0; v < 8; ++v) agrees &= !fixed[v] || a[v] == r.config[v];
+      if (agrees) best = std::min(best, cost_of(g, a));
+      std::size_t i = 0;
+      while (i < 8 && ++a[i] == g.num_configs(i)) a[i++] = 0;
+      if (i == 8) break;
+    }
+    REQUIRE(r.cost == cost_of(g, r.config));
+    REQUIRE(r.cost == best);
   }
 }
 

@@ -49,13 +49,15 @@ template <class Arg, class G, class Progress>
 constexpr search_result run(const G& g, const search_options& opt, Progress& progress) {
   engine<Arg, G, Progress> e(g, opt, progress);
   e.load();
-  e.plan();
+  const bool planned = e.plan();
   const double t_setup = e.seconds();
   const std::size_t n = g.num_vertices();
   search_result r;
   r.config.assign(n, 0);
   bool done = false;
-  if (!e.fits()) {
+  if (!planned) {
+    r.stop = search_stop::time_budget;
+  } else if (!e.fits()) {
     r.stop = search_stop::table_limit;
   } else if (e.eliminate()) {
     done = true;
@@ -70,15 +72,7 @@ constexpr search_result run(const G& g, const search_options& opt, Progress& pro
   }
   r.eliminated = e.done();
 
-  r.vertex_cost.resize(n);
-  r.edge_cost.resize(g.num_edges());
-  double total = 0;
-  for (std::size_t v = 0; v < n; ++v)
-    total += r.vertex_cost[v] = double(g.vertex_cost(v, r.config[v]));
-  for (std::size_t x = 0; x < g.num_edges(); ++x)
-    total += r.edge_cost[x] =
-        double(g.edge_cost(x, r.config[g.edge_source(x)], r.config[g.edge_target(x)]));
-  r.cost = total;
+  r.cost = e.costs(r.config, r.vertex_cost, r.edge_cost);
 
   const double t_eliminate = e.seconds();
   if (done && opt.runner_ups) {
@@ -101,8 +95,8 @@ constexpr search_result run(const G& g, const search_options& opt, Progress& pro
     }
   }
 
-  r.order = e.order();
-  r.dependent_set = e.dependent_sets();
+  r.order = e.take_order();
+  r.dependent_set = e.take_dependent_sets();
   for (std::size_t v = 0; v < n; ++v) {
     r.max_dependent_set = std::max(r.max_dependent_set, r.dependent_set[v].size());
     r.largest_table_rows = std::max(r.largest_table_rows, e.rows()[v]);

@@ -17,7 +17,7 @@ template <class Arg, class G, class Progress>
 constexpr bucket engine<Arg, G, Progress>::make_bucket(std::size_t v) const {
   const std::size_t m = D_[v].size(), Kv = K_[v];
   bucket b;
-  b.unary = unary0_[v];
+  b.unary.assign(unary0_[v].begin(), unary0_[v].end());
   // Per digit i, the tables over v and D(v)[i] alone: edges and children's tables. One
   // edge whose matrix already has the layout ([k][a0] for digit 0: v its source; else
   // [a_i][k]: v its target) is used in place; anything else is summed into a copy.

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -49,6 +50,40 @@ inline double wall_seconds() {
                     std::to_string(what) + " has a NaN cost; costs must be numbers");
 }
 
+/// One list per vertex in two flat arrays: one allocation for all of them, where a vector per
+/// vertex costs an allocation each (on a 300,000-vertex graph that alone was most of the
+/// set-up time).
+template <class T>
+struct flat_lists {
+  std::vector<std::size_t> start = {0};  ///< list v is items[start[v] .. start[v + 1])
+  std::vector<T> items;
+
+  constexpr std::span<const T> operator[](std::size_t v) const {
+    return {items.data() + start[v], start[v + 1] - start[v]};
+  }
+  constexpr std::span<T> operator[](std::size_t v) {
+    return {items.data() + start[v], start[v + 1] - start[v]};
+  }
+  /// n lists of the sizes size(v), value-initialised.
+  template <class Size>
+  constexpr void assign_sizes(std::size_t n, Size&& size) {
+    start.assign(n + 1, 0);
+    for (std::size_t v = 0; v < n; ++v) start[v + 1] = start[v] + size(v);
+    items.assign(start[n], T{});
+  }
+  /// n lists filled from (list, item) pairs that for_each_pair(put) hands to put, in the
+  /// order given (a counting sort: two passes over the pairs).
+  template <class ForEachPair>
+  constexpr void assign_pairs(std::size_t n, ForEachPair&& for_each_pair) {
+    start.assign(n + 1, 0);
+    for_each_pair([&](std::size_t v, const T&) { ++start[v + 1]; });
+    for (std::size_t v = 0; v < n; ++v) start[v + 1] += start[v];
+    items.resize(start[n]);
+    std::vector<std::size_t> at(start.begin(), start.end() - 1);
+    for_each_pair([&](std::size_t v, const T& x) { items[at[v]++] = x; });
+  }
+};
+
 /// A table that enters a vertex's sweep: for the row with digits a (the configurations of
 /// D(v)), the K_v costs `data[sum_i a_i * stride_i + k]`. Its level is the first digit it
 /// depends on; it is added once per change of that digit (or a later one).
@@ -85,14 +120,16 @@ class engine {
   constexpr void load() {
     n_ = g_.num_vertices();
     K_.resize(n_);
-    unary0_.resize(n_);
     for (std::size_t v = 0; v < n_; ++v) {
       const std::size_t k = g_.num_configs(v);
       if (k == 0) throw_no_configs(v);
       if (k > std::size_t(std::numeric_limits<Arg>::max())) throw_too_many_configs(v, k);
       K_[v] = k;
-      auto& u = unary0_[v];
-      u.resize(k);
+    }
+    unary0_.assign_sizes(n_, [&](std::size_t v) { return K_[v]; });
+    for (std::size_t v = 0; v < n_; ++v) {
+      const std::size_t k = K_[v];
+      const auto u = unary0_[v];
       if constexpr (has_spans) {
         const auto s = g_.vertex_costs(v);
         for (std::size_t i = 0; i < k; ++i) u[i] = s[i];
@@ -122,10 +159,13 @@ class engine {
       if (s == t)  // a self-loop: its diagonal is a vertex cost
         for (std::size_t k = 0; k < K_[s]; ++k) unary0_[s][k] += edge(e, k, k);
     }
+    if (!std::is_constant_evaluated()) load_seconds_ = wall_seconds() - start_;
   }
 
   // ---------------------------------------------------- 1. ordering (ordering.hpp)
-  constexpr void plan();
+  /// The order, dependent sets and table layouts; false when the budget ran out first (the
+  /// vertices ordered so far are in take_order(); only the fallback can run then).
+  constexpr bool plan();
 
   /// Whether the tables fit `max_table_bytes`; sets rows_ when they do.
   constexpr bool fits();
@@ -157,8 +197,9 @@ class engine {
 
   // ------------------------------------------------------------------ accessors
   constexpr std::size_t done() const { return done_; }
-  constexpr const std::vector<std::size_t>& order() const { return order_; }
-  constexpr const std::vector<std::vector<std::size_t>>& dependent_sets() const { return D_; }
+  /// The order and dependent sets, moved out (the engine is done with them).
+  constexpr std::vector<std::size_t> take_order() { return std::move(order_); }
+  constexpr std::vector<std::vector<std::size_t>> take_dependent_sets() { return std::move(D_); }
   constexpr const std::vector<double>& rows() const { return rows_d_; }
   constexpr double work_total() const { return work_total_; }
   constexpr double seconds() const {
@@ -211,18 +252,32 @@ class engine {
   template <class Fn>
   constexpr bool sweep(std::size_t v, const bucket& b, Fn&& fn);
 
-  /// Whether the time budget has run out (never in constant evaluation).
+  // The budget covers the whole search, result included. Whatever stops the search early, the
+  // greedy pass, one use of the tables, two objectives and the result's costs still run: each
+  // one pass over the edges, reading K_u + K_v costs of each or 1, where load() read all
+  // K_u x K_v. On a 300,000-vertex chain with K = 4 they took 1.3x what load() took together.
+  // So the ordering and the tables stop two load()s before the budget (must_stop), the
+  // fallback's improvements one load() before it (out_of_time). (bench_search_budget.)
+  /// Whether the fallback's improvements must stop (never in constant evaluation).
   constexpr bool out_of_time() const {
     if (std::is_constant_evaluated()) return false;
-    return wall_seconds() - start_ > opt_.time_budget_seconds;
+    return wall_seconds() - start_ + load_seconds_ > opt_.time_budget_seconds;
   }
 
-  /// Reports progress; false once the budget has run out. Free in constant evaluation.
+  /// Whether the ordering and the tables must stop (never in constant evaluation).
+  constexpr bool must_stop() const {
+    if (std::is_constant_evaluated()) return false;
+    return wall_seconds() - start_ + 2 * load_seconds_ > opt_.time_budget_seconds;
+  }
+
+  /// Reports progress; false once the budget has run out (in the elimination: must_stop).
+  /// Free in constant evaluation.
   constexpr bool tick(double work) {
     if (std::is_constant_evaluated()) return true;
-    const double t = wall_seconds() - start_;
-    progress_(search_progress{phase_, done_, n_, work, work_total_, t});
-    return t <= opt_.time_budget_seconds;
+    progress_(search_progress{phase_, done_, n_, work, work_total_, wall_seconds() - start_});
+    const double t = wall_seconds() - start_;  // after the callback: its time counts too
+    const double keep = phase_ == search_phase::eliminate ? 2 * load_seconds_ : 0.0;
+    return t + keep <= opt_.time_budget_seconds;
   }
 
   /// Cost of v in configuration k given the configured ones among its neighbours.
@@ -242,26 +297,49 @@ class engine {
 
   constexpr double objective(const std::vector<std::size_t>& S) const;
 
+ public:
+  /// The result's costs of strategy S: per vertex (as given, without self-loops), per edge
+  /// (self-loops included), and their sum in that order.
+  constexpr double costs(const std::vector<std::size_t>& S, std::vector<double>& vertex_cost,
+                         std::vector<double>& edge_cost) const {
+    vertex_cost.resize(n_);
+    edge_cost.resize(src_.size());
+    double total = 0;
+    for (std::size_t v = 0; v < n_; ++v) {
+      if constexpr (has_spans)
+        vertex_cost[v] = g_.vertex_costs(v)[S[v]];
+      else
+        vertex_cost[v] = double(g_.vertex_cost(v, S[v]));
+      total += vertex_cost[v];
+    }
+    for (std::size_t e = 0; e < src_.size(); ++e)
+      total += edge_cost[e] = edge(e, S[src_[e]], S[dst_[e]]);
+    return total;
+  }
+
+ private:
   const G& g_;
   const search_options& opt_;
   Progress& progress_;
   double start_ = 0;
+  double load_seconds_ = 0;  ///< what load() took: the unit of the budget's reserves
   search_phase phase_ = search_phase::eliminate;
   std::size_t n_ = 0, done_ = 0;
   double work_total_ = 0, work_done_ = 0;
   std::vector<std::size_t> K_;
-  std::vector<std::vector<double>> unary0_;            ///< vertex costs (+ self-loop diagonals)
-  std::vector<std::size_t> src_, dst_;                 ///< edges
-  std::vector<std::size_t> pos_, order_;               ///< position in the order; the order
-  std::vector<std::vector<std::size_t>> D_;            ///< dependent sets, earliest processed first
-  std::vector<std::vector<std::size_t>> children_;     ///< c with D(c)[0] == v
-  std::vector<std::vector<std::size_t>> owned_edges_;  ///< edges whose first-processed end is v
-  std::vector<std::vector<std::size_t>> incident_;     ///< edges touching v (not self-loops)
-  std::vector<std::vector<std::size_t>> ms_;           ///< per vertex: strides of D(v) in msg_
-  std::vector<std::size_t> rows_;                      ///< table rows per vertex
-  std::vector<double> rows_d_;                         ///< the same as doubles (may not fit)
-  std::vector<std::vector<double>> msg_;               ///< per vertex: best cost per row
-  std::vector<std::vector<Arg>> arg_;                  ///< per vertex: best configuration per row
+  flat_lists<double> unary0_;                ///< vertex costs (+ self-loop diagonals)
+  std::vector<std::size_t> src_, dst_;       ///< edges
+  std::vector<std::size_t> pos_, order_;     ///< position in the order; the order
+  std::vector<std::vector<std::size_t>> D_;  ///< dependent sets, earliest processed first
+  bool planned_ = false;                     ///< plan() finished
+  flat_lists<std::size_t> children_;         ///< c with D(c)[0] == v, in order
+  flat_lists<std::size_t> owned_edges_;      ///< edges whose first-processed end is v
+  flat_lists<std::size_t> incident_;         ///< edges touching v (not self-loops)
+  flat_lists<std::size_t> ms_;               ///< per vertex: strides of D(v) in msg_
+  std::vector<std::size_t> rows_;            ///< table rows per vertex
+  std::vector<double> rows_d_;               ///< the same as doubles (may not fit)
+  std::vector<std::vector<double>> msg_;     ///< per vertex: best cost per row
+  std::vector<std::vector<Arg>> arg_;        ///< per vertex: best configuration per row
 };
 
 }  // namespace workpart::detail::pase

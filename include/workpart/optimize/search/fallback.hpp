@@ -48,9 +48,11 @@ constexpr std::vector<std::size_t> engine<Arg, G, Progress>::fallback() const {
   local_search(S, set);
   std::vector<std::size_t> best = S;
   double best_cost = objective(S);
-  // every later step only improves on the greedy strategy: each stops where the budget does
+  // every later step only improves on the greedy strategy: each stops where the budget does,
+  // except the first use of the tables (linear in them: the one step that makes the time spent
+  // on them count, inside must_stop's reserve)
   if (done_ > 0) {
-    for (int round = 0; round < 16 && !out_of_time(); ++round) {
+    for (int round = 0; round < 16 && (round == 0 || !out_of_time()); ++round) {
       assemble(S);
       local_search(S, set);
       const double c = objective(S);
@@ -60,7 +62,7 @@ constexpr std::vector<std::size_t> engine<Arg, G, Progress>::fallback() const {
     }
   }
   for (std::size_t k : {32, 16, 8, 4}) {
-    if (out_of_time()) break;
+    if (!planned_ || out_of_time()) break;  // unplanned: no dependent sets to size it by
     double work = 0;
     for (std::size_t v = 0; v < n_; ++v) {
       double w = double(std::min(k, K_[v]));
@@ -160,8 +162,7 @@ constexpr std::vector<std::size_t> engine<Arg, G, Progress>::restricted_search(
   no_progress quiet;
   engine<std::uint16_t, restricted_view<G>, no_progress> inner(view, o, quiet);
   inner.load();
-  inner.plan();
-  if (!inner.fits() || !inner.eliminate()) return keep;
+  if (!inner.plan() || !inner.fits() || !inner.eliminate()) return keep;
   std::vector<std::size_t> c(n_, 0);
   inner.assemble(c);
   for (std::size_t v = 0; v < n_; ++v) c[v] = sub[v][c[v]];

@@ -13,14 +13,29 @@
 namespace workpart::detail::pase {
 
 template <class Arg, class G, class Progress>
-constexpr void engine<Arg, G, Progress>::plan() {
+constexpr bool engine<Arg, G, Progress>::plan() {
+  planned_ = false;
+  rows_.assign(n_, 1);
+  rows_d_.assign(n_, 1);
+  D_.assign(n_, {});
+  pos_.assign(n_, 0);
+  order_.clear();
+  // The edges at each vertex, first: the fallback needs them even when the ordering stops.
+  incident_.assign_pairs(n_, [&](auto put) {
+    for (std::size_t e = 0; e < src_.size(); ++e)
+      if (src_[e] != dst_[e]) {
+        put(src_[e], e);
+        put(dst_[e], e);
+      }
+  });
+  if (must_stop()) return false;
+  order_.reserve(n_);
+  // Neighbours, sorted and without repeats: one allocation per vertex, which becomes D(v).
   std::vector<std::vector<std::size_t>> adj(n_);
-  for (std::size_t e = 0; e < src_.size(); ++e) {
-    if (src_[e] == dst_[e]) continue;
-    adj[src_[e]].push_back(dst_[e]);
-    adj[dst_[e]].push_back(src_[e]);
-  }
-  for (auto& a : adj) {
+  for (std::size_t v = 0; v < n_; ++v) {
+    auto& a = adj[v];
+    a.reserve(incident_[v].size());
+    for (std::size_t e : incident_[v]) a.push_back(src_[e] == v ? dst_[e] : src_[e]);
     std::sort(a.begin(), a.end());
     a.erase(std::unique(a.begin(), a.end()), a.end());
   }
@@ -31,40 +46,45 @@ constexpr void engine<Arg, G, Progress>::plan() {
   };
   std::vector<double> size(n_);
   for (std::size_t v = 0; v < n_; ++v) size[v] = work(v);
+  if (must_stop()) return false;
   std::vector<char> alive(n_, 1);
-  pos_.assign(n_, 0);
-  order_.clear();
-  order_.reserve(n_);
-  D_.assign(n_, {});
   auto insert = [](std::vector<std::size_t>& s, std::size_t x) {
     auto it = std::lower_bound(s.begin(), s.end(), x);
     if (it == s.end() || *it != x) s.insert(it, x);
   };
   // The next vertex: fewest unprocessed neighbours, then the smallest table, then the lowest
-  // number. A binary heap of (neighbours, size, vertex) keys, an entry pushed whenever a
+  // number. One binary heap of (size, vertex) per neighbour count, an entry pushed whenever a
   // vertex's key changes and skipped when popped stale: O((n + fill-in) log n), not O(n^2).
+  // Per count rather than one heap: most steps pop from a small low-count heap (on a chain
+  // the two ends), so the many entries of higher counts are built in O(n) and rarely sifted.
   struct key {
-    std::size_t deg;
     double size;
     std::size_t v;
-    constexpr bool operator>(const key& o) const {
-      if (deg != o.deg) return deg > o.deg;
-      if (size != o.size) return size > o.size;
-      return v > o.v;
-    }
   };
-  const auto later = [](const key& a, const key& b) { return a > b; };
-  std::vector<key> heap;
-  heap.reserve(n_);
-  for (std::size_t v = 0; v < n_; ++v) heap.push_back({adj[v].size(), size[v], v});
-  std::make_heap(heap.begin(), heap.end(), later);
+  const auto later = [](const key& a, const key& b) {
+    return a.size != b.size ? a.size > b.size : a.v > b.v;
+  };
+  std::vector<std::vector<key>> heaps;
+  for (std::size_t v = 0; v < n_; ++v) {
+    const std::size_t deg = adj[v].size();
+    if (deg >= heaps.size()) heaps.resize(deg + 1);
+    heaps[deg].push_back({size[v], v});
+  }
+  for (auto& h : heaps) std::make_heap(h.begin(), h.end(), later);
+  std::size_t lowest = 0;  // no heap below it holds a live entry
   for (std::size_t step = 0; step < n_; ++step) {
+    if ((step & 1023) == 1023 && must_stop()) return false;
     std::size_t best = npos;
     while (best == npos) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      const key k = heap.back();
-      heap.pop_back();
-      if (alive[k.v] && k.deg == adj[k.v].size() && k.size == size[k.v]) best = k.v;
+      auto& h = heaps[lowest];
+      if (h.empty()) {
+        ++lowest;
+        continue;
+      }
+      std::pop_heap(h.begin(), h.end(), later);
+      const key k = h.back();
+      h.pop_back();
+      if (alive[k.v] && adj[k.v].size() == lowest && k.size == size[k.v]) best = k.v;
     }
     const std::size_t v = best;
     alive[v] = 0;
@@ -83,34 +103,35 @@ constexpr void engine<Arg, G, Progress>::plan() {
       }
     for (std::size_t d : D_[v]) {
       size[d] = work(d);
-      heap.push_back({adj[d].size(), size[d], d});
-      std::push_heap(heap.begin(), heap.end(), later);
+      const std::size_t deg = adj[d].size();
+      if (deg >= heaps.size()) heaps.resize(deg + 1);
+      heaps[deg].push_back({size[d], d});
+      std::push_heap(heaps[deg].begin(), heaps[deg].end(), later);
+      lowest = std::min(lowest, deg);
     }
   }
-  children_.assign(n_, {});
-  rows_.assign(n_, 1);
-  rows_d_.assign(n_, 1);
   for (std::size_t v = 0; v < n_; ++v) {
     auto& d = D_[v];
     std::sort(d.begin(), d.end(), [&](std::size_t a, std::size_t b) { return pos_[a] < pos_[b]; });
-    if (!d.empty()) children_[d.front()].push_back(v);
     double r = 1;
     for (std::size_t x : d) r *= double(K_[x]);
     rows_d_[v] = r;
     work_total_ += r * double(K_[v]);
   }
-  for (auto& c : children_)
-    std::sort(c.begin(), c.end(), [&](std::size_t a, std::size_t b) { return pos_[a] < pos_[b]; });
+  // Children in order: put in the order's sequence (the counting sort keeps it).
+  children_.assign_pairs(n_, [&](auto put) {
+    for (std::size_t v : order_)
+      if (!D_[v].empty()) put(D_[v].front(), v);
+  });
   // The layout of each vertex's table of costs: mixed radix over D(v), the first digit
   // fastest, except that the first two digits swap places when the second is the first
   // digit of the parent's dependent set: the parent then finds, per block of its table,
   // a contiguous [k][a0] matrix (the kernel's layout). (The argmin tables keep the plain
   // layout.)
-  ms_.assign(n_, {});
+  ms_.assign_sizes(n_, [&](std::size_t v) { return D_[v].size(); });
   for (std::size_t v = 0; v < n_; ++v) {
     const auto& d = D_[v];
-    auto& st = ms_[v];
-    st.assign(d.size(), 0);
+    const auto st = ms_[v];
     std::size_t stride = 1;
     for (std::size_t i = 0; i < d.size(); ++i) {
       st[i] = stride;
@@ -121,17 +142,13 @@ constexpr void engine<Arg, G, Progress>::plan() {
       st[0] = K_[d[1]];
     }
   }
-  // Each edge belongs to the bucket of its end processed first; the fallback needs all
-  // edges of a vertex.
-  owned_edges_.assign(n_, {});
-  incident_.assign(n_, {});
-  for (std::size_t e = 0; e < src_.size(); ++e) {
-    const std::size_t s = src_[e], t = dst_[e];
-    if (s == t) continue;
-    owned_edges_[pos_[s] < pos_[t] ? s : t].push_back(e);
-    incident_[s].push_back(e);
-    incident_[t].push_back(e);
-  }
+  // Each edge belongs to the bucket of its end processed first.
+  owned_edges_.assign_pairs(n_, [&](auto put) {
+    for (std::size_t e = 0; e < src_.size(); ++e)
+      if (src_[e] != dst_[e]) put(pos_[src_[e]] < pos_[dst_[e]] ? src_[e] : dst_[e], e);
+  });
+  planned_ = true;
+  return true;
 }
 
 /// Whether the tables fit `max_table_bytes`; sets rows_ when they do.

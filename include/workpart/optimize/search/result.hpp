@@ -33,7 +33,10 @@ struct search_options {
   /// so far take their optimal configuration given the others, which come from a greedy pass
   /// improved by local search (one vertex at a time, until no single change lowers the cost).
   /// If it runs out during the runner-up pass, the optimum stands and `has_runner_ups` is
-  /// false. Ignored in constant evaluation.
+  /// false. It covers the whole search, the result included: every phase (the ordering too)
+  /// stops early enough to leave time for the greedy pass, one use of the tables built so far
+  /// and the result, which always run (a few passes over the edges: the floor below which no
+  /// budget is met). Ignored in constant evaluation.
   double time_budget_seconds = std::numeric_limits<double>::infinity();
   /// Compute each vertex's runner-up configuration (a second pass; keeps the tables' costs
   /// alive until then, where without it each is freed once used).
@@ -63,7 +66,9 @@ struct search_result {
   std::vector<runner_up> runner_ups;  ///< per vertex, when has_runner_ups
 
   // What the search did.
-  std::vector<std::size_t> order;                       ///< processing (elimination) order
+  /// Processing (elimination) order; when the budget ran out while it was being found
+  /// (`eliminated == 0`, fewer than n entries), the vertices ordered by then.
+  std::vector<std::size_t> order;
   std::vector<std::vector<std::size_t>> dependent_set;  ///< D(v), earliest processed first
   std::size_t eliminated = 0;                           ///< vertices whose table was completed
   std::size_t max_dependent_set = 0;                    ///< largest |D(v)|
