@@ -218,6 +218,40 @@ inline std::string loop_strategy_text(const loop_shape& ls, bool snapshot) {
   return s;
 }
 
+/// Whether the loop executor's rows of a statement run as vectors (simd_row.hpp), in words:
+/// "vector rows: 8 x float" (", vector accumulators" for a row reduction), or "scalar rows:
+/// " and the reason.
+template <int N, class Stmt>
+std::string vector_text() {
+  if constexpr (N == 0) {
+    return "one point";
+  } else {
+    using Lhs = typename Stmt::lhs_type;
+    using T = typename Lhs::array_type::value_type;
+    constexpr int M = choose_row_dim<N, Stmt>();
+    constexpr step_kind ls = Lhs::template step_along<M>();
+    using BR = decltype(std::declval<const typename Stmt::rhs_type&>().bind(
+        std::declval<const buffer_env&>(), dim_mask{}));
+    using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
+        static_cast<const index_t*>(nullptr)))>;
+    using V = std::remove_cvref_t<decltype(std::declval<const Row&>()(0))>;
+    const std::string tname = std::is_same_v<T, float> ? "float" : "double";
+    if (!Lhs::all_affine) return "scalar rows: a scatter (the element is found point by point)";
+    if (!simd::enabled<T>) return "scalar rows: integer elements";
+    if (ls != step_kind::unit && ls != step_kind::zero)
+      return "scalar rows: the left side is strided along the row";
+    if (ls == step_kind::zero && Stmt::kind == combine::assign) return "scalar rows";
+    if (!std::is_same_v<V, T>)
+      return "scalar rows: the row computes in " +
+             std::string(std::is_same_v<V, double> ? "double" : "another type") + " and stores " +
+             tname + " (write constants as " + tname + ")";
+    if (!simd::vector_form<T, Row>::ok)
+      return std::string("scalar rows: ") + simd::vector_form<T, Row>::why;
+    return "vector rows: " + std::to_string(simd::width<T>) + " x " + tname +
+           (ls == step_kind::zero ? ", vector accumulators" : "");
+  }
+}
+
 /// How one statement runs locally, e.g. "gemm: C[i0 x i1] += A[i0 x i2] * B[i2 x i1], no batch".
 template <int N, class Stmt>
 std::string local_strategy(const Stmt& st) {
@@ -225,7 +259,7 @@ std::string local_strategy(const Stmt& st) {
   if constexpr (is_contraction_v<N, Stmt>) {
     if (!snapshot) return contraction_text<N, Stmt>();
   }
-  return loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot);
+  return loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot) + "; " + vector_text<N, Stmt>();
 }
 
 }  // namespace workpart::detail

@@ -77,6 +77,13 @@ WORKPART_HD WORKPART_ALWAYS_INLINE auto as_real(A a) {
 #else
 #define WORKPART_MATH(F) std::F
 #endif
+template <class A>
+WORKPART_HD WORKPART_ALWAYS_INLINE A abs_value(A a) {
+  if constexpr (std::is_floating_point_v<A>)
+    return WORKPART_MATH(fabs)(a);
+  else
+    return a < A(0) ? A(-a) : a;
+}
 #define WORKPART_UNARY_OP(NAME, SYM, EXPR)                      \
   struct NAME {                                                 \
     static constexpr const char* sym = SYM;                     \
@@ -90,7 +97,9 @@ WORKPART_UNARY_OP(op_exp, "exp", WORKPART_MATH(exp)(as_real(a)))
 WORKPART_UNARY_OP(op_log, "log", WORKPART_MATH(log)(as_real(a)))
 WORKPART_UNARY_OP(op_sqrt, "sqrt", WORKPART_MATH(sqrt)(as_real(a)))
 WORKPART_UNARY_OP(op_tanh, "tanh", WORKPART_MATH(tanh)(as_real(a)))
-WORKPART_UNARY_OP(op_abs, "abs", a < A(0) ? A(-a) : a)
+// abs: fabs for floating types, so abs(-0.0) is +0.0 as std::abs gives (a < 0 ? -a : a kept
+// the zero's sign).
+WORKPART_UNARY_OP(op_abs, "abs", abs_value(a))
 #undef WORKPART_UNARY_OP
 
 template <class Op, class R>

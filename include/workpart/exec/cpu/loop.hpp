@@ -17,6 +17,7 @@
 #include "../../expr/reduce.hpp"
 #include "../combine.hpp"
 #include "../counters.hpp"
+#include "simd_row.hpp"
 
 namespace workpart::detail {
 
@@ -38,14 +39,25 @@ constexpr int row_score() {
   }
 }
 
+/// How well a row along M suits the left side: a contiguous store, or (for `+=`, max_into,
+/// min_into) an element fixed along the row, accumulated in registers (a row sum or row max
+/// along the contiguous axis of what it reads), +2; strided -1.
+template <int M, class Stmt>
+constexpr int lhs_row_score() {
+  constexpr step_kind k = Stmt::lhs_type::template step_along<M>();
+  if (k == step_kind::unit) return 2;
+  if (k == step_kind::zero) return Stmt::kind == combine::assign ? 0 : 2;
+  return -1;
+}
+
 /// The row dimension of a statement in a space of rank N (N > 0): best score, the left
 /// side counting double; ties go to the later dimension (row-major order).
 template <int N, class Stmt>
 constexpr int choose_row_dim() {
   int best = N - 1, best_score = -1000;
   [&]<std::size_t... D>(std::index_sequence<D...>) {
-    constexpr int scores[] = {(2 * row_score<int(D), typename Stmt::lhs_type>() +
-                               row_score<int(D), typename Stmt::rhs_type>())...};
+    constexpr int scores[] = {
+        (2 * lhs_row_score<int(D), Stmt>() + row_score<int(D), typename Stmt::rhs_type>())...};
     for (int d = 0; d < N; ++d)
       if (scores[d] >= best_score) {
         best_score = scores[d];
@@ -114,7 +126,12 @@ WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t*
     return;
   }
   T* p = lhs.ptr(pt);
-  if constexpr (ls == step_kind::zero) {
+  constexpr bool vector = simd::row_vectorises<T, std::remove_cvref_t<decltype(r)>>;
+  if constexpr (ls == step_kind::zero && vector && K != combine::assign) {
+    simd::reduce_row<K>(p, r, len);  // a row sum / max / min in vector accumulators
+  } else if constexpr (ls == step_kind::unit && vector) {
+    simd::store_row<K>(p, r, len);
+  } else if constexpr (ls == step_kind::zero) {
     // The left element is fixed along the row: combine the row first, then into it once.
     using V = std::remove_cvref_t<decltype(r(0))>;
     if constexpr (K == combine::add) {
