@@ -218,13 +218,34 @@ inline std::string loop_strategy_text(const loop_shape& ls, bool snapshot) {
   return s;
 }
 
+/// The words of vector_text. (Out of line: GCC 12 warns falsely about std::string appends
+/// whose lengths it sees as constants.)
+[[gnu::noinline]] inline std::string rows_text(const char* scalar_why, int lanes,
+                                               const char* type_name, bool accumulators) {
+  std::string s;
+  if (scalar_why) {
+    s = "scalar rows";
+    if (*scalar_why) {
+      s += ": ";
+      s += scalar_why;
+    }
+    return s;
+  }
+  s = "vector rows: ";
+  s += std::to_string(lanes);
+  s += " x ";
+  s += type_name;
+  if (accumulators) s += ", vector accumulators";
+  return s;
+}
+
 /// Whether the loop executor's rows of a statement run as vectors (simd_row.hpp), in words:
 /// "vector rows: 8 x float" (", vector accumulators" for a row reduction), or "scalar rows:
 /// " and the reason.
 template <int N, class Stmt>
 std::string vector_text() {
   if constexpr (N == 0) {
-    return "one point";
+    return rows_text("", 1, "", false);
   } else {
     using Lhs = typename Stmt::lhs_type;
     using T = typename Lhs::array_type::value_type;
@@ -235,20 +256,23 @@ std::string vector_text() {
     using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
         static_cast<const index_t*>(nullptr)))>;
     using V = std::remove_cvref_t<decltype(std::declval<const Row&>()(0))>;
-    const std::string tname = std::is_same_v<T, float> ? "float" : "double";
-    if (!Lhs::all_affine) return "scalar rows: a scatter (the element is found point by point)";
-    if (!simd::enabled<T>) return "scalar rows: integer elements";
-    if (ls != step_kind::unit && ls != step_kind::zero)
-      return "scalar rows: the left side is strided along the row";
-    if (ls == step_kind::zero && Stmt::kind == combine::assign) return "scalar rows";
-    if (!std::is_same_v<V, T>)
-      return "scalar rows: the row computes in " +
-             std::string(std::is_same_v<V, double> ? "double" : "another type") + " and stores " +
-             tname + " (write constants as " + tname + ")";
-    if (!simd::vector_form<T, Row>::ok)
-      return std::string("scalar rows: ") + simd::vector_form<T, Row>::why;
-    return "vector rows: " + std::to_string(simd::width<T>) + " x " + tname +
-           (ls == step_kind::zero ? ", vector accumulators" : "");
+    const char* why = nullptr;
+    if (!Lhs::all_affine)
+      why = "a scatter (the element is found point by point)";
+    else if (!simd::enabled<T>)
+      why = "integer elements";
+    else if (ls != step_kind::unit && ls != step_kind::zero)
+      why = "the left side is strided along the row";
+    else if (ls == step_kind::zero && Stmt::kind == combine::assign)
+      why = "";
+    else if (!std::is_same_v<V, T>)
+      why =
+          "the row computes in another type than it stores (a double constant on float "
+          "data computes in double: write 0.1f)";
+    else if (!simd::vector_form<T, Row>::ok)
+      why = simd::vector_form<T, Row>::why;
+    return rows_text(why, simd::width<T>, std::is_same_v<T, float> ? "float" : "double",
+                     ls == step_kind::zero);
   }
 }
 
@@ -259,7 +283,10 @@ std::string local_strategy(const Stmt& st) {
   if constexpr (is_contraction_v<N, Stmt>) {
     if (!snapshot) return contraction_text<N, Stmt>();
   }
-  return loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot) + "; " + vector_text<N, Stmt>();
+  std::string s = loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot);
+  s += "; ";
+  s += vector_text<N, Stmt>();
+  return s;
 }
 
 }  // namespace workpart::detail

@@ -147,6 +147,17 @@ void fill_bound_form(const B& b, axis_form& f, bool& data_dependent) {
   }
 }
 
+/// The loop over one inner range's row: acc = Red(acc, r(0), ..., r(n - 1)). The CPU loop
+/// executor specialises it where the row runs as vectors (exec/cpu/simd_row.hpp); device
+/// code and every other row run this one.
+template <class Red, class V, class Row, class = void>
+struct inner_row_reduce {
+  WORKPART_HD WORKPART_ALWAYS_INLINE static V run(V acc, const Row& r, index_t n) {
+    for (index_t t = 0; t < n; ++t) acc = Red::apply(acc, r(t));
+    return acc;
+  }
+};
+
 /// `wp::sum / max_of / min_of (range(r, lo, hi), body)`.
 template <class Red, int D, class Lo, class Hi, class Body>
 struct reduce_node : expr_base {
@@ -188,8 +199,13 @@ struct reduce_node : expr_base {
       q[D] = a;
       if (checked && !body.template check_row<D>(q, b - a)) return acc;
       const auto r = body.template row<D>(q);
+#if defined(__CUDA_ARCH__)
       for (index_t t = 0, n = b - a; t < n; ++t) acc = Red::apply(acc, r(t));
       return acc;
+#else
+      return inner_row_reduce<Red, value_type, std::remove_cvref_t<decltype(r)>>::run(acc, r,
+                                                                                      b - a);
+#endif
     }
     template <int M>
     WORKPART_HD auto row(const index_t* pt) const {

@@ -36,6 +36,7 @@
 
 #include "../../expr/access.hpp"
 #include "../../expr/ops.hpp"
+#include "../../expr/reduce.hpp"
 #include "../combine.hpp"
 
 namespace workpart::detail::simd {
@@ -334,10 +335,10 @@ WORKPART_ALWAYS_INLINE void store_row(T* WORKPART_RESTRICT q, const Row& r, inde
   for (; t < len; ++t) q[t] = combine_value<K>(q[t], r(t));
 }
 
-/// *p K= r(0) K r(1) ... K r(len - 1): four vector accumulators, then the lanes, then the tail.
-/// (max / min give the scalar loop's result, NaN included; a sum adds in another order.)
+/// acc K r(0) K r(1) ... K r(len - 1): four vector accumulators, then the lanes, then the
+/// tail. (max / min give the scalar loop's result, NaN included; a sum adds in another order.)
 template <combine K, class T, class Row>
-WORKPART_ALWAYS_INLINE void reduce_row(T* p, const Row& r, index_t len) {
+WORKPART_ALWAYS_INLINE T reduce_values(T acc, const Row& r, index_t len) {
   using P = packet<T>;
   using F = vector_form<T, Row>;
   constexpr index_t W = width<T>;
@@ -349,7 +350,11 @@ WORKPART_ALWAYS_INLINE void reduce_row(T* p, const Row& r, index_t len) {
     else
       return min_nan(a, b);
   };
-  const P start = K == combine::add ? ei::pset1<P>(T(0)) : ei::pset1<P>(*p);
+  if (len < W) {  // no whole packet: the scalar loop
+    for (index_t t = 0; t < len; ++t) acc = combine_value<K>(acc, r(t));
+    return acc;
+  }
+  const P start = K == combine::add ? ei::pset1<P>(T(0)) : ei::pset1<P>(acc);
   P a0 = start, a1 = start, a2 = start, a3 = start;
   index_t t = 0;
   for (; t + 4 * W <= len; t += 4 * W) {
@@ -359,15 +364,47 @@ WORKPART_ALWAYS_INLINE void reduce_row(T* p, const Row& r, index_t len) {
     a3 = join(a3, F::at(r, t + 3 * W));
   }
   for (; t + W <= len; t += W) a0 = join(a0, F::at(r, t));
-  alignas(64) T lanes[W];
-  ei::pstoreu(lanes, join(join(a0, a1), join(a2, a3)));
-  T acc = K == combine::add ? T(0) : *p;
-  for (index_t k = 0; k < W; ++k) acc = combine_value<K>(acc, lanes[k]);
-  for (; t < len; ++t) acc = combine_value<K>(acc, r(t));
-  *p = K == combine::add ? static_cast<T>(*p + acc) : acc;
+  const P all = join(join(a0, a1), join(a2, a3));
+  T v;
+  if constexpr (K == combine::add) {
+    v = ei::predux(all);  // a tree of adds: short rows (64 taps) pay no W-long scalar chain
+  } else {
+    alignas(64) T lanes[W];
+    ei::pstoreu(lanes, all);
+    v = acc;
+    for (index_t k = 0; k < W; ++k) v = combine_value<K>(v, lanes[k]);
+  }
+  for (; t < len; ++t) v = combine_value<K>(v, r(t));
+  return K == combine::add ? static_cast<T>(acc + v) : v;
 }
 
+/// *p K= r(0) K ... K r(len - 1) (a row of `s(i) += x(i, j)` along j).
+template <combine K, class T, class Row>
+WORKPART_ALWAYS_INLINE void reduce_row(T* p, const Row& r, index_t len) {
+  *p = reduce_values<K>(*p, r, len);
+}
+
+template <class Red>
+inline constexpr combine combine_of = std::is_same_v<Red, red_sum>   ? combine::add
+                                      : std::is_same_v<Red, red_max> ? combine::max
+                                                                     : combine::min;
+
 }  // namespace workpart::detail::simd
+
+namespace workpart::detail {
+
+/// An inner range's row (`wp::sum(wp::range(k, 0, K), w(k) * x(i + k))`, `wp::max_of(x(i,
+/// wp::all))`) in vector accumulators, where the row has a vector form in the result's type.
+template <class Red, class V, class Row>
+struct inner_row_reduce<Red, V, Row, std::enable_if_t<simd::row_vectorises<V, Row>>> {
+  WORKPART_ALWAYS_INLINE static V run(V acc, const Row& r, index_t n) {
+    return simd::reduce_values<simd::combine_of<Red>>(acc, r, n);
+  }
+};
+
+}  // namespace workpart::detail
+
+namespace workpart::detail::simd {}  // namespace workpart::detail::simd
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
