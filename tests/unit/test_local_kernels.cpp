@@ -1198,3 +1198,46 @@ TEMPLATE_TEST_CASE("local kernels: abs(-0.0) is +0.0 as std::abs gives", "[local
     }
   }
 }
+
+// Inner ranges whose bounds stay put along the statement's row run with the range outside the
+// row (exec/cpu/inner_rows.hpp): each point still adds its terms in the loop's order, so the
+// results are the plain loop's bit for bit. Bounds that vary between rows (not along them), a
+// max of sums (two reductions: not flattened), a left side strided along the row.
+TEMPLATE_TEST_CASE("local kernels: inner ranges run outside the row, same bits as the loop",
+                   "[local][reduce][inner]", float, double) {
+  using T = TestType;
+  auto [i, j, r, s] = wp::indices<4>();
+  for (const auto& [R, C] :
+       {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {7, 17}, {4, 300}, {3, 600}}) {
+    std::vector<T> x((R + 2) * (C + 2)), w(9);
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = T(std::sin(0.37 * double(k)) * 3);
+    for (std::size_t k = 0; k < w.size(); ++k) w[k] = T(0.25) * T(k) - T(1);
+    const int64_t XC = C + 2;
+    wp::array<T, 2> X("x", {R + 2, XC}, x.data()), W("w", {3, 3}, w.data());
+    wp::array<T, 2> prefix("prefix", {R, C}), maxsum("maxsum", {R, C}), tr("tr", {C, R});
+    wp::run(wp::map(
+        "ranges", wp::space(R, C), prefix(i, j) = wp::sum(wp::range(r, 0, i + 1), X(r, j)),
+        maxsum(i, j) =
+            wp::max_of(wp::range(r, 0, 3), wp::sum(wp::range(s, 0, 3), W(r, s) * X(i + r, j + s))),
+        tr(j, i) = wp::sum(wp::range(s, 0, 3), X(i, j + s) * T(2))));
+    int64_t wrong = 0;
+    for (int64_t a = 0; a < R; ++a)
+      for (int64_t b = 0; b < C; ++b) {
+        T p = T(0);
+        for (int64_t k = 0; k <= a; ++k) p = p + x[k * XC + b];
+        T m = -std::numeric_limits<T>::infinity();
+        for (int64_t u = 0; u < 3; ++u) {
+          T acc = T(0);
+          for (int64_t v = 0; v < 3; ++v) acc = acc + w[u * 3 + v] * x[(a + u) * XC + b + v];
+          m = (m > acc || m != m) ? m : acc;
+        }
+        T t = T(0);
+        for (int64_t v = 0; v < 3; ++v) t = t + x[a * XC + b + v] * T(2);
+        wrong += prefix.data()[a * C + b] != p;
+        wrong += maxsum.data()[a * C + b] != m;
+        wrong += tr.data()[b * R + a] != t;
+      }
+    INFO(R << " x " << C);
+    CHECK(wrong == 0);
+  }
+}

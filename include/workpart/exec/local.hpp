@@ -221,17 +221,18 @@ inline std::string loop_strategy_text(const loop_shape& ls, bool snapshot) {
 /// The words of vector_text. (Out of line: GCC 12 warns falsely about std::string appends
 /// whose lengths it sees as constants.)
 [[gnu::noinline]] inline std::string rows_text(const char* scalar_why, int lanes,
-                                               const char* type_name, bool accumulators) {
-  std::string s;
+                                               const char* type_name, bool accumulators,
+                                               const char* prefix = "") {
+  std::string s = prefix;
   if (scalar_why) {
-    s = "scalar rows";
+    s += "scalar rows";
     if (*scalar_why) {
       s += ": ";
       s += scalar_why;
     }
     return s;
   }
-  s = "vector rows: ";
+  s += "vector rows: ";
   s += std::to_string(lanes);
   s += " x ";
   s += type_name;
@@ -256,6 +257,23 @@ std::string vector_text() {
     using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
         static_cast<const index_t*>(nullptr)))>;
     using V = std::remove_cvref_t<decltype(std::declval<const Row&>()(0))>;
+    if constexpr (row_inside_range<M, BR>() && ls != step_kind::zero && Lhs::all_affine) {
+      // the range runs outside the row (inner_rows.hpp): the innermost body's row decides
+      using Body = innermost_range_body<M, BR>;
+      using BodyRow = std::remove_cvref_t<decltype(std::declval<const Body&>().template row<M>(
+          static_cast<const index_t*>(nullptr)))>;
+      using RV = typename BR::value_type;
+      const char* why = nullptr;
+      if (!simd::enabled<RV>)
+        why = "integer elements";
+      else if (!std::is_same_v<std::remove_cvref_t<decltype(std::declval<const BodyRow&>()(0))>,
+                               RV>)
+        why = "the range's terms have another type than its result";
+      else if (!simd::vector_form<RV, BodyRow>::ok)
+        why = simd::vector_form<RV, BodyRow>::why;
+      return rows_text(why, simd::width<RV>, std::is_same_v<RV, float> ? "float" : "double", false,
+                       "inner range outside the row (a row buffer per value of it), ");
+    }
     const char* why = nullptr;
     if (!Lhs::all_affine)
       why = "a scatter (the element is found point by point)";

@@ -185,6 +185,12 @@ struct reduce_node : expr_base {
   template <class BLo, class BHi, class BBody>
   struct bound {
     using value_type = typename reduce_node::value_type;
+    // What the CPU executor's inner-range rows (exec/cpu/inner_rows.hpp) need to know.
+    using reduction = Red;
+    using body_type = BBody;
+    static constexpr int dim = D;
+    static constexpr bool affine_bounds = !dd_bounds;
+    static constexpr dim_mask bounds_free = bound_info<Lo>().free | bound_info<Hi>().free;
     BLo lo;
     BHi hi;
     BBody body;

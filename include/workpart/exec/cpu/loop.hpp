@@ -17,6 +17,7 @@
 #include "../../expr/reduce.hpp"
 #include "../combine.hpp"
 #include "../counters.hpp"
+#include "inner_rows.hpp"
 #include "simd_row.hpp"
 
 namespace workpart::detail {
@@ -124,6 +125,12 @@ WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t*
       }
     }
     return;
+  }
+  if constexpr (row_inside_range<M, BR>() && ls != step_kind::zero) {
+    if (ranges_unchecked<M>(rhs)) {  // a stencil / convolution: its range outside the row
+      run_row_range_outside<K, M>(lhs, rhs, pt, len);
+      return;
+    }
   }
   T* p = lhs.ptr(pt);
   constexpr bool vector = simd::row_vectorises<T, std::remove_cvref_t<decltype(r)>>;
