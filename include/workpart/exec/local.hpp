@@ -257,22 +257,11 @@ std::string vector_text() {
     using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
         static_cast<const index_t*>(nullptr)))>;
     using V = std::remove_cvref_t<decltype(std::declval<const Row&>()(0))>;
-    if constexpr (row_inside_range<M, BR>() && ls != step_kind::zero && Lhs::all_affine) {
-      // the range runs outside the row (inner_rows.hpp): the innermost body's row decides
-      using Body = innermost_range_body<M, BR>;
-      using BodyRow = std::remove_cvref_t<decltype(std::declval<const Body&>().template row<M>(
-          static_cast<const index_t*>(nullptr)))>;
+    if constexpr (range_outside_pays<M, BR>() && ls != step_kind::zero && Lhs::all_affine) {
+      // the range runs outside the row (inner_rows.hpp), its body's rows as vectors
       using RV = typename BR::value_type;
-      const char* why = nullptr;
-      if (!simd::enabled<RV>)
-        why = "integer elements";
-      else if (!std::is_same_v<std::remove_cvref_t<decltype(std::declval<const BodyRow&>()(0))>,
-                               RV>)
-        why = "the range's terms have another type than its result";
-      else if (!simd::vector_form<RV, BodyRow>::ok)
-        why = simd::vector_form<RV, BodyRow>::why;
-      return rows_text(why, simd::width<RV>, std::is_same_v<RV, float> ? "float" : "double", false,
-                       "inner range outside the row (a row buffer per value of it), ");
+      return rows_text(nullptr, simd::width<RV>, std::is_same_v<RV, float> ? "float" : "double",
+                       false, "inner range outside the row (a row buffer per value of it), ");
     }
     const char* why = nullptr;
     if (!Lhs::all_affine)

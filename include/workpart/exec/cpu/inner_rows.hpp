@@ -10,8 +10,9 @@
 /// results, as vectors where the body has a vector form (simd_row.hpp). A range of the same
 /// reduction nested in the body (a sum of a sum) adds into the same buffer. Every point sees
 /// its terms in the order the point-by-point loop adds them, so results are bit for bit the
-/// same. Ranges whose bounds move along the row (`range(k, 0, i + 1)` with rows along i) or
-/// read data keep the point-by-point path.
+/// same. Ranges whose bounds move along the row (`range(k, 0, i + 1)` with rows along i), read
+/// data, or whose body's row would not be a vector (range_outside_pays) keep the point-by-point
+/// path.
 
 #include <algorithm>
 #include <type_traits>
@@ -58,6 +59,22 @@ auto innermost_range_body_of() {
 }
 template <int M, class B>
 using innermost_range_body = typename decltype(innermost_range_body_of<M, B>())::type;
+
+/// Whether running B's range outside the row pays: the innermost body's row along M has a
+/// vector form (a stencil's x(i + r, j + s) along j). Where it does not (`sum(x(i, wp::all))`
+/// with rows along i reads x down its columns) each point's own range, along its contiguous
+/// index, is the faster loop.
+template <int M, class B>
+constexpr bool range_outside_pays() {
+  if constexpr (row_inside_range<M, B>()) {
+    using Body = innermost_range_body<M, B>;
+    using Row = std::remove_cvref_t<decltype(std::declval<const Body&>().template row<M>(
+        static_cast<const index_t*>(nullptr)))>;
+    return simd::row_vectorises<typename B::value_type, Row>;
+  } else {
+    return false;
+  }
+}
 
 /// Whether no level that would be flattened reads data-dependent subscripts (those levels
 /// check their rows point by point: keep that path).

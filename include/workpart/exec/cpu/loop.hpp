@@ -126,7 +126,7 @@ WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t*
     }
     return;
   }
-  if constexpr (row_inside_range<M, BR>() && ls != step_kind::zero) {
+  if constexpr (range_outside_pays<M, BR>() && ls != step_kind::zero) {
     if (ranges_unchecked<M>(rhs)) {  // a stencil / convolution: its range outside the row
       run_row_range_outside<K, M>(lhs, rhs, pt, len);
       return;
