@@ -7,10 +7,12 @@
 /// which no compiler vectorises; here the range runs outside and the row inside: for each
 /// value of the range's index, the body's row along the statement's row dimension (w(r, s) a
 /// constant, x(i + r - 1, j + s - 1) contiguous) is added into a buffer of the row's partial
-/// results, as vectors where the body has a vector form (simd_row.hpp). A range of the same
-/// reduction nested in the body (a sum of a sum) adds into the same buffer. Every point sees
-/// its terms in the order the point-by-point loop adds them, so results are bit for bit the
-/// same. Ranges whose bounds move along the row (`range(k, 0, i + 1)` with rows along i), read
+/// results, as vectors where the body has a vector form (simd_row.hpp). Every point adds its
+/// terms in the order of the range, so a single range gives the point-by-point loop's bits. A
+/// range of the same reduction nested in the body (a sum of a sum) adds into the same buffer,
+/// as a plain nested loop over the taps does (`acc += w[r][s] * x[...]`), where the
+/// point-by-point path added each inner sum, started from zero, to the outer one: a sum's last
+/// bits can differ between the two (max and min cannot). Ranges whose bounds move along the row (`range(k, 0, i + 1)` with rows along i), read
 /// data, or whose body's row would not be a vector (range_outside_pays) keep the point-by-point
 /// path.
 
