@@ -10,9 +10,9 @@
 /// packet with a lane outside their safe range (NaN, infinities, results that are subnormal
 /// or overflow) is computed lane by lane with the scalar function; `tanh` on float within 2
 /// ulp (vtanh). tanh on double runs lane by lane inside the packet, so the rest of the row
-/// stays vectorised. Sums along a row (`+=` into an
-/// element fixed along it) use several vector accumulators: they add in another order than
-/// the scalar loop, as any vectorised sum does.
+/// stays vectorised. Sums along a row (`+=` into an element fixed along it, an inner range's
+/// own row) use several vector accumulators: they add in another order than the scalar loop,
+/// as any vectorised sum does.
 ///
 /// Why rows: the executor already runs every statement as rows along the dimension that makes
 /// the most accesses contiguous; a row whose accesses are all unit-stride is exactly what a
@@ -26,7 +26,9 @@
 #include <type_traits>
 
 // Eigen's packet types carry alignment attributes that GCC warns about when they are template
-// arguments (-Wignored-attributes); Eigen silences the same warning around its own uses.
+// arguments (-Wignored-attributes); Eigen silences the same warning around its own uses. GCC
+// 12 also warns falsely inside its own AVX-512 intrinsics under -march=native
+// (-Wmaybe-uninitialized, GCC PR 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"
