@@ -12,9 +12,9 @@
 /// range of the same reduction nested in the body (a sum of a sum) adds into the same buffer,
 /// as a plain nested loop over the taps does (`acc += w[r][s] * x[...]`), where the
 /// point-by-point path added each inner sum, started from zero, to the outer one: a sum's last
-/// bits can differ between the two (max and min cannot). Ranges whose bounds move along the row (`range(k, 0, i + 1)` with rows along i), read
-/// data, or whose body's row would not be a vector (range_outside_pays) keep the point-by-point
-/// path.
+/// bits can differ between the two (max and min cannot). Ranges whose bounds move along the row
+/// (`range(k, 0, i + 1)` with rows along i), read data, or whose body's row would not be a vector
+/// (range_outside_pays) keep the point-by-point path.
 
 #include <algorithm>
 #include <type_traits>
