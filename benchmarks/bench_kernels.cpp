@@ -40,9 +40,11 @@
 //              them have one variant per way:
 //                rowsum/rowmax/colsum  "map" (+= / max_into over the 2-D space) and "map:all"
 //                                      (wp::sum / wp::max_of of x(i, wp::all) over a 1-D space);
-//                softmax               "map" (one map of four statements) and "program" (the
-//                                      three maps max, exp-sum, normalise);
-//                layernorm             "program" (three maps);
+//                softmax               "map" (one map of four statements, fused over blocks),
+//                                      "map:unfused" (the same map with fusion off) and
+//                                      "program" (the three maps max, exp-sum, normalise);
+//                layernorm             "map" (one map of three statements, fused),
+//                                      "map:unfused" and "program" (three maps);
 //                stencil3/5            "map:nested" (wp::sum(wp::range(r,0,K), wp::sum(wp::range(
 //                                      s,0,K), w(r,s) * x(i+r-h, j+s-h)))) and "map:terms" (the
 //                                      K*K products with scalar weights, added left to right);
@@ -821,6 +823,16 @@ void bench_rows(const std::string& kernel, i64 R, i64 C, const options& opt, rep
 // ---------------------------------------------------------------------------------------------
 // softmax over the last axis (float32)
 
+/// Runs a map with fusion off: a block budget larger than any box (exec/cpu/fusion.hpp).
+template <class Map>
+void run_unfused(const Map& m) {
+  std::size_t& budget = wp::detail::fusion_budget_bytes();
+  const std::size_t saved = budget;
+  budget = std::size_t(-1) / 2;
+  wp::run(m);
+  budget = saved;
+}
+
 __attribute__((noinline)) void softmax_loop(const float* x, float* y, i64 R, i64 L, bool par) {
   (void)par;
   BENCH_OMP_FOR_IF
@@ -870,6 +882,12 @@ void bench_softmax(const options& opt, report& rep) {
   auto sm = wp::map("softmax", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)),
                     e(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)),
                     sum(b, h, s) += e(b, h, s, l), y(b, h, s, l) = e(b, h, s, l) / sum(b, h, s));
+  // the same map writing y3, run with fusion off (its statements one after another)
+  std::vector<float> unfused(static_cast<std::size_t>(n));
+  wp::array<float, 4> y3("y_unfused", {B, H, S, L}, unfused.data());
+  auto sm3 = wp::map("softmax", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)),
+                     e(b, h, s, l) = wp::exp(x(b, h, s, l) - mx(b, h, s)),
+                     sum(b, h, s) += e(b, h, s, l), y3(b, h, s, l) = e(b, h, s, l) / sum(b, h, s));
   auto m1 = wp::map("max", wp::space(B, H, S, L), wp::max_into(mx(b, h, s), x(b, h, s, l)));
   auto m2 = wp::map("expsum", wp::space(B, H, S, L),
                     sum(b, h, s) += wp::exp(x(b, h, s, l) - mx(b, h, s)));
@@ -887,6 +905,7 @@ void bench_softmax(const options& opt, report& rep) {
   const float* xp = xv.data();
   std::vector<variant<float>> vs;
   vs.push_back({"map", vkind::map, [sm] { wp::run(sm); }, o.map.data(), reset});
+  vs.push_back({"map:unfused", vkind::map, [sm3] { run_unfused(sm3); }, unfused.data(), reset});
   vs.push_back({"program", vkind::map, [prog] { wp::run(prog); }, o.map2.data(), reset});
   add_loops<float>(
       vs,
@@ -958,13 +977,26 @@ void bench_layernorm(const options& opt, report& rep) {
   auto norm = wp::map("norm", wp::space(N, D),
                       z(i, n) = (x(i, n) - mu(i)) / wp::sqrt(var(i) + eps) * gamma(n) + beta(n));
   auto prog = wp::program(mean, vari, norm);
+  // the same three statements as one map (fused), writing z1
+  std::vector<float> one(static_cast<std::size_t>(N * D));
+  wp::array<float, 2> z1("z_one_map", {N, D}, one.data());
+  auto ln = wp::map("layernorm", wp::space(N, D), mu(i) += x(i, n) * inv_d,
+                    var(i) += (x(i, n) - mu(i)) * (x(i, n) - mu(i)) * inv_d,
+                    z1(i, n) = (x(i, n) - mu(i)) / wp::sqrt(var(i) + eps) * gamma(n) + beta(n));
+  wp::array<float, 2> z3("z_unfused", {N, D}, o.map2.data());  // run with fusion off
+  auto ln3 = wp::map("layernorm", wp::space(N, D), mu(i) += x(i, n) * inv_d,
+                     var(i) += (x(i, n) - mu(i)) * (x(i, n) - mu(i)) * inv_d,
+                     z3(i, n) = (x(i, n) - mu(i)) / wp::sqrt(var(i) + eps) * gamma(n) + beta(n));
 
   case_info c{"layernorm", "f32", std::to_string(N) + "x" + std::to_string(D), N * D,
               double(2 * N * D + 2 * D) * sizeof(float)};
   c.check = check_mode::normwise;
-  c.explain = wp::explain_local(mean) + wp::explain_local(vari) + wp::explain_local(norm);
+  c.explain = wp::explain_local(ln) + wp::explain_local(mean) + wp::explain_local(vari) +
+              wp::explain_local(norm);
   const float *xp = xv.data(), *gp = gv.data(), *bp = bv.data();
   std::vector<variant<float>> vs;
+  vs.push_back({"map", vkind::map, [ln] { wp::run(ln); }, one.data(), reset});
+  vs.push_back({"map:unfused", vkind::map, [ln3] { run_unfused(ln3); }, o.map2.data(), reset});
   vs.push_back({"program", vkind::map, [prog] { wp::run(prog); }, o.map.data(), reset});
   add_loops<float>(
       vs,

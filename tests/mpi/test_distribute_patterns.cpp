@@ -13,6 +13,7 @@
 
 #include "mpi_test_support.hpp"
 
+#include <limits>
 #include <random>
 
 namespace {
@@ -1257,6 +1258,74 @@ TEST_CASE("patterns: a later statement reads what an earlier one wrote on the sa
       ws[std::size_t(a)] += 2.0 * rs;
     }
     REQUIRE(compare_on_root(ctx.comm(), s, ws) == "");
+  }
+}
+
+TEST_CASE("patterns: a softmax map fused over cache-sized blocks of every rank's block",
+          "[mpi][distribute][patterns][fused]") {
+  // exec/cpu/fusion.hpp: each rank runs the four statements block by block over its own
+  // block. A small budget makes every rank's block fuse; the result is the plain loop's.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  const index_t p = P;
+  struct budget_scope {  // a small budget: every rank's block is fused
+    std::size_t saved = wp::detail::fusion_budget_bytes();
+    budget_scope() { wp::detail::fusion_budget_bytes() = 2048; }
+    ~budget_scope() { wp::detail::fusion_budget_bytes() = saved; }
+  } budget;
+  constexpr index_t B = 3, S = 13, L = 131;
+  auto xv = [](index_t a, index_t b, index_t c) {
+    return double((a * 7 + b * 5 + c * 3) % 29 - 14) / 4.0;
+  };
+  std::vector<double> want;
+  for (index_t a = 0; a < B; ++a)
+    for (index_t b = 0; b < S; ++b) {
+      double m = -1e300, t = 0;
+      for (index_t c = 0; c < L; ++c) m = std::max(m, xv(a, b, c));
+      for (index_t c = 0; c < L; ++c) t += std::exp(xv(a, b, c) - m);
+      for (index_t c = 0; c < L; ++c) want.push_back(std::exp(xv(a, b, c) - m) / t);
+    }
+  auto [b, s, l] = wp::indices<3>();
+  for (const wp::grid_shape& g : {wp::grid_shape{p, 1, 1}, wp::grid_shape{1, p, 1}}) {
+    INFO("grid " << g.str() << " on " << P << " ranks");
+    wp::array<double, 3> x("x", {B, S, L}), e("e", {B, S, L}), y("y", {B, S, L});
+    wp::array<double, 2> mx("mx", {B, S}), sum("sum", {B, S});
+    fill3(x, xv);
+    fill2(mx, [](index_t, index_t) { return -std::numeric_limits<double>::infinity(); });
+    fill2(sum, [](index_t, index_t) { return 0.0; });
+    auto sm = wp::map("softmax", wp::space(B, S, L), wp::max_into(mx(b, s), x(b, s, l)),
+                      e(b, s, l) = wp::exp(x(b, s, l) - mx(b, s)), sum(b, s) += e(b, s, l),
+                      y(b, s, l) = e(b, s, l) / sum(b, s));
+    auto plan = wp::distribute(sm, g, ctx);
+    REQUIRE(plan.explain().find("statements on rank 0's block: fused") != std::string::npos);
+    const long before = wp::detail::counters().fused_maps.load();
+    plan.run();
+    const bool busy = g.dims[0] > 1 ? block_of(B, p, ctx.rank()).size > 0  // some rows here
+                                    : block_of(S, p, ctx.rank()).size > 0;
+    REQUIRE(all_problems(ctx.comm(),
+                         (wp::detail::counters().fused_maps.load() - before == (busy ? 1 : 0))
+                             ? ""
+                             : "rank " + std::to_string(ctx.rank()) + " did not fuse") == "");
+    REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    REQUIRE(explain_differs(ctx.comm(), plan) == "");
+  }
+  SECTION("a later statement writes what an earlier one reads: the earlier reads old values") {
+    constexpr index_t n = 1003;
+    wp::array<double, 1> x("x", {n}), a("a", {n}), c("c", {n});
+    fill1(x, [](index_t k) { return double(k % 11) - 5.0; });
+    fill1(c, [](index_t k) { return double(k % 7); });
+    auto [i] = wp::indices<1>();
+    auto plan = wp::distribute(wp::map("anti", wp::space(n), a(i) = x(i) + c(i), c(i) = x(i) * 2.0),
+                               wp::grid_shape{p}, ctx);
+    plan.run();
+    std::vector<double> wa, wc;
+    for (index_t k = 0; k < n; ++k) {
+      wa.push_back(double(k % 11) - 5.0 + double(k % 7));
+      wc.push_back((double(k % 11) - 5.0) * 2.0);
+    }
+    REQUIRE(compare_on_root(ctx.comm(), a, wa) == "");
+    REQUIRE(compare_on_root(ctx.comm(), c, wc) == "");
   }
 }
 

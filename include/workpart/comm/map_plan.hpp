@@ -83,6 +83,11 @@ class map_plan : private detail::map_runtime {
       local += "    " + st.str() + " -> " +
                (device_ ? detail::device_strategy<N>(st) : detail::local_strategy<N>(st)) + "\n";
     });
+    if (!device_ && Map::statement_count > 1) {  // rank 0's block: the same text everywhere
+      const detail::rank_block& b0 = cons_.blocks.front();
+      local += "    statements on rank 0's block: " +
+               detail::fusion_text(detail::map_fusion_plan<N>(map_, b0.lo, b0.hi), N) + "\n";
+    }
     if (device_)
       local += "    (device backend: " + detail::device_system_text() + "; " +
                detail::device_staging_text() + ")\n";
@@ -134,9 +139,8 @@ class map_plan : private detail::map_runtime {
   void run_statements(Executor& ex) {
     bind(ex);
     ex.begin();
-    map_.for_each_statement([&](const auto& st) {
-      ex.template run<N>(name_, st, block_.lo, block_.hi, separate_buffers(st.lhs.arr));
-    });
+    ex.template run_map<N>(name_, map_, block_.lo, block_.hi,
+                           [&](const void* id) { return separate_buffers(id); });
     ex.end();
   }
 

@@ -7,7 +7,9 @@
 /// mirrors) each take
 ///   add_read(id, view, bytes) / add_write(id, view, bytes)   the rank's blocks,
 ///   begin()                                                  before the first statement,
-///   run<N>(map_name, statement, lo, hi, reads_are_separate)  each statement over [lo, hi),
+///   run<N>(map_name, statement, lo, hi, reads_are_separate)  one statement over [lo, hi),
+///   run_map<N>(map_name, map, lo, hi, separate)              every statement of a map (the CPU
+///                                                            one fuses them, cpu/fusion.hpp),
 ///   end()                                                    after the last one.
 /// A plan drives whichever its options name; nothing above exec/ knows how either runs.
 

@@ -13,6 +13,8 @@ struct exec_counters {
   std::atomic<long> loop_statements{0};
   std::atomic<long> threaded_outer{0};     ///< loops split over threads along an outer dimension
   std::atomic<long> threaded_rows{0};      ///< loops whose rows themselves were split over threads
+  std::atomic<long> fused_maps{0};         ///< maps whose statements ran together over blocks
+  std::atomic<long> fused_blocks{0};       ///< the blocks they ran over
   std::atomic<long> snapshot_elements{0};  ///< elements copied for statements reading their output
   // The device backend (exec/device/):
   std::atomic<long> device_kernels{0};       ///< statements run as the generic Thrust kernel

@@ -11,6 +11,7 @@
 
 #include "../expr/interval.hpp"
 #include "../expr/map.hpp"
+#include "cpu/fusion.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/loop.hpp"
 #include "backend.hpp"
@@ -179,6 +180,113 @@ void run_statement(const std::string& map_name, const Stmt& st, const buffer_env
   run_with(snap_env);
 }
 
+/// Whether some statement of a map (a tuple of statements) goes to GEMM: such maps run
+/// statement by statement, each contraction over the whole box.
+template <int N, class Tuple>
+struct has_contraction;
+template <int N, class... S>
+struct has_contraction<N, std::tuple<S...>> : std::bool_constant<(is_contraction_v<N, S> || ...)> {
+};
+
+/// What fusion needs of a map's statements that run; `separate(id)`: whether array id is read
+/// from a buffer other than the one written (a rank's block of a distributed plan).
+template <int N, class Map, class Separate>
+fusion_facts map_fusion_facts(const Map& m, Separate&& separate) {
+  fusion_facts f;
+  int s = 0;
+  m.for_each_statement([&](const auto& st) {
+    if (!f.refusal && !separate(st.lhs.arr) && reads_own_output(st))
+      f.refusal = "a statement reads its own output elsewhere than where it writes (a snapshot)";
+    fusion_collector w{f, s, true};
+    w.on_access(st.lhs);  // a data-dependent left subscript refuses fusion by its kind
+    f.lhs_moves.push_back(moving_dims(f.accesses.back(), N));
+    fusion_collector r{f, s, false};
+    st.rhs.visit(r);
+    ++s;
+  });
+  return f;
+}
+
+/// How a map's statements would run together over [lo, hi) (on one process: no separate
+/// read buffers), or why they run one after another.
+template <int N, class Map>
+fusion_plan map_fusion_plan(const Map& m, const index_t* lo, const index_t* hi) {
+  if constexpr (Map::statement_count < 2) {
+    fusion_plan p;
+    p.why = "one statement";
+    return p;
+  } else if constexpr (has_contraction<N, typename Map::statements_type>::value) {
+    fusion_plan p;
+    p.why = "a statement is a contraction (GEMM over the whole box)";
+    return p;
+  } else {
+    return plan_fusion(map_fusion_facts<N>(m, [](const void*) { return false; }), N, lo, hi,
+                       worker_threads());
+  }
+}
+
+/// Runs a map's statements over the blocks of plan p: every statement on a block, then the
+/// next block. Each statement is bound once; blocks go to threads when p says so.
+template <int N, class Map>
+void run_fused(const Map& m, const buffer_env& wenv, const buffer_env& renv, const fusion_plan& p,
+               const index_t* lo, const index_t* hi) {
+  using stmts = typename Map::statements_type;
+  constexpr std::size_t S = Map::statement_count;
+  const auto bound = std::apply(
+      [&](const auto&... st) {
+        return std::make_tuple(
+            std::make_pair(st.lhs.bind(wenv, 0, &renv), st.rhs.bind(renv, 0))...);
+      },
+      m.statements());
+  long running = 0;
+  for (std::size_t s = 0; s < S; ++s) running += m.runs(s) ? 1 : 0;
+  counters().loop_statements.fetch_add(running, std::memory_order_relaxed);
+  counters().fused_maps.fetch_add(1, std::memory_order_relaxed);
+  counters().fused_blocks.fetch_add(long(p.blocks), std::memory_order_relaxed);
+  auto run_block = [&](index_t b) {
+    index_t blo[max_dims] = {}, bhi[max_dims] = {};
+    fusion_block_box(p, N, lo, hi, b, blo, bhi);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((m.runs(I) ? run_statement_loop<N, std::tuple_element_t<I, stmts>>(
+                        std::get<I>(bound).first, std::get<I>(bound).second, blo, bhi)
+                  : void()),
+       ...);
+    }
+    (std::make_index_sequence<S>{});
+  };
+  const index_t blocks = p.blocks;
+  if (p.threads) {
+    counters().threaded_outer.fetch_add(1, std::memory_order_relaxed);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(worker_threads())
+#endif
+    for (index_t b = 0; b < blocks; ++b) run_block(b);
+  } else {
+    for (index_t b = 0; b < blocks; ++b) run_block(b);
+  }
+  raise_recorded_oob(m.name(), wenv, renv);
+}
+
+/// Runs a map's statements over [lo, hi): fused over cache-sized blocks where that keeps the
+/// map's meaning and pays (fusion.hpp), otherwise one after another over the whole box.
+template <int N, class Map, class Separate>
+void run_map_statements(const std::string& map_name, const Map& m, const buffer_env& wenv,
+                        const buffer_env& renv, const index_t* lo, const index_t* hi,
+                        Separate&& separate) {
+  if constexpr (Map::statement_count >= 2 &&
+                !has_contraction<N, typename Map::statements_type>::value) {
+    const fusion_plan p =
+        plan_fusion(map_fusion_facts<N>(m, separate), N, lo, hi, worker_threads());
+    if (p.fused) {
+      run_fused<N>(m, wenv, renv, p, lo, hi);
+      return;
+    }
+  }
+  m.for_each_statement([&](const auto& st) {
+    run_statement<N>(map_name, st, wenv, renv, lo, hi, separate(st.lhs.arr));
+  });
+}
+
 /// The CPU backend's executor (backend.hpp): the rank's blocks are its buffers, nothing to
 /// copy before or after.
 template <>
@@ -193,16 +301,21 @@ class executor<cpu_backend> {
            bool reads_are_separate) {
     run_statement<N>(map_name, st, wenv_, renv_, lo, hi, reads_are_separate);
   }
+  template <int N, class Map, class Separate>
+  void run_map(const std::string& map_name, const Map& m, const index_t* lo, const index_t* hi,
+               Separate&& separate) {
+    run_map_statements<N>(map_name, m, wenv_, renv_, lo, hi, separate);
+  }
 
  private:
   buffer_env renv_, wenv_;
 };
 
-/// Runs every statement of `m`, in order, over the box [lo, hi) of its space.
-template <int N, class... S, class Env>
-void run_map_box(const map_t<N, S...>& m, const Env& env, const index_t* lo, const index_t* hi) {
-  m.for_each_statement(
-      [&](const auto& st) { run_statement<N>(m.name(), st, env, env, lo, hi, false); });
+/// Runs every statement of `m`, in order (fused where that pays), over the box [lo, hi).
+template <int N, class... S>
+void run_map_box(const map_t<N, S...>& m, const buffer_env& env, const index_t* lo,
+                 const index_t* hi) {
+  run_map_statements<N>(m.name(), m, env, env, lo, hi, [](const void*) { return false; });
 }
 
 /// The loop executor's plan for a statement in words (local_strategy()).

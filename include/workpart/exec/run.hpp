@@ -62,6 +62,11 @@ std::string explain_local(const map_t<N, S...>& m) {
   m.for_each_statement([&](const auto& st) {
     s += "\n  " + st.str() + "\n    -> " + detail::local_strategy<N>(st);
   });
+  if constexpr (sizeof...(S) > 1) {
+    const auto& sp = m.iteration_space();
+    s += "\n  statements: " +
+         detail::fusion_text(detail::map_fusion_plan<N>(m, sp.lo.data(), sp.hi.data()), N);
+  }
   return s + "\n";
 }
 

@@ -202,9 +202,11 @@ inline block_of_rows split_rows(index_t lo, index_t hi, index_t n, index_t me) {
   return {cut(me), cut(me + 1)};
 }
 
+/// The threads a statement's loop may use: one inside a parallel region (fused blocks are
+/// already shared among threads).
 inline int worker_threads() {
 #if defined(_OPENMP)
-  return omp_get_max_threads();
+  return omp_in_parallel() ? 1 : omp_get_max_threads();
 #else
   return 1;
 #endif

@@ -137,13 +137,76 @@ WORKPART_ALWAYS_INLINE ei::Packet16f exact_sqrt(const ei::Packet16f& x) {
 WORKPART_ALWAYS_INLINE ei::Packet8d exact_sqrt(const ei::Packet8d& x) { return _mm512_sqrt_pd(x); }
 #endif
 
+/// exp of a float packet whose lanes all lie in [-87, 88]: Eigen's pexp_float (its range
+/// reduction and polynomial, the same bits) with 2^m put straight into the exponent field,
+/// which is exact there (2^m is a normal number), where pexp_float's general ldexp splits it
+/// into four factors: 1.6x faster, as fast as Eigen's own AVX-512 pexp (which reduces the
+/// range in one step and is up to ~24 ulp off).
+template <class P>
+WORKPART_ALWAYS_INLINE P exp_normal_float(const P& x) {
+  const P m = ei::pfloor(ei::pmadd(x, ei::pset1<P>(1.44269504088896341f), ei::pset1<P>(0.5f)));
+  P r = ei::pmadd(m, ei::pset1<P>(-0.693359375f), x);
+  r = ei::pmadd(m, ei::pset1<P>(2.12194440e-4f), r);
+  const P r2 = ei::pmul(r, r), r3 = ei::pmul(r2, r);
+  P y = ei::pmadd(ei::pset1<P>(1.9875691500E-4f), r, ei::pset1<P>(1.3981999507E-3f));
+  P y1 = ei::pmadd(ei::pset1<P>(4.1665795894E-2f), r, ei::pset1<P>(1.6666665459E-1f));
+  const P y2 = ei::padd(r, ei::pset1<P>(1.0f));
+  y = ei::pmadd(y, r, ei::pset1<P>(8.3334519073E-3f));
+  y1 = ei::pmadd(y1, r, ei::pset1<P>(5.0000001201E-1f));
+  y = ei::pmadd(y, r3, y1);
+  y = ei::pmadd(y, r2, y2);
+  return ei::pldexp_fast_impl<P>::run(y, m);
+}
+
+/// 2^m for integral m in [-1022, 1023]: m + 1023 lands in the low mantissa bits of
+/// 2^52 + 1023 + m, and a 64-bit shift moves it into the exponent field. (Eigen 3.4 has no
+/// 64-bit integer packets; elsewhere Eigen's general pldexp.)
+template <class P>
+WORKPART_ALWAYS_INLINE P exp2_normal_double(const P& m) {
+  [[maybe_unused]] const P t = ei::padd(m, ei::pset1<P>(4503599627370496.0 + 1023.0));
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (std::is_same_v<P, ei::Packet8d>)
+    return _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_castpd_si512(t), 52));
+#endif
+#if defined(EIGEN_VECTORIZE_AVX2)
+  if constexpr (std::is_same_v<P, ei::Packet4d>)
+    return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_castpd_si256(t), 52));
+#endif
+#if defined(EIGEN_VECTORIZE_SSE2)
+  if constexpr (std::is_same_v<P, ei::Packet2d>)
+    return _mm_castsi128_pd(_mm_slli_epi64(_mm_castpd_si128(t), 52));
+#endif
+  return ei::pldexp(ei::pset1<P>(1.0), m);
+}
+
+/// exp of a double packet whose lanes all lie in [-708, 709]: Eigen's pexp_double (the same
+/// bits) with 2^m made directly (exp2_normal_double), exact there.
+template <class P>
+WORKPART_ALWAYS_INLINE P exp_normal_double(const P& x0) {
+  const P m = ei::pfloor(ei::pmadd(ei::pset1<P>(1.4426950408889634073599), x0, ei::pset1<P>(0.5)));
+  P x = ei::psub(x0, ei::pmul(m, ei::pset1<P>(0.693145751953125)));
+  x = ei::psub(x, ei::pmul(m, ei::pset1<P>(1.42860682030941723212e-6)));
+  const P x2 = ei::pmul(x, x);
+  P px = ei::pset1<P>(1.26177193074810590878e-4);
+  px = ei::pmadd(px, x2, ei::pset1<P>(3.02994407707441961300e-2));
+  px = ei::pmadd(px, x2, ei::pset1<P>(9.99999999999999999910e-1));
+  px = ei::pmul(px, x);
+  P qx = ei::pset1<P>(3.00198505138664455042e-6);
+  qx = ei::pmadd(qx, x2, ei::pset1<P>(2.52448340349684104192e-3));
+  qx = ei::pmadd(qx, x2, ei::pset1<P>(2.27265548208155028766e-1));
+  qx = ei::pmadd(qx, x2, ei::pset1<P>(2.00000000000000000009e0));
+  x = ei::pdiv(px, ei::psub(qx, px));
+  x = ei::pmadd(ei::pset1<P>(2.0), x, ei::pset1<P>(1.0));
+  return ei::pmul(x, exp2_normal_double(m));
+}
+
 template <class T>
 WORKPART_ALWAYS_INLINE packet<T> vexp(const packet<T>& x) {
-  // Inside these bounds exp(x) is a normal number and the generic kernel's error holds.
+  // Inside these bounds exp(x) and 2^m are normal numbers and the kernels' error holds.
   if constexpr (std::is_same_v<T, float>) {
-    if (all_in<float>(x, -87.0f, 88.5f)) return ei::pexp_float(x);
+    if (all_in<float>(x, -87.0f, 88.0f)) return exp_normal_float(x);
   } else {
-    if (all_in<double>(x, -708.0, 709.0)) return ei::pexp_double(x);
+    if (all_in<double>(x, -708.0, 709.0)) return exp_normal_double(x);
   }
   return lane_wise<T>(x, &scalar_exp<T>);
 }
@@ -174,7 +237,7 @@ WORKPART_ALWAYS_INLINE packet<float> vtanh(const packet<float>& x) {
   P p = ei::pset1<P>(c[0]);
   for (int k = 1; k < 10; ++k) p = ei::pmadd(p, x2, ei::pset1<P>(c[k]));
   const P small = ei::pmadd(ei::pmul(x, x2), p, x);
-  const P e = ei::pexp_float(ei::pmin(ei::padd(ax, ax), ei::pset1<P>(88.0f)));
+  const P e = exp_normal_float(ei::pmin(ei::padd(ax, ax), ei::pset1<P>(88.0f)));
   P big =
       ei::psub(ei::pset1<P>(1.0f), ei::pdiv(ei::pset1<P>(2.0f), ei::padd(e, ei::pset1<P>(1.0f))));
   big = ei::pselect(ei::pcmp_lt(x, ei::pzero(x)), negate(big), big);

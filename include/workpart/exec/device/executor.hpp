@@ -132,6 +132,14 @@ class executor<device_backend> {
     }
   }
 
+  /// Every statement of a map, in order, each its own kernel over [lo, hi).
+  template <int N, class Map, class Separate>
+  void run_map(const std::string& map_name, const Map& m, const index_t* lo, const index_t* hi,
+               Separate&& separate) {
+    m.for_each_statement(
+        [&](const auto& st) { run<N>(map_name, st, lo, hi, separate(st.lhs.arr)); });
+  }
+
  private:
   void add(device_env& env, const void* id, raw_view v, std::size_t bytes, bool written) {
     const void* host = v.data;
@@ -169,6 +177,8 @@ class executor<device_backend> {
   void end() {}
   template <int N, class Stmt>
   void run(const std::string&, const Stmt&, const index_t*, const index_t*, bool) {}
+  template <int N, class Map, class Separate>
+  void run_map(const std::string&, const Map&, const index_t*, const index_t*, Separate&&) {}
 };
 inline void device_copy_box(int, std::size_t, void*, const index_t*, const index_t*, const void*,
                             const index_t*, const index_t*, const index_t*, const index_t*) {}
