@@ -1,5 +1,5 @@
-// Helpers the benchmarks share: medians, the order variants run in, argument parsing.
-// Not part of the library (never installed).
+// Helpers the benchmarks share: medians, the order variants run in, argument parsing, the
+// set-up lines they print first. Not part of the library (never installed).
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,37 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 namespace workpart_bench {
+
+/// Prints the threads OpenMP will use and what OMP_NUM_THREADS asked for.
+inline void print_threads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+#if defined(_OPENMP)
+  std::printf("  OMP_NUM_THREADS=%s -> omp_get_max_threads() = %d\n", env ? env : "(unset)",
+              omp_get_max_threads());
+#else
+  std::printf("  built without OpenMP (OMP_NUM_THREADS=%s ignored)\n", env ? env : "(unset)");
+#endif
+}
+
+/// Prints the load average at start (the machine may be shared: say how busy) and returns
+/// its one-minute figure (-1 where /proc/loadavg cannot be read).
+inline double print_load_average() {
+  double load = -1;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    char buf[128] = {};
+    if (std::fgets(buf, sizeof buf, f)) {
+      std::printf("  load average at start: %s", buf);
+      load = std::atof(buf);
+    }
+    std::fclose(f);
+  }
+  return load;
+}
 
 /// The median of v (0 when empty): figures are medians, never means, on a noisy machine.
 inline double median(std::vector<double> v) {

@@ -252,20 +252,9 @@ std::vector<float> ramp(std::size_t n, float scale) {
 
 int main(int argc, char** argv) {
   const options opt = parse(argc, argv);
-  const char* env_threads = std::getenv("OMP_NUM_THREADS");
   std::printf("bench_elementwise: element-wise maps via wp::run vs hand-written loops\n");
-#if defined(_OPENMP)
-  std::printf("  OMP_NUM_THREADS=%s -> omp_get_max_threads() = %d\n",
-              env_threads ? env_threads : "(unset)", omp_get_max_threads());
-#else
-  std::printf("  built without OpenMP (OMP_NUM_THREADS=%s ignored)\n",
-              env_threads ? env_threads : "(unset)");
-#endif
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // the machine is shared: say how busy
-    char buf[128] = {};
-    if (std::fgets(buf, sizeof buf, f)) std::printf("  load average at start: %s", buf);
-    std::fclose(f);
-  }
+  print_threads();
+  print_load_average();
 
   csv_writer csv;
   try {
@@ -341,6 +330,7 @@ int main(int argc, char** argv) {
                             opt, csv));
   }
 
+  const char* env_threads = std::getenv("OMP_NUM_THREADS");
   std::printf("\nsummary (threads: %s)\n", env_threads ? env_threads : "default");
   int missed = 0;
   for (const auto& l : lines) {

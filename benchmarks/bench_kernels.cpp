@@ -1271,15 +1271,8 @@ void bench_conv2d(const options& opt, report& rep) {
 
 int main(int argc, char** argv) {
   const options opt = parse(argc, argv);
-  const char* env_threads = std::getenv("OMP_NUM_THREADS");
   std::printf("bench_kernels: maps via wp::run vs plain loops vs Eigen, one process\n");
-#if defined(_OPENMP)
-  std::printf("  OMP_NUM_THREADS=%s -> omp_get_max_threads() = %d\n",
-              env_threads ? env_threads : "(unset)", omp_get_max_threads());
-#else
-  std::printf("  built without OpenMP (OMP_NUM_THREADS=%s ignored)\n",
-              env_threads ? env_threads : "(unset)");
-#endif
+  print_threads();
   std::printf("  vector ISA compiled for: %s; Eigen %d.%d.%d%s\n",
 #if defined(__AVX512F__)
               "AVX-512",
@@ -1297,20 +1290,15 @@ int main(int argc, char** argv) {
               ""
 #endif
   );
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // the machine is shared: say how busy
-    char buf[128] = {};
-    if (std::fgets(buf, sizeof buf, f)) {
-      std::printf("  load average at start: %s", buf);
-      const double load = std::atof(buf);
-      const unsigned cpus = std::thread::hardware_concurrency();
-      if (cpus > 0 && load > double(cpus) - 0.5)
-        std::printf(
-            "  NOTE: the machine is busy (load %.1f on %u vCPUs): a run on several threads waits "
-            "for cores (stalls of ~10 ms); compare the min column, the [best times] ratios, or "
-            "OMP_NUM_THREADS=1\n",
-            load, cpus);
-    }
-    std::fclose(f);
+  {
+    const double load = print_load_average();
+    const unsigned cpus = std::thread::hardware_concurrency();
+    if (cpus > 0 && load > double(cpus) - 0.5)
+      std::printf(
+          "  NOTE: the machine is busy (load %.1f on %u vCPUs): a run on several threads waits "
+          "for cores (stalls of ~10 ms); compare the min column, the [best times] ratios, or "
+          "OMP_NUM_THREADS=1\n",
+          load, cpus);
   }
   std::printf(
       "  %d timed rounds after one warm-up, medians; t / t_map > 1 and ratios > 1: the map is "

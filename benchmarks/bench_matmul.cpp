@@ -307,11 +307,7 @@ int main(int argc, char** argv) {
 #if defined(_OPENMP)
   std::printf("  OpenMP max threads: %d\n", omp_get_max_threads());
 #endif
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // the machine may be shared: say how busy
-    char buf[128] = {};
-    if (std::fgets(buf, sizeof buf, f)) std::printf("  load average at start: %s", buf);
-    std::fclose(f);
-  }
+  print_load_average();
   {
     // Show that the map is recognised as a GEMM (not run by the loop executor).
     wp::array<float, 2> A("A", {4, 4}), B("B", {4, 4}), C("C", {4, 4});

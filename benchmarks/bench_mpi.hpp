@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "bench_common.hpp"
+
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -78,11 +80,7 @@ inline void print_run_environment(int P) {
         "expected",
         P, cpus);
   std::printf("\n");
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // the machine may be shared
-    char buf[128] = {};
-    if (std::fgets(buf, sizeof buf, f)) std::printf("  load average at start: %s", buf);
-    std::fclose(f);
-  }
+  print_load_average();  // the machine may be shared
 }
 
 }  // namespace workpart_bench

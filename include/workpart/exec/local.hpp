@@ -364,20 +364,22 @@ std::string vector_text() {
     using Lhs = typename Stmt::lhs_type;
     using T = typename Lhs::array_type::value_type;
     constexpr int M = choose_row_dim<N, Stmt>();
-    constexpr step_kind ls = Lhs::template step_along<M>();
     using BR = decltype(std::declval<const typename Stmt::rhs_type&>().bind(
         std::declval<const buffer_env&>(), dim_mask{}));
-    using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
-        static_cast<const index_t*>(nullptr)))>;
+    using plan = row_plan<Stmt::kind, M, Lhs, BR>;
+    using Row = typename plan::Row;
     using V = std::remove_cvref_t<decltype(std::declval<const Row&>()(0))>;
-    if constexpr (range_outside_pays<M, BR>() && ls != step_kind::zero && Lhs::all_affine) {
+    constexpr step_kind ls = plan::lhs_step;
+    if constexpr (plan::range_outside) {
       // the range runs outside the row (inner_rows.hpp), its body's rows as vectors
       using RV = typename BR::value_type;
       return rows_text(nullptr, simd::width<RV>, std::is_same_v<RV, float> ? "float" : "double",
                        false, "inner range outside the row (a row buffer per value of it), ");
     }
-    const char* why = nullptr;
-    if (!Lhs::all_affine)
+    const char* why = nullptr;  // why the row is scalar, if it is
+    if (plan::vector_reduce || plan::vector_store)
+      why = nullptr;
+    else if (plan::scatter)
       why = "a scatter (the element is found point by point)";
     else if (!simd::enabled<T>)
       why = "integer elements";
@@ -389,7 +391,7 @@ std::string vector_text() {
       why =
           "the row computes in another type than it stores (a double constant on float "
           "data computes in double: write 0.1f)";
-    else if (!simd::vector_form<T, Row>::ok)
+    else
       why = simd::vector_form<T, Row>::why;
     return rows_text(why, simd::width<T>, std::is_same_v<T, float> ? "float" : "double",
                      ls == step_kind::zero);

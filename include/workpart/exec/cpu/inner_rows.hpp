@@ -89,14 +89,63 @@ bool ranges_unchecked(const B& b) {
     return true;
 }
 
-/// Points of a row accumulated together (the buffer lives on the stack: 2 KB of doubles).
-inline constexpr index_t inner_chunk = 256;
+/// Points of a row accumulated together (the buffer lives on the stack: 8 KB of doubles).
+inline constexpr index_t inner_chunk = 1024;
+
+/// Taps whose rows are combined into a vector of the buffer while it stays in a register.
+inline constexpr int taps_per_pass = 16;
+
+/// Up to taps_per_pass rows of the innermost body (one per tap of the flattened range nest, in
+/// the nest's order), combined into the buffer in one pass when full (simd::accumulate_rows):
+/// each point still adds its taps in the nest's order, so the bits are those of one pass per
+/// tap, without storing and reloading the buffer between taps.
+template <combine K, class V, class Row>
+struct tap_rows {
+  Row rows[taps_per_pass];
+  int count = 0;
+  V* acc = nullptr;
+  index_t n = 0;
+  WORKPART_ALWAYS_INLINE void add(const Row& r) {
+    rows[count++] = r;
+    if (count == taps_per_pass) flush();
+  }
+  WORKPART_ALWAYS_INLINE void flush() {
+    if (count > 0) simd::accumulate_rows<K>(acc, rows, count, n);
+    count = 0;
+  }
+};
+
+/// The rows of every tap of B's range (and of the same reduction's ranges nested in it), in
+/// order, into `taps`.
+template <int M, class B, class Taps>
+WORKPART_ALWAYS_INLINE void collect_taps(const B& b, index_t* q, Taps& taps) {
+  const index_t lo = bound_value(b.lo, q), hi = bound_value(b.hi, q);
+  for (index_t r = lo; r < hi; ++r) {
+    q[B::dim] = r;
+    if constexpr (nests_same_range<M, B>())
+      collect_taps<M>(b.body, q, taps);
+    else
+      taps.add(b.body.template row<M>(q));
+  }
+}
 
 /// acc[t] = Red(acc[t], body at q + t along M) for t < n and every value of B's range (and of
 /// the same reduction's ranges nested in it).
 template <int M, class B, class V>
 WORKPART_ALWAYS_INLINE void accumulate_range(const B& b, index_t* q, V* acc, index_t n) {
   using Red = typename B::reduction;
+  using Body = innermost_range_body<M, B>;
+  using Row = std::remove_cvref_t<decltype(std::declval<const Body&>().template row<M>(
+      static_cast<const index_t*>(nullptr)))>;
+  if constexpr (simd::row_vectorises<V, Row> && std::is_default_constructible_v<Row> &&
+                std::is_trivially_copyable_v<Row>) {
+    tap_rows<simd::combine_of<Red>, V, Row> taps;  // rows left uninitialised until added
+    taps.acc = acc;
+    taps.n = n;
+    collect_taps<M>(b, q, taps);
+    taps.flush();
+    return;
+  }
   const index_t lo = bound_value(b.lo, q), hi = bound_value(b.hi, q);
   for (index_t r = lo; r < hi; ++r) {
     q[B::dim] = r;

@@ -94,13 +94,42 @@ constexpr bool lhs_owns_dim() {
   return (lhs_owned_dims<Lhs>() & dim_bit(D)) != 0;
 }
 
+/// How run_row runs a row along M of `Lhs K= BR` (BR: the bound right side): one plan that
+/// run_row follows and explain_local() reads (vector_text), so the text cannot drift from it.
+template <combine K, int M, class Lhs, class BR>
+struct row_plan {
+  using T = typename Lhs::array_type::value_type;
+  using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
+      static_cast<const index_t*>(nullptr)))>;
+  static constexpr step_kind lhs_step = Lhs::template step_along<M>();
+  /// a data-dependent left subscript: elements found point by point
+  static constexpr bool scatter = !Lhs::all_affine;
+  /// an inner range run outside the row (inner_rows.hpp; unless its ranges read data)
+  static constexpr bool range_outside =
+      !scatter && lhs_step != step_kind::zero && range_outside_pays<M, BR>();
+  /// the row has a vector form in the stored type
+  static constexpr bool vector = simd::row_vectorises<T, Row>;
+  /// a row sum / max / min into an element fixed along the row, in vector accumulators
+  static constexpr bool vector_reduce =
+      !scatter && lhs_step == step_kind::zero && vector && K != combine::assign;
+  /// a contiguous store of vectors
+  static constexpr bool vector_store = !scatter && lhs_step == step_kind::unit && vector;
+};
+
 /// One row: pt[M] = its start, len points.
 template <combine K, int M, class Lhs, class BL, class BR>
 WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t* pt, index_t len) {
   using T = typename BL::value_type;
-  constexpr step_kind ls = Lhs::template step_along<M>();
+  using plan = row_plan<K, M, Lhs, BR>;
+  constexpr step_kind ls = plan::lhs_step;
+  if constexpr (plan::range_outside) {
+    if (ranges_unchecked<M>(rhs)) {  // a stencil / convolution: its range outside the row
+      run_row_range_outside<K, M>(lhs, rhs, pt, len);
+      return;
+    }
+  }
   const auto r = rhs.template row<M>(pt);
-  if constexpr (!Lhs::all_affine) {
+  if constexpr (plan::scatter) {
     // A scatter (h(idx(i)) += e): the element is found point by point, and one whose
     // subscript leaves the buffer is recorded and skipped. Threads run only over dimensions
     // that an affine axis of the left side owns, so no two write one element.
@@ -126,17 +155,10 @@ WORKPART_ALWAYS_INLINE void run_row(const BL& lhs, const BR& rhs, const index_t*
     }
     return;
   }
-  if constexpr (range_outside_pays<M, BR>() && ls != step_kind::zero) {
-    if (ranges_unchecked<M>(rhs)) {  // a stencil / convolution: its range outside the row
-      run_row_range_outside<K, M>(lhs, rhs, pt, len);
-      return;
-    }
-  }
   T* p = lhs.ptr(pt);
-  constexpr bool vector = simd::row_vectorises<T, std::remove_cvref_t<decltype(r)>>;
-  if constexpr (ls == step_kind::zero && vector && K != combine::assign) {
+  if constexpr (plan::vector_reduce) {
     simd::reduce_row<K>(p, r, len);  // a row sum / max / min in vector accumulators
-  } else if constexpr (ls == step_kind::unit && vector) {
+  } else if constexpr (plan::vector_store) {
     simd::store_row<K>(p, r, len);
   } else if constexpr (ls == step_kind::zero) {
     // The left element is fixed along the row: combine the row first, then into it once.

@@ -155,7 +155,10 @@ WORKPART_ALWAYS_INLINE P exp_normal_float(const P& x) {
   y1 = ei::pmadd(y1, r, ei::pset1<P>(5.0000001201E-1f));
   y = ei::pmadd(y, r3, y1);
   y = ei::pmadd(y, r2, y2);
-  return ei::pldexp_fast_impl<P>::run(y, m);
+  if constexpr (std::is_floating_point_v<P>)  // no vector unit (nvcc): scalar "packets"
+    return ei::pldexp(y, m);
+  else
+    return ei::pldexp_fast_impl<P>::run(y, m);
 }
 
 /// 2^m for integral m in [-1022, 1023]: m + 1023 lands in the low mantissa bits of
@@ -398,6 +401,45 @@ WORKPART_ALWAYS_INLINE void store_row(T* WORKPART_RESTRICT q, const Row& r, inde
       ei::pstoreu(q + t, min_nan(ei::ploadu<P>(q + t), v));
   }
   for (; t < len; ++t) q[t] = combine_value<K>(q[t], r(t));
+}
+
+/// acc[t] = acc[t] K rows[0](t) K rows[1](t) ... K rows[count - 1](t) for t < len, in that
+/// order for every point (the bits of `count` store_row passes), each vector of acc loaded
+/// and stored once.
+template <combine K, class T, class Row>
+WORKPART_ALWAYS_INLINE void accumulate_rows(T* WORKPART_RESTRICT acc, const Row* rows, int count,
+                                            index_t len) {
+  using P = packet<T>;
+  using F = vector_form<T, Row>;
+  constexpr index_t W = width<T>;
+  auto join = [](const P& a, const P& b) {
+    if constexpr (K == combine::add)
+      return ei::padd(a, b);
+    else if constexpr (K == combine::max)
+      return max_nan(a, b);
+    else
+      return min_nan(a, b);
+  };
+  index_t t = 0;
+  for (; t + 2 * W <= len; t += 2 * W) {  // two vectors at a time: two independent chains
+    P a = ei::ploadu<P>(acc + t), b = ei::ploadu<P>(acc + t + W);
+    for (int k = 0; k < count; ++k) {
+      a = join(a, F::at(rows[k], t));
+      b = join(b, F::at(rows[k], t + W));
+    }
+    ei::pstoreu(acc + t, a);
+    ei::pstoreu(acc + t + W, b);
+  }
+  for (; t + W <= len; t += W) {
+    P a = ei::ploadu<P>(acc + t);
+    for (int k = 0; k < count; ++k) a = join(a, F::at(rows[k], t));
+    ei::pstoreu(acc + t, a);
+  }
+  for (; t < len; ++t) {
+    T a = acc[t];
+    for (int k = 0; k < count; ++k) a = combine_value<K>(a, rows[k](t));
+    acc[t] = a;
+  }
 }
 
 /// acc K r(0) K r(1) ... K r(len - 1): four vector accumulators, then the lanes, then the

@@ -206,6 +206,25 @@ class engine {
     return std::is_constant_evaluated() ? 0.0 : wall_seconds() - start_;
   }
 
+  /// The result's costs of strategy S: per vertex (as given, without self-loops), per edge
+  /// (self-loops included), and their sum in that order.
+  constexpr double costs(const std::vector<std::size_t>& S, std::vector<double>& vertex_cost,
+                         std::vector<double>& edge_cost) const {
+    vertex_cost.resize(n_);
+    edge_cost.resize(src_.size());
+    double total = 0;
+    for (std::size_t v = 0; v < n_; ++v) {
+      if constexpr (has_spans)
+        vertex_cost[v] = g_.vertex_costs(v)[S[v]];
+      else
+        vertex_cost[v] = double(g_.vertex_cost(v, S[v]));
+      total += vertex_cost[v];
+    }
+    for (std::size_t e = 0; e < src_.size(); ++e)
+      total += edge_cost[e] = edge(e, S[src_[e]], S[dst_[e]]);
+    return total;
+  }
+
  private:
   static constexpr bool has_spans = requires(const G& g, std::size_t i) {
     g.vertex_costs(i).data();
@@ -297,27 +316,6 @@ class engine {
 
   constexpr double objective(const std::vector<std::size_t>& S) const;
 
- public:
-  /// The result's costs of strategy S: per vertex (as given, without self-loops), per edge
-  /// (self-loops included), and their sum in that order.
-  constexpr double costs(const std::vector<std::size_t>& S, std::vector<double>& vertex_cost,
-                         std::vector<double>& edge_cost) const {
-    vertex_cost.resize(n_);
-    edge_cost.resize(src_.size());
-    double total = 0;
-    for (std::size_t v = 0; v < n_; ++v) {
-      if constexpr (has_spans)
-        vertex_cost[v] = g_.vertex_costs(v)[S[v]];
-      else
-        vertex_cost[v] = double(g_.vertex_cost(v, S[v]));
-      total += vertex_cost[v];
-    }
-    for (std::size_t e = 0; e < src_.size(); ++e)
-      total += edge_cost[e] = edge(e, S[src_[e]], S[dst_[e]]);
-    return total;
-  }
-
- private:
   const G& g_;
   const search_options& opt_;
   Progress& progress_;
