@@ -338,6 +338,24 @@ TEST_CASE("fusion: data-dependent subscripts and reads of a statement's own outp
     for (int64_t k = 0; k < n; ++k) wh[std::size_t((k * 5) % bins)] += x.data()[k] * 2.0;
     REQUIRE(compare(h.data(), wh, 1e-12 * double(n)) == "");
   }
+  SECTION("two views of one buffer, one written by the first statement, read by the second") {
+    std::vector<double> buf(static_cast<std::size_t>(n) + 1, 0.0), out(static_cast<std::size_t>(n));
+    for (int64_t k = 0; k <= n; ++k) buf[std::size_t(k)] = value<double>(k);
+    // a views buf[0, n), b views buf[1, n + 1): b(i) is a(i + 1)
+    wp::array<double, 1> a("a", {n}, buf.data()), b("b", {n}, buf.data() + 1),
+        y("y", {n}, out.data());
+    std::vector<double> orig(buf);
+    auto m = wp::map("views", wp::space(n), a(i) = a(i) * 2.0, y(i) = b(i) + 1.0);
+    CHECK(wp::explain_local(m).find("not fused: two of its arrays view overlapping memory") !=
+          std::string::npos);
+    const long before = fused_maps();
+    wp::run(m);
+    CHECK(fused_maps() == before);
+    for (int64_t k = 0; k < n; ++k) {  // the first statement doubled every a(i) = b(i - 1)
+      const double b_k = k + 1 < n ? orig[std::size_t(k + 1)] * 2.0 : orig[std::size_t(n)];
+      REQUIRE(out[std::size_t(k)] == b_k + 1.0);
+    }
+  }
   SECTION("x(i) = y(i) + x(n - 1 - i) after y(i) = x(i) + 1: x is read reversed") {
     std::vector<double> xv(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) xv[std::size_t(k)] = value<double>(k);

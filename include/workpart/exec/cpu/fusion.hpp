@@ -35,6 +35,8 @@ struct fusion_access {
   bool write = false;
   int rank = 0;
   std::size_t elem_bytes = 0;
+  const char* begin = nullptr;  ///< a view's elements on root (owned arrays: nullptr)
+  const char* end = nullptr;
   std::array<axis_form, max_rank> axes{};
 };
 
@@ -82,6 +84,10 @@ struct fusion_collector {
     x.write = write;
     x.rank = R;
     x.elem_bytes = sizeof(typename A::array_type::value_type);
+    if (const auto* data = a.arr->view_data()) {  // (owned arrays never overlap: no look)
+      x.begin = reinterpret_cast<const char*>(data);
+      x.end = x.begin + std::size_t(a.arr->size()) * x.elem_bytes;
+    }
     const auto forms = a.axis_forms();
     for (int k = 0; k < R; ++k) {
       x.axes[std::size_t(k)] = forms[std::size_t(k)];
@@ -150,6 +156,18 @@ inline bool shared_array_splits_along(const std::vector<fusion_access>& acc, con
   return false;
 }
 
+/// Whether two arrays of the map, one of them written, are views of overlapping memory (two
+/// wp::array views of one buffer): the analysis knows arrays by identity, so such a map keeps
+/// the statement-by-statement order.
+inline bool written_arrays_overlap(const std::vector<fusion_access>& acc) {
+  for (const fusion_access& a : acc)
+    for (const fusion_access& b : acc)
+      if (a.id != b.id && (a.write || b.write) && a.begin && b.begin && a.begin < b.end &&
+          b.begin < a.end)
+        return true;
+  return false;
+}
+
 /// The dimensions of a space of rank n along which blocking keeps the map's meaning.
 inline dim_mask fusion_legal_dims(const fusion_facts& f, int n) {
   dim_mask legal = dims_below(n);
@@ -178,6 +196,10 @@ inline fusion_plan plan_fusion(const fusion_facts& f, int n, const index_t* lo, 
   fusion_plan p;
   if (f.refusal) {
     p.why = f.refusal;
+    return p;
+  }
+  if (written_arrays_overlap(f.accesses)) {
+    p.why = "two of its arrays view overlapping memory";
     return p;
   }
   p.legal = fusion_legal_dims(f, n);
