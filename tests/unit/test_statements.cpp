@@ -800,6 +800,10 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
   const int threads_before = omp_get_max_threads();
   omp_set_num_threads(2);
 #endif
+  // Fusion off: each statement's own threaded branch runs (fused blocks on threads are
+  // tested in test_fusion.cpp).
+  const std::size_t budget = wp::detail::fusion_budget_bytes();
+  wp::detail::fusion_budget_bytes() = std::size_t(-1) / 2;
   auto& cnt = wp::detail::counters();
   auto threaded = [&] { return cnt.threaded_outer.load() + cnt.threaded_rows.load(); };
   const long threaded0 = threaded(), outer0 = cnt.threaded_outer.load();
@@ -816,6 +820,7 @@ TEST_CASE("statements: large statements split over threads", "[statements]") {
                    wp::max_into(rmax(i), A(i, j) + wp::val(j) * 0.01), rsum(i) += A(i, j));
   REQUIRE_THAT(wp::explain_local(m), Catch::Contains("loop: rows along i1, threads over i0"));
   wp::run(m);
+  wp::detail::fusion_budget_bytes() = budget;
 #if defined(_OPENMP)
   REQUIRE(cnt.threaded_outer.load() - outer0 >= 1);  // out(i, j): threads over i0
   REQUIRE(threaded() - threaded0 == 3);              // every statement ran on threads
