@@ -1241,3 +1241,29 @@ TEMPLATE_TEST_CASE("local kernels: inner ranges run outside the row, same bits a
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("local kernels: row sums over wp::all use threads from far fewer points",
+          "[local][reduce][threads]") {
+  // 4099 points of 301 terms each: below the 2^18 points of an elementwise statement, above
+  // the 2^12 of one that reduces over an inner range (loop.hpp, parallel_threshold_of).
+  constexpr int64_t R = 4099, C = 301;
+  at_least_threads th(2);
+  auto [i] = wp::indices<1>();
+  std::vector<double> x(static_cast<std::size_t>(R * C));
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = double(k % 97) * 0.125 - 6.0;
+  wp::array<double, 2> X("x", {R, C}, x.data());
+  wp::array<double, 1> s("s", {R});
+  auto& cnt = wp::detail::counters();
+  const long threaded0 = cnt.threaded_outer.load() + cnt.threaded_rows.load();
+  wp::run(wp::map("rowsum", wp::space(R), s(i) = wp::sum(X(i, wp::all))));
+  if (wp::detail::worker_threads() > 1)
+    CHECK(cnt.threaded_outer.load() + cnt.threaded_rows.load() - threaded0 == 1);
+  for (int64_t a = 0; a < R; ++a) {
+    double acc = 0, mag = 0;
+    for (int64_t b = 0; b < C; ++b) {
+      acc += x[std::size_t(a * C + b)];
+      mag += std::abs(x[std::size_t(a * C + b)]);
+    }
+    REQUIRE(sum_close(s.data()[a], acc, mag));
+  }
+}

@@ -24,6 +24,13 @@ namespace workpart::detail {
 
 /// Points below which a statement runs on one thread.
 inline constexpr index_t parallel_threshold = index_t(1) << 18;
+/// The same for a statement whose right side reduces over an inner range (`s(i) = sum(x(i,
+/// wp::all))`): each point does a whole range of work, so far fewer points pay for threads.
+inline constexpr index_t parallel_threshold_reducing = index_t(1) << 12;
+template <class Stmt>
+constexpr index_t parallel_threshold_of() {
+  return Stmt::rhs_type::info.reduces ? parallel_threshold_reducing : parallel_threshold;
+}
 
 /// How well a row along M suits a node: +2 per contiguous access, -1 per strided one.
 template <int M, class Nd>
@@ -268,7 +275,7 @@ void run_statement_loop(const BL& lhs, const BR& rhs, const index_t* lo, const i
     const index_t len = hi[M] - lo[M];
     auto row = [&](const index_t* q) { run_row<K, M, Lhs>(lhs, rhs, q, len); };
     const int threads = worker_threads();
-    if (threads > 1 && points >= parallel_threshold) {
+    if (threads > 1 && points >= parallel_threshold_of<Stmt>()) {
       if constexpr (P >= 0) {
         if (hi[P] - lo[P] >= threads && lhs.step(P) != 0) {
           const index_t p0 = lo[P], p1 = hi[P];
