@@ -20,11 +20,9 @@
 #include <string>
 #include <vector>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 #include <workpart/workpart.hpp>
+
+#include "../omp_threads.hpp"
 
 namespace wp = workpart;
 using std::int64_t;
@@ -36,19 +34,6 @@ struct budget_scope {
   std::size_t saved = wp::detail::fusion_budget_bytes();
   explicit budget_scope(std::size_t bytes) { wp::detail::fusion_budget_bytes() = bytes; }
   ~budget_scope() { wp::detail::fusion_budget_bytes() = saved; }
-};
-
-/// Makes sure OpenMP has at least n threads while it lives.
-struct at_least_threads {
-#if defined(_OPENMP)
-  int saved = omp_get_max_threads();
-  explicit at_least_threads(int n) {
-    if (saved < n) omp_set_num_threads(n);
-  }
-  ~at_least_threads() { omp_set_num_threads(saved); }
-#else
-  explicit at_least_threads(int) {}
-#endif
 };
 
 long fused_maps() { return wp::detail::counters().fused_maps.load(); }

@@ -45,6 +45,8 @@
 
 #include <workpart/workpart.hpp>
 
+#include "../omp_threads.hpp"
+
 namespace wp = workpart;
 using std::int64_t;
 
@@ -303,20 +305,6 @@ template <class T, int N>
 void fill_sentinel(wp::array<T, N>& a) {
   std::fill(a.data(), a.data() + a.size(), sentinel<T>);
 }
-
-/// Makes sure OpenMP has at least n threads while it lives (the loop executor splits a
-/// statement of >= 2^18 points over omp_get_max_threads() threads).
-struct at_least_threads {
-#if defined(_OPENMP)
-  int saved = omp_get_max_threads();
-  explicit at_least_threads(int n) {
-    if (saved < n) omp_set_num_threads(n);
-  }
-  ~at_least_threads() { omp_set_num_threads(saved); }
-#else
-  explicit at_least_threads(int) {}
-#endif
-};
 
 constexpr int64_t lengths[] = {1, 2, 3, 7, 15, 17, 31, 33, 63, 65, 1000, 1023};
 

@@ -382,6 +382,17 @@ inline constexpr bool row_vectorises = enabled<T>&& vector_form<T, Row>::ok&&
 
 // ------------------------------------------------------------------ the loops
 
+/// a K b lane by lane: a sum, or max / min propagating NaN as the scalar combine does.
+template <combine K, class P>
+WORKPART_ALWAYS_INLINE P combine_packets(const P& a, const P& b) {
+  if constexpr (K == combine::add)
+    return ei::padd(a, b);
+  else if constexpr (K == combine::max)
+    return max_nan(a, b);
+  else
+    return min_nan(a, b);
+}
+
 /// q[t] K= r(t) for t in [0, len): whole packets, then the scalar tail.
 template <combine K, class T, class Row>
 WORKPART_ALWAYS_INLINE void store_row(T* WORKPART_RESTRICT q, const Row& r, index_t len) {
@@ -393,12 +404,8 @@ WORKPART_ALWAYS_INLINE void store_row(T* WORKPART_RESTRICT q, const Row& r, inde
     const P v = F::at(r, t);
     if constexpr (K == combine::assign)
       ei::pstoreu(q + t, v);
-    else if constexpr (K == combine::add)
-      ei::pstoreu(q + t, ei::padd(ei::ploadu<P>(q + t), v));
-    else if constexpr (K == combine::max)
-      ei::pstoreu(q + t, max_nan(ei::ploadu<P>(q + t), v));
     else
-      ei::pstoreu(q + t, min_nan(ei::ploadu<P>(q + t), v));
+      ei::pstoreu(q + t, combine_packets<K>(ei::ploadu<P>(q + t), v));
   }
   for (; t < len; ++t) q[t] = combine_value<K>(q[t], r(t));
 }
@@ -412,14 +419,7 @@ WORKPART_ALWAYS_INLINE void accumulate_rows(T* WORKPART_RESTRICT acc, const Row*
   using P = packet<T>;
   using F = vector_form<T, Row>;
   constexpr index_t W = width<T>;
-  auto join = [](const P& a, const P& b) {
-    if constexpr (K == combine::add)
-      return ei::padd(a, b);
-    else if constexpr (K == combine::max)
-      return max_nan(a, b);
-    else
-      return min_nan(a, b);
-  };
+  auto join = [](const P& a, const P& b) { return combine_packets<K>(a, b); };
   index_t t = 0;
   for (; t + 2 * W <= len; t += 2 * W) {  // two vectors at a time: two independent chains
     P a = ei::ploadu<P>(acc + t), b = ei::ploadu<P>(acc + t + W);
@@ -449,14 +449,7 @@ WORKPART_ALWAYS_INLINE T reduce_values(T acc, const Row& r, index_t len) {
   using P = packet<T>;
   using F = vector_form<T, Row>;
   constexpr index_t W = width<T>;
-  auto join = [](const P& a, const P& b) {
-    if constexpr (K == combine::add)
-      return ei::padd(a, b);
-    else if constexpr (K == combine::max)
-      return max_nan(a, b);
-    else
-      return min_nan(a, b);
-  };
+  auto join = [](const P& a, const P& b) { return combine_packets<K>(a, b); };
   if (len < W) {  // no whole packet: the scalar loop
     for (index_t t = 0; t < len; ++t) acc = combine_value<K>(acc, r(t));
     return acc;
