@@ -207,10 +207,11 @@ fusion_facts map_fusion_facts(const Map& m, Separate&& separate) {
   return f;
 }
 
-/// How a map's statements would run together over [lo, hi) (on one process: no separate
-/// read buffers), or why they run one after another.
-template <int N, class Map>
-fusion_plan map_fusion_plan(const Map& m, const index_t* lo, const index_t* hi) {
+/// How a map's statements run together over [lo, hi), or why they run one after another;
+/// `separate` as in map_fusion_facts (explain texts: none, as on one process).
+template <int N, class Map, class Separate>
+fusion_plan map_fusion_plan(const Map& m, const index_t* lo, const index_t* hi,
+                            Separate&& separate) {
   if constexpr (Map::statement_count < 2) {
     fusion_plan p;
     p.why = "one statement";
@@ -220,16 +221,19 @@ fusion_plan map_fusion_plan(const Map& m, const index_t* lo, const index_t* hi) 
     p.why = "a statement is a contraction (GEMM over the whole box)";
     return p;
   } else {
-    return plan_fusion(map_fusion_facts<N>(m, [](const void*) { return false; }), N, lo, hi,
-                       worker_threads());
+    return plan_fusion(map_fusion_facts<N>(m, separate), N, lo, hi, worker_threads());
   }
+}
+template <int N, class Map>
+fusion_plan map_fusion_plan(const Map& m, const index_t* lo, const index_t* hi) {
+  return map_fusion_plan<N>(m, lo, hi, [](const void*) { return false; });
 }
 
 /// Runs a map's statements over the blocks of plan p: every statement on a block, then the
 /// next block. Each statement is bound once; blocks go to threads when p says so.
 template <int N, class Map>
-void run_fused(const Map& m, const buffer_env& wenv, const buffer_env& renv, const fusion_plan& p,
-               const index_t* lo, const index_t* hi) {
+void run_fused(const std::string& map_name, const Map& m, const buffer_env& wenv,
+               const buffer_env& renv, const fusion_plan& p, const index_t* lo, const index_t* hi) {
   using stmts = typename Map::statements_type;
   constexpr std::size_t S = Map::statement_count;
   const auto bound = std::apply(
@@ -264,7 +268,7 @@ void run_fused(const Map& m, const buffer_env& wenv, const buffer_env& renv, con
   } else {
     for (index_t b = 0; b < blocks; ++b) run_block(b);
   }
-  raise_recorded_oob(m.name(), wenv, renv);
+  raise_recorded_oob(map_name, wenv, renv);
 }
 
 /// Runs a map's statements over [lo, hi): fused over cache-sized blocks where that keeps the
@@ -273,12 +277,10 @@ template <int N, class Map, class Separate>
 void run_map_statements(const std::string& map_name, const Map& m, const buffer_env& wenv,
                         const buffer_env& renv, const index_t* lo, const index_t* hi,
                         Separate&& separate) {
-  if constexpr (Map::statement_count >= 2 &&
-                !has_contraction<N, typename Map::statements_type>::value) {
-    const fusion_plan p =
-        plan_fusion(map_fusion_facts<N>(m, separate), N, lo, hi, worker_threads());
+  if constexpr (Map::statement_count >= 2) {
+    const fusion_plan p = map_fusion_plan<N>(m, lo, hi, separate);
     if (p.fused) {
-      run_fused<N>(m, wenv, renv, p, lo, hi);
+      run_fused<N>(map_name, m, wenv, renv, p, lo, hi);
       return;
     }
   }
