@@ -199,7 +199,8 @@ fusion_facts map_fusion_facts(const Map& m, Separate&& separate) {
       f.refusal = "a statement reads its own output elsewhere than where it writes (a snapshot)";
     fusion_collector w{f, s, true};
     w.on_access(st.lhs);  // a data-dependent left subscript refuses fusion by its kind
-    f.lhs_moves.push_back(moving_dims(f.accesses.back(), N));
+    // the dimensions threads may split it along, as the loop executor decides (combine.hpp)
+    f.lhs_moves.push_back(lhs_owned_dims<typename std::remove_cvref_t<decltype(st)>::lhs_type>());
     fusion_collector r{f, s, false};
     st.rhs.visit(r);
     ++s;

@@ -40,28 +40,10 @@ struct fusion_access {
   std::array<axis_form, max_rank> axes{};
 };
 
-/// The dimensions below n that an access moves along one-to-one: an affine axis whose
-/// subscript uses that dimension alone (points that differ there touch different elements).
-inline dim_mask moving_dims(const fusion_access& a, int n) {
-  dim_mask m = 0;
-  for (int x = 0; x < a.rank; ++x) {
-    const axis_form& f = a.axes[std::size_t(x)];
-    if (f.kind != axis_kind::affine) continue;
-    int used = -1, count = 0;
-    for (int d = 0; d < max_dims; ++d)
-      if (f.coef[d] != 0) {
-        used = d;
-        ++count;
-      }
-    if (count == 1 && used < n) m |= dim_bit(used);
-  }
-  return m;
-}
-
 /// What the fusion plan needs to know of a map's statements.
 struct fusion_facts {
   std::vector<fusion_access> accesses;
-  std::vector<dim_mask> lhs_moves;  ///< per statement: the dimensions its left side moves along
+  std::vector<dim_mask> lhs_moves;  ///< per statement: its left side's lhs_owned_dims
   const char* refusal = nullptr;    ///< why no blocking keeps the map's meaning, if so
 };
 

@@ -144,20 +144,19 @@ WORKPART_ALWAYS_INLINE void accumulate_range(const B& b, index_t* q, V* acc, ind
     taps.n = n;
     collect_taps<M>(b, q, taps);
     taps.flush();
-    return;
-  }
-  const index_t lo = bound_value(b.lo, q), hi = bound_value(b.hi, q);
-  for (index_t r = lo; r < hi; ++r) {
-    q[B::dim] = r;
-    if constexpr (nests_same_range<M, B>()) {
-      accumulate_range<M>(b.body, q, acc, n);
-    } else {
-      const auto row = b.body.template row<M>(q);
-      using Row = std::remove_cvref_t<decltype(row)>;
-      if constexpr (simd::row_vectorises<V, Row>) {
-        simd::store_row<simd::combine_of<Red>>(acc, row, n);  // acc[t] K= row(t)
+  } else {  // rows that cannot be kept in an array: one pass over the buffer per tap
+    const index_t lo = bound_value(b.lo, q), hi = bound_value(b.hi, q);
+    for (index_t r = lo; r < hi; ++r) {
+      q[B::dim] = r;
+      if constexpr (nests_same_range<M, B>()) {
+        accumulate_range<M>(b.body, q, acc, n);
       } else {
-        for (index_t t = 0; t < n; ++t) acc[t] = Red::apply(acc[t], row(t));
+        const auto row = b.body.template row<M>(q);
+        if constexpr (simd::row_vectorises<V, Row>) {
+          simd::store_row<simd::combine_of<Red>>(acc, row, n);  // acc[t] K= row(t)
+        } else {
+          for (index_t t = 0; t < n; ++t) acc[t] = Red::apply(acc[t], row(t));
+        }
       }
     }
   }

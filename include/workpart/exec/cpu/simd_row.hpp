@@ -419,20 +419,19 @@ WORKPART_ALWAYS_INLINE void accumulate_rows(T* WORKPART_RESTRICT acc, const Row*
   using P = packet<T>;
   using F = vector_form<T, Row>;
   constexpr index_t W = width<T>;
-  auto join = [](const P& a, const P& b) { return combine_packets<K>(a, b); };
   index_t t = 0;
   for (; t + 2 * W <= len; t += 2 * W) {  // two vectors at a time: two independent chains
     P a = ei::ploadu<P>(acc + t), b = ei::ploadu<P>(acc + t + W);
     for (int k = 0; k < count; ++k) {
-      a = join(a, F::at(rows[k], t));
-      b = join(b, F::at(rows[k], t + W));
+      a = combine_packets<K>(a, F::at(rows[k], t));
+      b = combine_packets<K>(b, F::at(rows[k], t + W));
     }
     ei::pstoreu(acc + t, a);
     ei::pstoreu(acc + t + W, b);
   }
   for (; t + W <= len; t += W) {
     P a = ei::ploadu<P>(acc + t);
-    for (int k = 0; k < count; ++k) a = join(a, F::at(rows[k], t));
+    for (int k = 0; k < count; ++k) a = combine_packets<K>(a, F::at(rows[k], t));
     ei::pstoreu(acc + t, a);
   }
   for (; t < len; ++t) {
@@ -449,7 +448,6 @@ WORKPART_ALWAYS_INLINE T reduce_values(T acc, const Row& r, index_t len) {
   using P = packet<T>;
   using F = vector_form<T, Row>;
   constexpr index_t W = width<T>;
-  auto join = [](const P& a, const P& b) { return combine_packets<K>(a, b); };
   if (len < W) {  // no whole packet: the scalar loop
     for (index_t t = 0; t < len; ++t) acc = combine_value<K>(acc, r(t));
     return acc;
@@ -458,13 +456,13 @@ WORKPART_ALWAYS_INLINE T reduce_values(T acc, const Row& r, index_t len) {
   P a0 = start, a1 = start, a2 = start, a3 = start;
   index_t t = 0;
   for (; t + 4 * W <= len; t += 4 * W) {
-    a0 = join(a0, F::at(r, t));
-    a1 = join(a1, F::at(r, t + W));
-    a2 = join(a2, F::at(r, t + 2 * W));
-    a3 = join(a3, F::at(r, t + 3 * W));
+    a0 = combine_packets<K>(a0, F::at(r, t));
+    a1 = combine_packets<K>(a1, F::at(r, t + W));
+    a2 = combine_packets<K>(a2, F::at(r, t + 2 * W));
+    a3 = combine_packets<K>(a3, F::at(r, t + 3 * W));
   }
-  for (; t + W <= len; t += W) a0 = join(a0, F::at(r, t));
-  const P all = join(join(a0, a1), join(a2, a3));
+  for (; t + W <= len; t += W) a0 = combine_packets<K>(a0, F::at(r, t));
+  const P all = combine_packets<K>(combine_packets<K>(a0, a1), combine_packets<K>(a2, a3));
   T v;
   if constexpr (K == combine::add) {
     v = ei::predux(all);  // a tree of adds: short rows (64 taps) pay no W-long scalar chain
