@@ -51,7 +51,8 @@
 //                conv1d                "map" (wp::sum over wp::range(k, 0, K)) and "map:+=" (k a
 //                                      dimension of the space: y(i) += w(k) * x(i+k));
 //                conv2d                "map" (three nested wp::range sums) and "map:+=" (c, r, s
-//                                      dimensions of a 7-D space).
+//                                      dimensions of a 7-D space); both run as GEMMs with the
+//                                      input packed as a matrix (exec/cpu/gemm_packed.hpp).
 //              The first one is "the map" of the ratios in the CSV. Every form here compiles
 //              and runs as written (the nested ranges too: two levels in the stencils, three in
 //              conv2d); none is worked around.

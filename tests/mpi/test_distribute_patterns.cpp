@@ -1329,6 +1329,68 @@ TEST_CASE("patterns: a softmax map fused over cache-sized blocks of every rank's
   }
 }
 
+TEST_CASE("patterns: a convolution with channels runs as packed GEMMs on every rank's block",
+          "[mpi][distribute][patterns][gemm]") {
+  // exec/cpu/gemm_packed.hpp: each rank packs its block's input windows as a matrix (im2col)
+  // and runs GEMMs; split over output channels, rows (a halo of the input) or columns.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  const index_t p = P;
+  constexpr index_t C = 3, K = 10, H = 13, W = 11, R = 3, S = 2, OH = H - R + 1, OW = W - S + 1;
+  auto iv = [](index_t c, index_t y, index_t x) { return double((c * 5 + y * 3 + x) % 13 - 6); };
+  auto wv = [](index_t e) { return double(e % 7 - 3) / 4.0; };
+  std::vector<double> want;
+  for (index_t k = 0; k < K; ++k)
+    for (index_t y = 0; y < OH; ++y)
+      for (index_t x = 0; x < OW; ++x) {
+        double a = 0;
+        for (index_t c = 0; c < C; ++c)
+          for (index_t r = 0; r < R; ++r)
+            for (index_t s = 0; s < S; ++s)
+              a += wv(((k * C + c) * R + r) * S + s) * iv(c, y + r, x + s);
+        want.push_back(a);
+      }
+  auto [k, y, x, c, r, s] = wp::indices<6>();
+  for (const wp::grid_shape& g :
+       {wp::grid_shape{p, 1, 1}, wp::grid_shape{1, p, 1}, wp::grid_shape{1, 1, p}}) {
+    INFO("grid " << g.str() << " on " << P << " ranks");
+    wp::array<double, 3> in("in", {C, H, W}), out("out", {K, OH, OW});
+    wp::array<double, 4> w("w", {K, C, R, S});
+    fill3(in, iv);
+    if (double* d = w.data())
+      for (index_t e = 0; e < w.size(); ++e) d[e] = wv(e);
+    fill3(out, [](index_t, index_t, index_t) { return 99.0; });
+    auto conv =
+        wp::map("conv", wp::space(K, OH, OW),
+                out(k, y, x) = wp::sum(
+                    wp::range(c, 0, C),
+                    wp::sum(wp::range(r, 0, R),
+                            wp::sum(wp::range(s, 0, S), w(k, c, r, s) * in(c, y + r, x + s)))));
+    auto plan = wp::distribute(conv, g, ctx);
+    const long packed = wp::detail::counters().packed_elements.load();
+    const long loops = wp::detail::counters().loop_statements.load();
+    plan.run();
+    // A rank packs where its block holds at least 8 output channels (the GEMM's m), else
+    // its block runs as the loop: either way it computes every point of its block.
+    const index_t k_here = g.dims[0] > 1 ? block_of(K, p, ctx.rank()).size : K;
+    const index_t rows_here = g.dims[1] > 1 ? block_of(OH, p, ctx.rank()).size : OH;
+    const index_t cols_here = g.dims[2] > 1 ? block_of(OW, p, ctx.rank()).size : OW;
+    const bool busy = k_here > 0 && rows_here > 0 && cols_here > 0;
+    const bool gemm = busy && k_here >= 8;
+    const long packed_here = wp::detail::counters().packed_elements.load() - packed;
+    const long loops_here = wp::detail::counters().loop_statements.load() - loops;
+    REQUIRE(all_problems(ctx.comm(),
+                         (gemm ? packed_here == C * R * S * rows_here * cols_here && loops_here == 0
+                               : packed_here == 0 && loops_here == (busy ? 1 : 0))
+                             ? ""
+                             : "rank " + std::to_string(ctx.rank()) + " packed " +
+                                   std::to_string(packed_here) + " elements, ran " +
+                                   std::to_string(loops_here) + " loops") == "");
+    REQUIRE(compare_on_root(ctx.comm(), out, want, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+  }
+}
+
 // ================================================================ compile-time mapping
 
 TEST_CASE("patterns: the mapping of matmul's accesses under grid<2,2,1> is a constant expression",

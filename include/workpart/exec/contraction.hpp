@@ -171,10 +171,10 @@ struct fused_dim {
   int inner = -1;  // the innermost dim (its steps are the fused dimension's), -1: no dim
 };
 /// xs, ys: the two operands' steps along every dim of the space.
-inline fused_dim fuse_role(const int* dims, int count, const index_t* xs, const index_t* ys,
-                           const index_t* lo, const index_t* hi, int* loops, int& nloops) {
-  fused_dim f;
-  if (count == 0) return f;
+/// The first of a role's dims that fuse: dims[first, count) are contiguous in both operands.
+inline int fused_first(const int* dims, int count, const index_t* xs, const index_t* ys,
+                       const index_t* lo, const index_t* hi) {
+  if (count == 0) return 0;
   auto ext = [&](int d) { return hi[d] - lo[d]; };
   int first = count - 1;  // fuse dims[first .. count) while each outer one steps over the inner
   while (first > 0) {
@@ -182,6 +182,14 @@ inline fused_dim fuse_role(const int* dims, int count, const index_t* xs, const 
     if (xs[o] != xs[i] * ext(i) || ys[o] != ys[i] * ext(i)) break;
     --first;
   }
+  return first;
+}
+inline fused_dim fuse_role(const int* dims, int count, const index_t* xs, const index_t* ys,
+                           const index_t* lo, const index_t* hi, int* loops, int& nloops) {
+  fused_dim f;
+  if (count == 0) return f;
+  auto ext = [&](int d) { return hi[d] - lo[d]; };
+  const int first = fused_first(dims, count, xs, ys, lo, hi);
   for (int j = 0; j < first; ++j) loops[nloops++] = dims[j];
   f.inner = dims[count - 1];
   for (int j = first; j < count; ++j) f.ext *= ext(dims[j]);

@@ -13,6 +13,7 @@
 #include "../expr/map.hpp"
 #include "cpu/fusion.hpp"
 #include "cpu/gemm.hpp"
+#include "cpu/gemm_packed.hpp"
 #include "cpu/loop.hpp"
 #include "backend.hpp"
 #include "env.hpp"
@@ -155,6 +156,9 @@ void run_statement(const std::string& map_name, const Stmt& st, const buffer_env
       return;
     }
   }
+  if constexpr (is_affine_contraction_v<N, Stmt>) {
+    if (!alias && run_affine_contraction<N>(st, wenv, renv, lo, hi)) return;
+  }
   counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
   auto run_with = [&](const buffer_env& read_env) {
     const auto bl = st.lhs.bind(wenv, 0, &read_env);
@@ -185,8 +189,8 @@ void run_statement(const std::string& map_name, const Stmt& st, const buffer_env
 template <int N, class Tuple>
 struct has_contraction;
 template <int N, class... S>
-struct has_contraction<N, std::tuple<S...>> : std::bool_constant<(is_contraction_v<N, S> || ...)> {
-};
+struct has_contraction<N, std::tuple<S...>>
+    : std::bool_constant<((is_contraction_v<N, S> || is_affine_contraction_v<N, S>) || ...)> {};
 
 /// What fusion needs of a map's statements that run; `separate(id)`: whether array id is read
 /// from a buffer other than the one written (a rank's block of a distributed plan).
@@ -408,7 +412,15 @@ std::string local_strategy(const Stmt& st) {
   if constexpr (is_contraction_v<N, Stmt>) {
     if (!snapshot) return contraction_text<N, Stmt>();
   }
-  std::string s = loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot);
+  std::string s;
+  if constexpr (is_affine_contraction_v<N, Stmt>) {
+    if (!snapshot) {
+      constexpr auto cd = affine_contraction_traits<N, Stmt>::dims();
+      if (!cd.pack_a && !cd.pack_b) return affine_contraction_text<N, Stmt>();  // always a GEMM
+      s = affine_contraction_text<N, Stmt>();  // then the loop that small matrices take
+    }
+  }
+  s += loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot);
   s += "; ";
   s += vector_text<N, Stmt>();
   return s;

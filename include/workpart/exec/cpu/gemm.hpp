@@ -50,28 +50,35 @@ void with_operand(const T* p, index_t rows, index_t cols, index_t rs, index_t cs
   }
 }
 
-/// C (m x n, strides c_rs, c_cs) += alpha * A (m x k) * B (k x n).
+/// C (m x n, strides c_rs, c_cs) += alpha * A (m x k) * B (k x n); with `overwrite`,
+/// C = alpha * A * B (C is not read).
 template <class T>
 void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t a_rs, index_t a_cs,
-                  const T* b, index_t b_rs, index_t b_cs, T* c, index_t c_rs, index_t c_cs) {
+                  const T* b, index_t b_rs, index_t b_cs, T* c, index_t c_rs, index_t c_cs,
+                  bool overwrite = false) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   if (n == 1) c_cs = 1;
   if (m == 1) c_rs = c_cs == 1 ? n : 1;
   if (!(c_cs == 1 && c_rs >= n)) {
     if (c_rs == 1 && c_cs >= m) {  // column-major C: C^T += B^T A^T
-      gemm_strided<T>(n, m, k, alpha, b, b_cs, b_rs, a, a_cs, a_rs, c, c_cs, c_rs);
+      gemm_strided<T>(n, m, k, alpha, b, b_cs, b_rs, a, a_cs, a_rs, c, c_cs, c_rs, overwrite);
       return;
     }
     std::vector<T> tmp(static_cast<std::size_t>(m * n), T(0));
     gemm_strided<T>(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, tmp.data(), n, 1);
     for (index_t i = 0; i < m; ++i)
-      for (index_t j = 0; j < n; ++j) c[i * c_rs + j * c_cs] += tmp[i * n + j];
+      for (index_t j = 0; j < n; ++j)
+        c[i * c_rs + j * c_cs] = (overwrite ? T(0) : c[i * c_rs + j * c_cs]) + tmp[i * n + j];
     return;
   }
   row_major_map<T> cm(c, m, n, Eigen::OuterStride<>(c_rs));
   with_operand(a, m, k, a_rs, a_cs, [&](const auto& am) {
     with_operand(b, k, n, b_rs, b_cs, [&](const auto& bm) {
-      if (alpha == T(1))
+      if (overwrite && alpha == T(1))
+        cm.noalias() = am * bm;
+      else if (overwrite)
+        cm.noalias() = alpha * (am * bm);
+      else if (alpha == T(1))
         cm.noalias() += am * bm;
       else
         cm.noalias() += alpha * (am * bm);

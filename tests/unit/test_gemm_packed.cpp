@@ -1,0 +1,290 @@
+/// \file test_gemm_packed.cpp
+/// Contractions beyond plain subscripts run as GEMMs (exec/contraction_affine.hpp,
+/// exec/cpu/gemm_packed.hpp): convolutions with channels written as nested wp::sum ranges or
+/// as `+=` over the extended space, the input packed as a matrix (im2col) on either side of
+/// the product, true convolutions (negative coefficients), an output whose channel axis is
+/// innermost, matrix products written as sums over a range or over wp::all, empty ranges,
+/// packed blocks far smaller than a matrix, and the forms that stay loops. Every result is
+/// compared with a nested loop written here; the counters show which path ran.
+
+#include <catch2/catch.hpp>
+
+#include <workpart/workpart.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace wp = workpart;
+using wp::index_t;
+
+namespace {
+
+template <class T>
+T value_at(index_t k, index_t salt) {
+  return static_cast<T>(double((k * 7 + salt * 5) % 17 - 8) * 0.25);
+}
+
+template <class T, int R>
+std::vector<T> fill(wp::array<T, R>& a, index_t salt) {
+  for (index_t k = 0; k < a.size(); ++k) a.data()[k] = value_at<T>(k, salt);
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+template <class T, int R>
+void set_all(wp::array<T, R>& a, T v) {
+  for (index_t k = 0; k < a.size(); ++k) a.data()[k] = v;
+}
+
+/// got == want elementwise (relative to the largest |want|: a GEMM sums in another order).
+template <class T, int R>
+void require_close(const wp::array<T, R>& got, const std::vector<double>& want) {
+  REQUIRE(index_t(want.size()) == got.size());
+  double scale = 1;
+  for (double w : want) scale = std::max(scale, std::fabs(w));
+  const double tol = std::is_same_v<T, float> ? 2e-5 : std::is_floating_point_v<T> ? 1e-12 : 0;
+  for (index_t k = 0; k < got.size(); ++k) {
+    INFO("element " << k << ": got " << double(got.data()[k]) << ", want " << want[k]);
+    REQUIRE(std::fabs(double(got.data()[k]) - want[k]) <= tol * scale);
+  }
+}
+
+struct path_counts {
+  long gemms = wp::detail::counters().gemm_calls.load();
+  long packed = wp::detail::counters().packed_elements.load();
+  long loops = wp::detail::counters().loop_statements.load();
+  long gemms_since() const { return wp::detail::counters().gemm_calls.load() - gemms; }
+  long packed_since() const { return wp::detail::counters().packed_elements.load() - packed; }
+  long loops_since() const { return wp::detail::counters().loop_statements.load() - loops; }
+};
+
+/// A small budget for the packed operand: many blocks, rows split between them.
+struct budget_scope {
+  std::size_t saved = wp::detail::packed_operand_budget_bytes();
+  explicit budget_scope(std::size_t bytes) { wp::detail::packed_operand_budget_bytes() = bytes; }
+  ~budget_scope() { wp::detail::packed_operand_budget_bytes() = saved; }
+};
+
+/// out(n, k, y, x) = sum_c,r,s w(k, c, r, s) in(n, c, y + r, x + s) (valid), by plain loops.
+template <class T>
+std::vector<double> conv_ref(const std::vector<T>& in, const std::vector<T>& w, index_t N,
+                             index_t C, index_t K, index_t H, index_t W, index_t R, index_t S) {
+  const index_t OH = H - R + 1, OW = W - S + 1;
+  std::vector<double> out(static_cast<std::size_t>(N * K * OH * OW));
+  for (index_t n = 0; n < N; ++n)
+    for (index_t k = 0; k < K; ++k)
+      for (index_t y = 0; y < OH; ++y)
+        for (index_t x = 0; x < OW; ++x) {
+          double a = 0;
+          for (index_t c = 0; c < C; ++c)
+            for (index_t r = 0; r < R; ++r)
+              for (index_t s = 0; s < S; ++s)
+                a += double(w[std::size_t(((k * C + c) * R + r) * S + s)]) *
+                     double(in[std::size_t(((n * C + c) * H + y + r) * W + x + s)]);
+          out[std::size_t(((n * K + k) * OH + y) * OW + x)] = a;
+        }
+  return out;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("packed gemm: 2-D convolution with channels as nested sums and as +=",
+                   "[local][gemm][packed]", float, double) {
+  using T = TestType;
+  // Uneven extents, a 3 x 2 filter; the output starts full of 7s (`=` overwrites them).
+  constexpr index_t N = 2, C = 5, K = 9, H = 11, W = 13, R = 3, S = 2;
+  constexpr index_t OH = H - R + 1, OW = W - S + 1;
+  wp::array<T, 4> in("in", {N, C, H, W}), w("w", {K, C, R, S}), out("out", {N, K, OH, OW}),
+      acc("acc", {N, K, OH, OW});
+  const auto iv = fill(in, 1), wv = fill(w, 2);
+  const auto want = conv_ref(iv, wv, N, C, K, H, W, R, S);
+  auto [n, k, y, x, c, r, s] = wp::indices<7>();
+  auto nested =
+      wp::map("conv", wp::space(N, K, OH, OW),
+              out(n, k, y, x) = wp::sum(
+                  wp::range(c, 0, C),
+                  wp::sum(wp::range(r, 0, R),
+                          wp::sum(wp::range(s, 0, S), w(k, c, r, s) * in(n, c, y + r, x + s)))));
+  const std::string text = wp::explain_local(nested);
+  INFO(text);
+  REQUIRE(text.find("gemm: C[i1 x (i0,i2,i3)] += A[i1 x (i4,i5,i6)]") != std::string::npos);
+  REQUIRE(text.find("B packed as a matrix (im2col)") != std::string::npos);
+  REQUIRE(text.find("zeroed first") != std::string::npos);
+
+  SECTION("nested sums, one block per image and blocks of a few columns") {
+    for (std::size_t budget : {std::size_t(16) << 20, std::size_t(5 * C * R * S * sizeof(T))}) {
+      INFO("packed budget " << budget << " bytes");
+      budget_scope b(budget);
+      set_all(out, T(7));
+      const path_counts before;
+      wp::run(nested);
+      require_close(out, want);
+      REQUIRE(before.gemms_since() >= N);
+      REQUIRE(before.packed_since() == N * C * R * S * OH * OW);  // each image's matrix, once
+      REQUIRE(before.loops_since() == 0);
+    }
+  }
+  SECTION("+= over the space extended by the channel and filter indices adds to what is there") {
+    set_all(acc, T(1));
+    const path_counts before;
+    wp::run(wp::map("conv_acc", wp::space(N, K, OH, OW, C, R, S),
+                    acc(n, k, y, x) += w(k, c, r, s) * in(n, c, y + r, x + s)));
+    std::vector<double> want1 = want;
+    for (double& v : want1) v += 1;
+    require_close(acc, want1);
+    REQUIRE(before.packed_since() > 0);
+    REQUIRE(before.loops_since() == 0);
+  }
+  SECTION("the input on the left of the product, scaled: A is packed, in blocks of rows") {
+    budget_scope b(7 * C * R * S * sizeof(T));
+    const path_counts before;
+    wp::run(wp::map("conv_swapped", wp::space(N, K, OH, OW),
+                    out(n, k, y, x) = wp::sum(
+                        wp::range(c, 0, C),
+                        wp::sum(wp::range(r, 0, R),
+                                wp::sum(wp::range(s, 0, S),
+                                        T(0.5) * (in(n, c, y + r, x + s) * w(k, c, r, s)))))));
+    std::vector<double> half = want;
+    for (double& v : half) v *= 0.5;
+    require_close(out, half);
+    REQUIRE(before.packed_since() == N * C * R * S * OH * OW);
+    REQUIRE(before.loops_since() == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("packed gemm: a true convolution (reversed filter) into channels-last output",
+                   "[local][gemm][packed]", float, double) {
+  using T = TestType;
+  // o(n, y, x, k) = sum_c,r,s w(k, c, r, s) in(n, c, y + 2 - r, x + 1 - s): negative
+  // coefficients, and C's m axis (k) innermost, so C is column-major for the GEMM.
+  constexpr index_t N = 3, C = 4, K = 10, H = 9, W = 8, R = 3, S = 2;
+  constexpr index_t OH = H - R + 1, OW = W - S + 1;
+  wp::array<T, 4> in("in", {N, C, H, W}), w("w", {K, C, R, S}), o("o", {N, OH, OW, K});
+  const auto iv = fill(in, 3), wv = fill(w, 4);
+  std::vector<double> want(static_cast<std::size_t>(N * OH * OW * K));
+  for (index_t b = 0; b < N; ++b)
+    for (index_t yy = 0; yy < OH; ++yy)
+      for (index_t xx = 0; xx < OW; ++xx)
+        for (index_t kk = 0; kk < K; ++kk) {
+          double a = 0;
+          for (index_t cc = 0; cc < C; ++cc)
+            for (index_t rr = 0; rr < R; ++rr)
+              for (index_t ss = 0; ss < S; ++ss)
+                a += double(wv[std::size_t(((kk * C + cc) * R + rr) * S + ss)]) *
+                     double(iv[std::size_t(((b * C + cc) * H + yy + 2 - rr) * W + xx + 1 - ss)]);
+          want[std::size_t(((b * OH + yy) * OW + xx) * K + kk)] = a;
+        }
+  auto [n, y, x, k, c, r, s] = wp::indices<7>();
+  set_all(o, T(-3));
+  const path_counts before;
+  wp::run(wp::map(
+      "true_conv", wp::space(N, OH, OW, K),
+      o(n, y, x, k) = wp::sum(
+          wp::range(c, 0, C),
+          wp::sum(wp::range(r, 0, R),
+                  wp::sum(wp::range(s, 0, S), w(k, c, r, s) * in(n, c, y + 2 - r, x + 1 - s))))));
+  require_close(o, want);
+  REQUIRE(before.packed_since() > 0);
+  REQUIRE(before.loops_since() == 0);
+}
+
+TEMPLATE_TEST_CASE("packed gemm: matrix products written as sums over a range or over wp::all",
+                   "[local][gemm]", float, double, std::int32_t, std::int64_t) {
+  using T = TestType;
+  constexpr index_t M = 7, K = 11, N = 5;
+  wp::array<T, 2> a("a", {M, K}), b("b", {K, N}), c1("c1", {M, N}), c2("c2", {M, N}),
+      c3("c3", {M, N});
+  const auto av = fill(a, 5), bv = fill(b, 6);
+  std::vector<double> want(static_cast<std::size_t>(M * N)), want3(want.size());
+  for (index_t i = 0; i < M; ++i)
+    for (index_t j = 0; j < N; ++j) {
+      double t = 0, t3 = 0;
+      for (index_t q = 0; q < K; ++q) {
+        t += double(av[std::size_t(i * K + q)]) * double(bv[std::size_t(q * N + j)]);
+        if (q >= 2 && q < 9)
+          t3 += double(av[std::size_t(i * K + q)]) * double(bv[std::size_t(q * N + j)]);
+      }
+      want[std::size_t(i * N + j)] = t;
+      want3[std::size_t(i * N + j)] = 3 * t3 + 1;
+    }
+  auto [i, j, q] = wp::indices<3>();
+  set_all(c1, T(9));
+  set_all(c2, T(9));
+  set_all(c3, T(1));
+  const path_counts before;
+  wp::run(wp::map("mm_range", wp::space(M, N),
+                  c1(i, j) = wp::sum(wp::range(q, 0, K), a(i, q) * b(q, j))));
+  wp::run(wp::map("mm_all", wp::space(M, N), c2(i, j) = wp::sum(a(i, wp::all) * b(wp::all, j))));
+  wp::run(wp::map("mm_part", wp::space(M, N),
+                  c3(i, j) += wp::sum(wp::range(q, 2, 9), a(i, q) * b(q, j) * T(3))));
+  require_close(c1, want);
+  require_close(c2, want);
+  require_close(c3, want3);
+  REQUIRE(before.gemms_since() == 3);
+  REQUIRE(before.packed_since() == 0);  // plain subscripts: the operands are used in place
+  REQUIRE(before.loops_since() == 0);
+}
+
+TEST_CASE("packed gemm: empty ranges give zero sums; `+=` over them changes nothing",
+          "[local][gemm][packed]") {
+  constexpr index_t N = 2, K = 9, H = 6, W = 7;
+  wp::array<double, 3> in("in", {N, H, W});
+  wp::array<double, 3> w("w", {K, 2, 3});
+  wp::array<double, 3> o("o", {N, K, H}), o2("o2", {N, K, H});
+  fill(in, 1);
+  fill(w, 2);
+  set_all(o, 5.0);
+  set_all(o2, 5.0);
+  auto [n, k, y, c, r] = wp::indices<5>();
+  for (index_t hi : {0, -2}) {  // [0, 0) and [0, -2) hold no channel
+    const path_counts before;
+    wp::run(
+        wp::map("empty", wp::space(N, K, H),
+                o(n, k, y) = wp::sum(wp::range(c, 0, hi),
+                                     wp::sum(wp::range(r, 0, 3), w(k, c, r) * in(n, y, c + r)))));
+    wp::run(wp::map(
+        "empty_acc", wp::space(N, K, H),
+        o2(n, k, y) +=
+        wp::sum(wp::range(c, 0, hi), wp::sum(wp::range(r, 0, 3), w(k, c, r) * in(n, y, c + r)))));
+    require_close(o, std::vector<double>(std::size_t(N * K * H), 0.0));
+    require_close(o2, std::vector<double>(std::size_t(N * K * H), 5.0));
+    REQUIRE(before.loops_since() == 0);
+  }
+}
+
+TEST_CASE("packed gemm: forms that stay loops", "[local][gemm][packed]") {
+  auto [i, j, r] = wp::indices<3>();
+  SECTION("a 1-D convolution with one output channel: each packed element would be used once") {
+    constexpr index_t n = 50, R = 7;
+    wp::array<double, 1> x("x", {n + R - 1}), w("w", {R}), y("y", {n});
+    const auto xv = fill(x, 1), wv = fill(w, 2);
+    std::vector<double> want(std::size_t{n});
+    for (index_t t = 0; t < n; ++t)
+      for (index_t q = 0; q < R; ++q)
+        want[std::size_t(t)] += wv[std::size_t(q)] * xv[std::size_t(t + q)];
+    auto conv =
+        wp::map("conv1d", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r)));
+    REQUIRE(wp::explain_local(conv).find("m < 8") != std::string::npos);
+    const path_counts before;
+    wp::run(conv);
+    require_close(y, want);
+    REQUIRE(before.gemms_since() == 0);
+    REQUIRE(before.packed_since() == 0);
+    REQUIRE(before.loops_since() == 1);
+  }
+  SECTION("`=` over a space index the left side lacks overwrites; it is not summed") {
+    using S = decltype(std::declval<wp::array<double, 1>&>()(i) = wp::sum(
+                           wp::range(r, 0, 3), std::declval<wp::array<double, 2>&>()(r, j) *
+                                                   std::declval<wp::array<double, 1>&>()(r)));
+    STATIC_REQUIRE_FALSE(wp::detail::is_affine_contraction_v<2, S>);
+  }
+  SECTION("max over a range is not a sum") {
+    using S = decltype(std::declval<wp::array<double, 1>&>()(i) = wp::max_of(
+                           wp::range(r, 0, 3), std::declval<wp::array<double, 2>&>()(i, r) *
+                                                   std::declval<wp::array<double, 1>&>()(r)));
+    STATIC_REQUIRE_FALSE(wp::detail::is_affine_contraction_v<1, S>);
+  }
+}
