@@ -5,13 +5,15 @@
 // Every rank builds the same map and the same plan. With 4 or more ranks the grid is
 // (2,2,1): rows and columns of C split in two, each rank one quarter; with fewer it is (P,1,1),
 // row blocks. explain() says what each rank executes and which collectives move which boxes,
-// with their bytes; stats() says what this run measured. Root checks C against a plain loop.
+// with their bytes; draw() pictures each rank's box; stats() says what this run measured. Root
+// checks C against a plain loop.
 #include <workpart/workpart.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 namespace wp = workpart;
 
@@ -35,6 +37,10 @@ int main(int argc, char** argv) {
       ctx.size() >= 4 ? wp::grid_shape{2, 2, 1} : wp::grid_shape{ctx.size(), 1, 1};
   auto plan = wp::distribute(mm, g, ctx);
   if (ctx.is_root()) std::cout << plan.explain();
+  // The same plan as pictures: each rank's box of C (and A, where rows of ranks share it);
+  // plan.to_svg() is the whole plan as an SVG page.
+  const std::string picture_c = plan.draw(C), picture_a = plan.draw(A);
+  if (ctx.is_root()) std::cout << "\n" << picture_c << "\n" << picture_a << "\n";
   plan.run();
 
   const auto& st = plan.stats();

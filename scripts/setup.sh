@@ -10,6 +10,7 @@ packages=(
   libeigen3-dev catch2 libopenblas-dev
   clang-format               # the layout check (scripts/format.sh --check)
   libscalapack-openmpi-dev   # bench_distributed_matmul's baseline (ScaLAPACK p?gemm)
+  librsvg2-bin               # rsvg-convert: the tests render plan.to_svg()'s pictures
 )
 
 missing=()

@@ -22,6 +22,7 @@
 #include <workpart/expr/impl/interval.ipp>
 #include <workpart/expr/impl/map.ipp>
 #include <workpart/plan/impl/explain.ipp>
+#include <workpart/plan/impl/picture.ipp>
 #include <workpart/plan/impl/program.ipp>
 #include <workpart/plan/impl/redistribute.ipp>
 #include <workpart/plan/impl/solve_array.ipp>

@@ -751,3 +751,22 @@ TEST_CASE("errors: a rank out of memory fails every rank alike, and nothing hang
     REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
   }
 }
+
+TEST_CASE("errors: an array's global data off root: data() is nullptr, at() says where it is",
+          "[mpi][errors][root]") {
+  wp::context ctx(g_argc, g_argv);
+  wp::array<double, 2> a("weights", {3, 4});
+  if (ctx.is_root()) {
+    REQUIRE(a.data() != nullptr);
+    a.at({2, 3}) = 5.0;
+    REQUIRE(a.data()[11] == 5.0);
+  } else {
+    REQUIRE(a.data() == nullptr);
+    REQUIRE(a.matrix().size() == 0);
+    REQUIRE_THROWS_AS(a.at({0, 0}), wp::plan_error);
+    REQUIRE_THROWS_WITH(
+        a.at({0, 0}), Contains("wp::array 'weights': at() on rank " + std::to_string(ctx.rank())) &&
+                          Contains("only root (rank 0) holds") &&
+                          Contains("plan.gather(weights)") && Contains("plan.local(weights)"));
+  }
+}

@@ -81,6 +81,13 @@ std::string run_schedule(const wp::context& ctx, const wp::grid_shape& g, bool t
         all_problems(ctx.comm(), plan.explain().find("-> gemm: C[i0 x i1]") != std::string::npos
                                      ? ""
                                      : "explain() does not say the block runs as a GEMM");
+    // where C's old values travel to other ranks, explain() says why (+= adds to them)
+    const std::string text = plan.explain();
+    const bool old_values = text.find("Scatterv (old values") != std::string::npos;
+    problems +=
+        all_problems(ctx.comm(), !old_values || text.find("; += adds to them") != std::string::npos
+                                     ? ""
+                                     : "explain() scatters C's old values without why");
     problems += compare_on_root(ctx.comm(), ops.C, reference(M, N, K, prefill));
     // every rank measured what the plan predicted for it, and explain() agrees everywhere
     problems += all_problems(ctx.comm(), measured_problems(plan));

@@ -470,7 +470,17 @@ TEST_CASE("programs: schedule errors are raised on every rank, naming the map",
     wp::schedule s;
     s.set(m1, wp::grid_shape{1}).set(m2, wp::grid_shape{1}).set("third", wp::grid_shape{1});
     const std::string e = what_of([&] { auto p = wp::distribute(prog, s, ctx); });
-    REQUIRE(e.find("map 'third', which is not in the program") != std::string::npos);
+    REQUIRE(e.find("map 'third', which is not in the program (the program's maps: 'first', "
+                   "'second')") != std::string::npos);
+    REQUIRE(e.find("did you mean") == std::string::npos);  // nothing near 'third'
+    REQUIRE(same_everywhere(ctx.comm(), e) == "");
+  }
+  {  // a misspelt name: the nearest map is suggested
+    wp::schedule s;
+    s.set("frist", wp::grid_shape{1}).set(m2, wp::grid_shape{1});
+    const std::string e = what_of([&] { auto p = wp::distribute(prog, s, ctx); });
+    REQUIRE(e.find("map 'frist', which is not in the program; did you mean 'first'?") !=
+            std::string::npos);
     REQUIRE(same_everywhere(ctx.comm(), e) == "");
   }
   {

@@ -57,6 +57,11 @@ TEST_CASE("backward: each expression rule against finite differences", "[backwar
     check_rule([](auto x, auto y, auto) { return wp::exp(x * y) + wp::tanh(x - y); });
     check_rule([](auto x, auto y, auto) { return wp::log(x) * wp::sqrt(y); }, 2.0);
   }
+  SECTION("erf sigmoid log1p expm1 pow") {
+    check_rule([](auto x, auto y, auto) { return wp::erf(x * y) + wp::sigmoid(x - 2.0 * y); });
+    check_rule([](auto x, auto y, auto) { return wp::log1p(x) * wp::expm1(0.5 * y); }, 2.0);
+    check_rule([](auto x, auto y, auto) { return wp::pow(x, y) + wp::pow(y, 3.0); }, 2.0);
+  }
   SECTION("abs, wp::max, wp::min away from ties") {
     check_rule([](auto x, auto y, auto) { return wp::abs(x - 0.5 * y) * y; });
     check_rule([](auto x, auto y, auto) { return wp::max(x, y) * 3.0 + wp::min(x * y, 0.1); });

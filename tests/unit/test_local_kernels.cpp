@@ -14,7 +14,8 @@
 //    at the end checks the sign), and row / window max and min, whose order of
 //    combining may change which of -0.0 and +0.0 a tie keeps (the library documents NaN
 //    propagation, not the sign of a zero).
-//  - within 2 ulp: exp, log, tanh (4 ulp for tanh(x) * x); NaN exactly where the reference
+//  - within 2 ulp: exp, log, tanh (4 ulp for tanh(x) * x and sigmoid); NaN exactly where the
+//  reference
 //    is NaN, infinities and zeros (with their signs) exactly.
 //  - sums within 1e-5 (float) / 1e-12 (double) of the sum of the terms' magnitudes, since the
 //    order of addition may change; NaN and infinite sums exactly.
@@ -375,6 +376,13 @@ void elementwise_1d(int64_t n, int64_t lo, int64_t sh, int round) {
       {"log(y)", compare::ulp2, [](T, T y, T, T) { return std::log(y); }},
       {"tanh(x)", compare::ulp2, [](T x, T, T, T) { return std::tanh(x); }},
       {"tanh(x) * x", compare::ulp4, [](T x, T, T, T) { return std::tanh(x) * x; }},
+      // lane by lane inside the packet: the <cmath> function's bits
+      {"erf(x)", compare::exact, [](T x, T, T, T) { return std::erf(x); }},
+      {"log1p(l)", compare::exact, [](T, T, T, T l) { return std::log1p(l); }},
+      {"expm1(e)", compare::exact, [](T, T, T e, T) { return std::expm1(e); }},
+      {"pow(abs(x), y)", compare::exact, [](T x, T y, T, T) { return std::pow(std::abs(x), y); }},
+      // 1 / (1 + exp(-x)) with the vector exp (within 2 ulp of std::exp)
+      {"sigmoid(x)", compare::ulp4, [](T x, T, T, T) { return T(1) / (T(1) + std::exp(-x)); }},
   };
   std::deque<wp::array<T, 1>> out;
   for (std::size_t k = 0; k < ks.size(); ++k)
@@ -408,8 +416,13 @@ void elementwise_1d(int64_t n, int64_t lo, int64_t sh, int round) {
                   out[19](i) = wp::log(l(i)),                            //
                   out[20](i) = wp::log(y(i)),                            //
                   out[21](i) = wp::tanh(x),                              //
-                  out[22](i) = wp::tanh(x) * x));
-  REQUIRE(ks.size() == 23);  // one reference per statement, in order
+                  out[22](i) = wp::tanh(x) * x,                          //
+                  out[23](i) = wp::erf(x),                               //
+                  out[24](i) = wp::log1p(l(i)),                          //
+                  out[25](i) = wp::expm1(e(i)),                          //
+                  out[26](i) = wp::pow(wp::abs(x), y(i)),                //
+                  out[27](i) = wp::sigmoid(x)));
+  REQUIRE(ks.size() == 28);  // one reference per statement, in order
 
   for (std::size_t k = 0; k < ks.size(); ++k) {
     tally t(ks[k].name);

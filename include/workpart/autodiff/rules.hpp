@@ -184,6 +184,37 @@ struct unary_derivative<op_tanh> {
   }
 };
 template <>
+struct unary_derivative<op_erf> {  // 2 / sqrt(pi) e^(-e^2)
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    using V = real_of<typename E::value_type>;
+    return s * (V(1.1283791670955125739) * workpart::exp(-(e * e)));
+  }
+};
+template <>
+struct unary_derivative<op_log1p> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    using V = real_of<typename E::value_type>;
+    return s / (V(1) + e);
+  }
+};
+template <>
+struct unary_derivative<op_expm1> {
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    return s * workpart::exp(e);
+  }
+};
+template <>
+struct unary_derivative<op_sigmoid> {  // sigmoid(e) (1 - sigmoid(e))
+  template <class S, class E>
+  static constexpr auto of(const S& s, const E& e) {
+    using V = real_of<typename E::value_type>;
+    return s * (workpart::sigmoid(e) * (V(1) - workpart::sigmoid(e)));
+  }
+};
+template <>
 struct unary_derivative<op_abs> {  // sign(e): 0 at 0, as PyTorch
   template <class S, class E>
   static constexpr auto of(const S& s, const E& e) {
@@ -252,6 +283,19 @@ struct binary_derivative<op_div> {
   template <class S, class L, class R>
   static constexpr auto right(const S& s, const L& l, const R& r) {
     return -(s * l) / (r * r);
+  }
+};
+// d(a^b)/da = b a^(b-1); d(a^b)/db = a^b log(a)
+template <>
+struct binary_derivative<op_pow> {
+  static constexpr bool differentiable = true;
+  template <class S, class L, class R>
+  static constexpr auto left(const S& s, const L& l, const R& r) {
+    return s * (r * workpart::pow(l, r - 1));
+  }
+  template <class S, class L, class R>
+  static constexpr auto right(const S& s, const L& l, const R& r) {
+    return s * (workpart::pow(l, r) * workpart::log(l));
   }
 };
 // wp::max(a, b) is a where a > b, else b (ties and a NaN b: b): the gradient goes to the

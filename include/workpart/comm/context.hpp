@@ -11,6 +11,7 @@
 
 #include "../error.hpp"
 #include "../fwd.hpp"
+#include "uncaught.hpp"
 
 namespace workpart {
 
@@ -53,6 +54,7 @@ class context {
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited) env_ = std::make_unique<boost::mpi::environment>(argc, argv);
+    detail::install_uncaught_handler();  // an exception escaping main: one message, MPI_Abort
     comm_ = std::make_unique<boost::mpi::communicator>(comm);
     detail::live_contexts().push_back(comm_.get());
     detail::current_rank_hook = &detail::rank_of_current_context;

@@ -31,6 +31,7 @@ class map_plan : private detail::map_runtime {
   map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt,
            bool inspect = true)
       : map_runtime(m.name(), N, m.iteration_space().str(), g, comm), map_(m) {
+    const detail::log_clock clock;  // WORKPART_LOG=info (comm/log.hpp)
     std::uint64_t print = 0;
     const detail::failure f = detail::capture([&] {
       map_.require_valid();  // an out-of-bounds access or a race found when the map was built
@@ -51,6 +52,10 @@ class map_plan : private detail::map_runtime {
     agree_and_finish(f, print);
     if (inspect) detail::with_comm_errors([&] { inspect_ranges(); });
     finish_plan();
+    if (detail::log_on())
+      detail::log_line(rank_, "plan for map '" + name_ + "' on grid " + grid_.str() + ", " +
+                                  std::to_string(size_) + " ranks: built in " +
+                                  detail::log_seconds(clock.seconds()));
     // Buffers are allocated at the first scatter (or local()), not here: building a plan
     // touches no element.
   }
@@ -58,6 +63,7 @@ class map_plan : private detail::map_runtime {
   map_plan& operator=(map_plan&&) = default;
 
   using map_runtime::collectives;
+  using map_runtime::draw;
   using map_runtime::execute;
   using map_runtime::explain;
   using map_runtime::gather;
@@ -69,7 +75,9 @@ class map_plan : private detail::map_runtime {
   using map_runtime::runs_in_place;
   using map_runtime::scatter;
   using map_runtime::stats;
+  using map_runtime::summary;
   using map_runtime::to_json;
+  using map_runtime::to_svg;
 
   /// The runtime part of this plan (what a program's plan drives).
   detail::map_runtime& runtime() { return *this; }

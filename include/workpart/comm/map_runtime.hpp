@@ -22,11 +22,13 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../exec/options.hpp"
+#include "../plan/picture.hpp"
 #include "agreement.hpp"
 #include "array_buffers.hpp"
 #include "collectives/bcast.hpp"
@@ -36,6 +38,7 @@
 #include "device_staging.hpp"
 #include "phase_scope.hpp"
 #include "inspect.hpp"
+#include "log.hpp"
 #include "../config.hpp"
 
 namespace workpart::detail {
@@ -179,6 +182,24 @@ class map_runtime {
 
   /// The plan in words; identical on every rank.
   const std::string& explain() const { return explain_; }
+  /// The arrays at `id` (nullptr: every array) as pictures: read boxes and write boxes.
+  std::vector<picture_array> pictures_of(const void* id) const;
+  /// The whole plan as one map's picture.
+  picture_map picture() const { return {name_, grid_.str(), pictures_of(nullptr)}; }
+  /// A terminal block map of each way the map holds the array (plan/picture.hpp).
+  std::string draw_array(const void* id, const std::string& name) const;
+  /// The plan as a self-contained SVG page: each array's boxes per rank, root's transfers.
+  std::string to_svg() const;
+  /// One line per array: how the map uses it, its collectives and their bytes (all ranks).
+  std::string summary_arrays() const;
+  /// explain() in short: the map, its grid, one line per array, the bytes per phase.
+  std::string summary() const;
+  /// Draws how the map holds `a` (its read boxes and its write boxes, each rank's box
+  /// labelled); the same text on every rank.
+  template <class T, int R>
+  std::string draw(const array<T, R>& a) const {
+    return draw_array(&a, a.name());
+  }
   /// This rank's measured bytes and seconds per phase beside the predicted bytes.
   const plan_stats& stats() const { return stats_; }
   /// explain() and stats() as JSON (stats of this rank).

@@ -82,7 +82,15 @@ class program_plan : private detail::program_runtime {
   using program_runtime::runs_in_place;
   using program_runtime::scatter;
   using program_runtime::stats;
+  using program_runtime::summary;
   using program_runtime::to_json;
+  using program_runtime::to_svg;
+
+  /// Draws how each map that uses `a` holds it (read boxes, write boxes; plan/picture.hpp).
+  template <class T, int R>
+  std::string draw(const array<T, R>& a) const {
+    return draw_array(&a, a.name());
+  }
 
   /// Gathers only the named arrays.
   template <class... A>
@@ -122,7 +130,12 @@ class program_plan : private detail::program_runtime {
         plans_(
             new plans_type{map_plan<Maps>(std::get<I>(p.maps()), grids[I], comm, opt, false)...}),
         owned_(p.owned_arrays()) {
+    const detail::log_clock clock;  // (the maps' plans log their own times)
     init({&std::get<I>(*plans_).runtime()...}, {std::get<I>(p.maps()).name()...}, grids);
+    if (detail::log_on())
+      detail::log_line(comm.rank(), "program plan of " + std::to_string(sizeof...(Maps)) +
+                                        " maps: what moves between them solved in " +
+                                        detail::log_seconds(clock.seconds()));
   }
 
   std::unique_ptr<plans_type> plans_;

@@ -50,6 +50,13 @@ class program_runtime {
   /// This rank's figures (measured beside predicted).
   program_stats stats() const;
   std::string to_json() const;
+  /// The program as a self-contained SVG page: each map's arrays with their boxes per rank,
+  /// and what moves into each map (and back to root) with its bytes over all ranks.
+  std::string to_svg() const;
+  /// explain() in short: per map its grid, one line per array, and what moves into it.
+  std::string summary() const;
+  /// Terminal block maps of the array in every map that uses it.
+  std::string draw_array(const void* id, const std::string& name) const;
 
   /// A program plan never runs in place on root's arrays (its intermediates live on the ranks).
   bool runs_in_place() const { return false; }

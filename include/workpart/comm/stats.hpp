@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../plan/picture.hpp"
 #include "../plan/solve_array.hpp"
 #include "../schedule/grid.hpp"
 
@@ -92,7 +93,11 @@ inline std::string plan_json(const std::string& map, const grid_shape& grid, int
   bool first = true;
   for (const array_solution* a : arrays) {
     const array_solution& ap = *a;
-    s += std::string(first ? "" : ",") + "{\"name\":\"" + esc(ap.use.name) + "\",\"collectives\":[";
+    s += std::string(first ? "" : ",") + "{\"name\":\"" + esc(ap.use.name) + "\"";
+    // every rank's boxes as numbers ([[lo...],[hi...]] or null): what it reads, what it writes
+    if (ap.use.read && !ap.reads_own_writes) s += ",\"read_boxes\":" + boxes_json(ap.rbox);
+    if (ap.use.written) s += ",\"write_boxes\":" + boxes_json(ap.wbox);
+    s += ",\"collectives\":[";
     first = false;
     bool f2 = true;
     for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})

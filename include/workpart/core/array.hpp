@@ -109,8 +109,10 @@ class array {
     return detail::row_major_matrix(data(), root_ ? shape_[0] : 0, root_ ? shape_[1] : 0);
   }
 
-  /// Element at global coordinates g (root only; no bounds check in release builds).
+  /// Element at global coordinates g (root only; no bounds check in release builds). On
+  /// another rank a wp::plan_error that says where the data is (data() there is nullptr).
   T& at(const shape_type& g) {
+    if (!root_) throw_not_root("at()");
     const auto st = strides();
     index_t off = 0;
     for (int a = 0; a < N; ++a) off += g[a] * st[a];
@@ -158,6 +160,14 @@ class array {
         throw shape_error("wp::array '" + name_ + "': " + shape_text() +
                           " holds more elements "
                           "than a 64-bit byte count can address; use smaller extents");
+  }
+  [[noreturn]] void throw_not_root(const char* what) const {
+    throw plan_error("wp::array '" + name_ + "': " + what + " on rank " +
+                     std::to_string(detail::current_rank()) +
+                     ": only root (rank 0) holds an array's global data, and data() is "
+                     "nullptr elsewhere. Read it on root after plan.gather(" +
+                     name_ + ") (or run()), or read this rank's block with plan.local(" + name_ +
+                     ")");
   }
   std::string shape_text() const {
     std::string s = "shape {";

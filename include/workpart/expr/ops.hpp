@@ -84,6 +84,17 @@ WORKPART_HD WORKPART_ALWAYS_INLINE A abs_value(A a) {
   else
     return a < A(0) ? A(-a) : a;
 }
+// pow: std::pow on the operands as real numbers (integers become double).
+struct op_pow {
+  static constexpr const char* sym = "pow";
+  static constexpr bool infix = false;
+  template <class A, class B>
+  WORKPART_HD WORKPART_ALWAYS_INLINE static auto apply(A a, B b) {
+    using C = std::common_type_t<decltype(as_real(a)), decltype(as_real(b))>;
+    return WORKPART_MATH(pow)(C(as_real(a)), C(as_real(b)));
+  }
+};
+
 #define WORKPART_UNARY_OP(NAME, SYM, EXPR)                      \
   struct NAME {                                                 \
     static constexpr const char* sym = SYM;                     \
@@ -92,11 +103,22 @@ WORKPART_HD WORKPART_ALWAYS_INLINE A abs_value(A a) {
       return EXPR;                                              \
     }                                                           \
   };
+/// The logistic function 1 / (1 + e^-a): 0 where e^-a overflows, never a NaN from finite a.
+template <class A>
+WORKPART_HD WORKPART_ALWAYS_INLINE auto sigmoid_value(A a) {
+  const auto x = as_real(a);
+  using V = std::remove_const_t<decltype(x)>;
+  return V(1) / (V(1) + WORKPART_MATH(exp)(-x));
+}
 WORKPART_UNARY_OP(op_neg, "-", -a)
 WORKPART_UNARY_OP(op_exp, "exp", WORKPART_MATH(exp)(as_real(a)))
 WORKPART_UNARY_OP(op_log, "log", WORKPART_MATH(log)(as_real(a)))
 WORKPART_UNARY_OP(op_sqrt, "sqrt", WORKPART_MATH(sqrt)(as_real(a)))
 WORKPART_UNARY_OP(op_tanh, "tanh", WORKPART_MATH(tanh)(as_real(a)))
+WORKPART_UNARY_OP(op_erf, "erf", WORKPART_MATH(erf)(as_real(a)))
+WORKPART_UNARY_OP(op_log1p, "log1p", WORKPART_MATH(log1p)(as_real(a)))
+WORKPART_UNARY_OP(op_expm1, "expm1", WORKPART_MATH(expm1)(as_real(a)))
+WORKPART_UNARY_OP(op_sigmoid, "sigmoid", sigmoid_value(a))
 // abs: fabs for floating types, so abs(-0.0) is +0.0 as std::abs gives (a < 0 ? -a : a kept
 // the zero's sign).
 WORKPART_UNARY_OP(op_abs, "abs", abs_value(a))
@@ -382,7 +404,16 @@ WORKPART_DEFINE_FUNCTION(log, op_log)
 WORKPART_DEFINE_FUNCTION(sqrt, op_sqrt)
 WORKPART_DEFINE_FUNCTION(tanh, op_tanh)
 WORKPART_DEFINE_FUNCTION(abs, op_abs)
+WORKPART_DEFINE_FUNCTION(erf, op_erf)
+WORKPART_DEFINE_FUNCTION(log1p, op_log1p)
+WORKPART_DEFINE_FUNCTION(expm1, op_expm1)
+WORKPART_DEFINE_FUNCTION(sigmoid, op_sigmoid)
 #undef WORKPART_DEFINE_FUNCTION
+
+/// `wp::pow(a, b)`: a to the power b, elementwise; either side may be a scalar.
+template <class A, class B>
+requires detail::binary_operands<A, B>
+constexpr auto pow(const A& a, const B& b) { return detail::make_binary<detail::op_pow>(a, b); }
 
 /// `wp::max(a, b)`, `wp::min(a, b)`: elementwise; either side may be a scalar.
 template <class A, class B>

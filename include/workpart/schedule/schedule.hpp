@@ -61,6 +61,38 @@ class schedule {
 };
 
 namespace detail {
+/// Edits (insert, delete, replace one character) between a and b.
+inline std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+/// "; did you mean 'x'?" for the name nearest to `name` (a third of its letters or 2 edits
+/// at most), then the names there are: a message for a misspelt name.
+inline std::string name_hint(const std::string& name, const std::vector<std::string>& names,
+                             const std::string& what) {
+  std::string best;
+  std::size_t dist = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const auto& n : names)
+    if (const std::size_t d = edit_distance(name, n); d < dist) {
+      dist = d;
+      best = n;
+    }
+  std::string s = best.empty() ? std::string() : "; did you mean '" + best + "'?";
+  s += " (the " + what + ":";
+  for (std::size_t x = 0; x < names.size(); ++x) s += (x ? ", '" : " '") + names[x] + "'";
+  return s + ")";
+}
+
 /// The grid of each map of a program (`names`, in program order) from a schedule: every map
 /// has a grid, every grid's map is in the program, and the maps' names differ (a schedule
 /// knows maps by name). `who` starts the messages ("wp::distribute", "wp::plan_on_paper").
@@ -74,7 +106,8 @@ inline std::vector<grid_shape> schedule_grids(const std::vector<std::string>& na
   for (const auto& e : s.entries())
     if (std::find(names.begin(), names.end(), e.first) == names.end())
       throw plan_error(who + ": the schedule gives grid " + e.second.str() + " to map '" + e.first +
-                       "', which is not in the program");
+                       "', which is not in the program" +
+                       name_hint(e.first, names, "program's maps"));
   std::vector<grid_shape> grids;
   for (const auto& n : names) {
     const grid_shape* g = s.find(n);

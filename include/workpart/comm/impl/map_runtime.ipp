@@ -114,6 +114,8 @@ WORKPART_DECL void map_runtime::refresh_generated() {
 }
 
 WORKPART_DECL void map_runtime::scatter_agreed() {
+  std::optional<log_scope> log;  // WORKPART_LOG=info (comm/log.hpp)
+  if (log_on()) log.emplace(rank_, "map '" + name_ + "': scatter (rank 0)");
   const phase_scope ps(stats_.scatter);  // (blocks_to_host counts its device copies itself)
   // Until this scatter completes the ranks' buffers hold nothing to gather.
   scattered_ = false;
@@ -163,6 +165,8 @@ WORKPART_DECL void map_runtime::execute() {
   // values are root's.
   if (buffers_behind_ || !scattered_) scatter();
   if (stale_reads_) refresh_own_inputs();
+  std::optional<log_scope> log;
+  if (log_on()) log.emplace(rank_, "map '" + name_ + "': execute (rank 0's block)");
   failure f;
   {
     const phase_scope ps(stats_.execute);  // (run_block counts its device copies itself)
@@ -190,6 +194,8 @@ WORKPART_DECL void map_runtime::gather() {
 
 WORKPART_DECL void map_runtime::gather_these(const std::vector<array_buffers*>& which) {
   if (!ready_to_gather()) return;
+  std::optional<log_scope> log;
+  if (log_on()) log.emplace(rank_, "map '" + name_ + "': gather (rank 0)");
   const phase_scope ps(stats_.gather);
   local_then_agree([&] {
     check_alive();
@@ -268,6 +274,106 @@ WORKPART_DECL void map_runtime::update_predictions() {
   stats_.predicted_scatter_received = predicted_bytes(rank_, true, false);
   stats_.predicted_gather_sent = predicted_bytes(rank_, false, true);
   stats_.predicted_gather_received = predicted_bytes(rank_, false, false);
+}
+
+namespace picture_text {
+/// "Scatterv (root -> group leaders) + Bcast (over g1)": the steps that bring or take it.
+inline std::string steps(const std::vector<const std::vector<comm_step>*>& lists) {
+  std::string s;
+  for (const auto* l : lists)
+    for (const auto& st : *l) s += (s.empty() ? "" : " + ") + st.collective + " (" + st.where + ")";
+  return s;
+}
+inline index_t bytes(const std::vector<const std::vector<comm_step>*>& lists) {
+  index_t b = 0;
+  for (const auto* l : lists)
+    for (const auto& st : *l) b += st.total();
+  return b;
+}
+}  // namespace picture_text
+
+WORKPART_DECL std::vector<picture_array> map_runtime::pictures_of(const void* id) const {
+  std::vector<picture_array> v;
+  for (const auto& ap : arrays_) {
+    if (id != nullptr && ap.use.id != id) continue;
+    picture_array p;
+    p.name = ap.use.name;
+    p.shape.assign(ap.use.shape, ap.use.shape + ap.use.rank);
+    if (ap.use.read && !ap.reads_own_writes) {
+      p.role = "read";
+      p.collective = picture_text::steps({&ap.in_steps});
+      p.boxes = ap.rbox;
+      v.push_back(p);
+    }
+    if (ap.use.written) {
+      p.role = std::string("written: ") + combine_name(ap.use.write_kind);
+      p.collective = picture_text::steps({&ap.init_steps, &ap.out_steps});
+      p.boxes = ap.wbox;
+      p.overlap = ap.wgroup.empty() ? "each writes the same elements"
+                                    : "partial results, combined over " + dims_text(ap.wgroup);
+      v.push_back(p);
+    }
+  }
+  return v;
+}
+
+WORKPART_DECL std::string map_runtime::draw_array(const void* id, const std::string& name) const {
+  const std::vector<picture_array> v = pictures_of(id);
+  if (v.empty())
+    throw plan_error("plan for map '" + name_ + "': draw(" + name + "): the map does not use '" +
+                     name + "'");
+  std::string s;
+  for (const auto& p : v) s += draw_text(p, name_, grid_.str());
+  return s;
+}
+
+WORKPART_DECL std::string map_runtime::to_svg() const {
+  std::vector<picture_edge> edges;
+  for (const auto& ap : arrays_) {
+    if (!ap.in_steps.empty() || !ap.init_steps.empty())
+      edges.push_back({ap.use.name, "root", name_,
+                       picture_text::steps({&ap.in_steps, &ap.init_steps}),
+                       picture_text::bytes({&ap.in_steps, &ap.init_steps})});
+    if (!ap.out_steps.empty())
+      edges.push_back({ap.use.name, name_, "root", picture_text::steps({&ap.out_steps}),
+                       picture_text::bytes({&ap.out_steps})});
+  }
+  return draw_svg("plan for map '" + name_ + "' on grid " + grid_.str() + ", " +
+                      std::to_string(size_) + " ranks",
+                  {picture()}, edges, size_);
+}
+
+WORKPART_DECL std::string map_runtime::summary_arrays() const {
+  std::string s;
+  for (const auto& ap : arrays_) {
+    std::string role = ap.use.read && ap.use.written
+                           ? std::string("read, written: ") + combine_name(ap.use.write_kind)
+                       : ap.use.written ? std::string("written: ") + combine_name(ap.use.write_kind)
+                                        : std::string("read");
+    std::string how;
+    index_t bytes = 0;
+    for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})
+      for (const auto& st : *steps) {
+        how += (how.empty() ? "" : " + ") + st.collective;
+        bytes += st.total();
+      }
+    if (how.empty()) how = "nothing moves";
+    std::string line = "  " + ap.use.name;
+    line.resize(std::max<std::size_t>(line.size() + 1, 12), ' ');
+    line += role;
+    line.resize(std::max<std::size_t>(line.size() + 1, 32), ' ');
+    line += how;
+    line.resize(std::max<std::size_t>(line.size() + 1, 64), ' ');
+    s += line + bytes_text(bytes) + "\n";
+  }
+  return s;
+}
+
+WORKPART_DECL std::string map_runtime::summary() const {
+  return "map '" + name_ + "' on grid " + grid_.str() + ", " + std::to_string(size_) +
+         " ranks (bytes over all ranks):\n" + summary_arrays() + "  scatter " +
+         bytes_text(predicted_total(true)) + ", gather " + bytes_text(predicted_total(false)) +
+         "\n";
 }
 
 WORKPART_DECL solutions map_runtime::solution_views() const {

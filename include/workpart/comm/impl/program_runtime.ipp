@@ -10,6 +10,8 @@ namespace workpart::detail {
 
 WORKPART_DECL void program_runtime::scatter() {
   require_live("scatter");
+  std::optional<detail::log_scope> log;  // WORKPART_LOG=info (comm/log.hpp)
+  if (detail::log_on()) log.emplace(rank_, "program: scatter of root's inputs (rank 0)");
   const detail::phase_scope ps(stats_.scatter);  // (blocks_to_host counts device copies)
   detail::with_comm_errors([&] {
     bool changed = false;
@@ -58,20 +60,36 @@ WORKPART_DECL void program_runtime::execute() {
   const detail::phase_scope ps(stats_.execute, device_.get());
   failed_ = "execute() failed";
   scattered_ = false;  // a failure below leaves partial results: start again from root's
+  const bool log = detail::log_on();  // WORKPART_LOG=info: a line per map and redistribution
+  const std::string run_no = "execute #" + std::to_string(stats_.runs + 1) + ": ";
+  auto redist_name = [&](std::size_t x) {
+    const auto& r = sol_.redists()[x];
+    return sol_.arrays()[r.array].name + " " + r.from + " -> " + r.to + " (" + r.kind + ")";
+  };
   for_each_plan([&](int m, detail::map_runtime& mp) {
     detail::with_comm_errors([&] {
-      for (std::size_t x : sol_.into(m)) move_into(x);
+      for (std::size_t x : sol_.into(m)) {
+        std::optional<detail::log_scope> l;
+        if (log && sol_.shown(sol_.redists()[x])) l.emplace(rank_, run_no + redist_name(x));
+        move_into(x);
+      }
       refill_identity(m);
     });
     detail::failure f;
     {
+      std::optional<detail::log_scope> l;
+      if (log) l.emplace(rank_, run_no + "map '" + mp.name_ + "' (rank 0's block)");
       const detail::phase_scope map_ps(mp.stats_.execute);  // (run_block: device copies)
       f = detail::capture([&] { mp.run_block(); });
     }
     ++mp.stats_.runs;
     detail::with_comm_errors([&] {
       detail::agree(comm_, f, 0, detail::name_rank::always);
-      for (std::size_t c : sol_.combines_after(m)) combine_partials(c);
+      for (std::size_t c : sol_.combines_after(m)) {
+        std::optional<detail::log_scope> l;
+        if (log) l.emplace(rank_, run_no + redist_name(sol_.combines()[c].entry));
+        combine_partials(c);
+      }
     });
   });
   failed_.clear();
@@ -104,6 +122,61 @@ WORKPART_DECL program_stats program_runtime::stats() const {
   s.predicted_scatter_received = b.scatter_received;
   s.predicted_gather_sent = b.gather_sent;
   s.predicted_gather_received = b.gather_received;
+  return s;
+}
+
+WORKPART_DECL std::string program_runtime::to_svg() const {
+  std::vector<picture_map> maps;
+  for_each_plan([&](int, const detail::map_runtime& mp) { maps.push_back(mp.picture()); });
+  std::vector<picture_edge> edges;
+  for (std::size_t x = 0; x < sol_.redists().size(); ++x) {
+    const auto& r = sol_.redists()[x];
+    if (!sol_.shown(r)) continue;
+    index_t bytes = 0;
+    for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, !r.gather, false);
+    edges.push_back({sol_.arrays()[r.array].name, r.from, r.to, r.kind, bytes});
+  }
+  std::string title = "program plan:";
+  for (const auto& m : maps) title += " " + m.name + " " + m.grid;
+  return draw_svg(title + ", " + std::to_string(size_) + " ranks", maps, edges, size_);
+}
+
+WORKPART_DECL std::string program_runtime::summary() const {
+  std::string s = "program of " + std::to_string(runtimes_.size()) + " maps, " +
+                  std::to_string(size_) + " ranks (bytes over all ranks):\n";
+  for_each_plan([&](int m, const detail::map_runtime& mp) {
+    s += "map '" + mp.name_ + "' on grid " + mp.grid().str() + "\n";
+    for (std::size_t x : sol_.into(m)) {
+      const auto& r = sol_.redists()[x];
+      if (!sol_.shown(r)) continue;
+      index_t bytes = 0;
+      for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, true, false);
+      s += "  <- " + sol_.arrays()[r.array].name + " from " + r.from + ": " + r.kind + ", " +
+           detail::bytes_text(bytes) + "\n";
+    }
+    s += mp.summary_arrays();
+    for (std::size_t c : sol_.combines_after(m)) {  // its partial results, combined after it
+      const std::size_t x = sol_.combines()[c].entry;
+      const auto& r = sol_.redists()[x];
+      index_t bytes = 0;
+      for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, true, false);
+      s += "  -> " + sol_.arrays()[r.array].name + " partial results combined: " + r.kind + ", " +
+           detail::bytes_text(bytes) + "\n";
+    }
+  });
+  return s + "through root: " + detail::bytes_text(predicted_root_bytes()) +
+         ", rank to rank: first execute() " + detail::bytes_text(predicted_rank_bytes(true)) +
+         ", each later one " + detail::bytes_text(predicted_rank_bytes(false)) + "\n";
+}
+
+WORKPART_DECL std::string program_runtime::draw_array(const void* id,
+                                                      const std::string& name) const {
+  std::string s;
+  for_each_plan([&](int, const detail::map_runtime& mp) {
+    for (const auto& p : mp.pictures_of(id)) s += draw_text(p, mp.name_, mp.grid().str());
+  });
+  if (s.empty())
+    throw plan_error("program plan: draw(" + name + "): no map of the program uses '" + name + "'");
   return s;
 }
 
@@ -276,6 +349,9 @@ WORKPART_DECL void program_runtime::gather_arrays(const std::vector<std::size_t>
                      "hold partial results; gather() copies nothing of them to root (root's "
                      "arrays are unchanged). Call scatter() or run() to start again");
   if (!executed_) return;  // nothing ran since the last scatter: root holds the values
+  std::optional<detail::log_scope> log;
+  if (detail::log_on())
+    log.emplace(rank_, "program: gather of " + std::to_string(which.size()) + " arrays (rank 0)");
   const detail::phase_scope ps(stats_.gather);
   local_then_agree([&] {
     for_each_plan([&](int, detail::map_runtime& mp) { mp.check_alive(); });

@@ -286,10 +286,20 @@ struct vector_form<T, const_row<V>> {
   }
 };
 
+/// Functions with no packet kernel here: computed lane by lane inside the packet (the rest
+/// of the row stays in vectors), bit for bit the scalar function.
+template <class Op>
+inline constexpr bool lane_unary =
+    std::is_same_v<Op, op_erf> || std::is_same_v<Op, op_log1p> || std::is_same_v<Op, op_expm1>;
+template <class Op, class T>
+T scalar_apply(T v) {
+  return static_cast<T>(Op::apply(v));
+}
 template <class Op>
 inline constexpr bool vector_unary =
     std::is_same_v<Op, op_neg> || std::is_same_v<Op, op_abs> || std::is_same_v<Op, op_sqrt> ||
-    std::is_same_v<Op, op_exp> || std::is_same_v<Op, op_log> || std::is_same_v<Op, op_tanh>;
+    std::is_same_v<Op, op_exp> || std::is_same_v<Op, op_log> || std::is_same_v<Op, op_tanh> ||
+    std::is_same_v<Op, op_sigmoid> || lane_unary<Op>;
 
 template <class T, class Op, class R>
 struct vector_form<T, unary_row<Op, R>> {
@@ -298,7 +308,9 @@ struct vector_form<T, unary_row<Op, R>> {
   static constexpr bool ok =
       vector_unary<Op> && child::ok && !child::mask && std::is_same_v<result, T>;
   static constexpr bool mask = false;
-  static constexpr const char* why = child::ok ? "a function of another type" : child::why;
+  static constexpr const char* why = !vector_unary<Op> ? "a function with no vector form"
+                                     : child::ok       ? "a function of another type"
+                                                       : child::why;
   static WORKPART_ALWAYS_INLINE packet<T> at(const unary_row<Op, R>& r, index_t t) {
     const packet<T> x = child::at(r.r, t);
     if constexpr (std::is_same_v<Op, op_neg>)
@@ -311,6 +323,11 @@ struct vector_form<T, unary_row<Op, R>> {
       return vexp<T>(x);
     else if constexpr (std::is_same_v<Op, op_log>)
       return vlog<T>(x);
+    else if constexpr (std::is_same_v<Op, op_sigmoid>)  // 1 / (1 + e^-x), as the scalar one
+      return ei::pdiv(ei::pset1<packet<T>>(T(1)),
+                      ei::padd(ei::pset1<packet<T>>(T(1)), vexp<T>(negate(x))));
+    else if constexpr (lane_unary<Op>)
+      return lane_wise<T>(x, &scalar_apply<Op, T>);
     else if constexpr (std::is_same_v<T, float>)
       return vtanh(x);
     else
@@ -321,7 +338,21 @@ struct vector_form<T, unary_row<Op, R>> {
 template <class Op>
 inline constexpr bool vector_arith =
     std::is_same_v<Op, op_add> || std::is_same_v<Op, op_sub> || std::is_same_v<Op, op_mul> ||
-    std::is_same_v<Op, op_div> || std::is_same_v<Op, op_max> || std::is_same_v<Op, op_min>;
+    std::is_same_v<Op, op_div> || std::is_same_v<Op, op_max> || std::is_same_v<Op, op_min> ||
+    std::is_same_v<Op, op_pow>;
+/// pow lane by lane (std::pow's bits), the rest of the row in vectors.
+template <class T>
+T scalar_pow(T a, T b) {
+  return static_cast<T>(op_pow::apply(a, b));
+}
+template <class T>
+WORKPART_ALWAYS_INLINE packet<T> lane_wise(const packet<T>& x, const packet<T>& y, T (*f)(T, T)) {
+  alignas(64) T a[width<T>], b[width<T>];
+  ei::pstoreu(a, x);
+  ei::pstoreu(b, y);
+  for (int k = 0; k < width<T>; ++k) a[k] = f(a[k], b[k]);
+  return ei::ploadu<packet<T>>(a);
+}
 template <class Op>
 inline constexpr bool vector_compare =
     std::is_same_v<Op, op_lt> || std::is_same_v<Op, op_le> || std::is_same_v<Op, op_gt> ||
@@ -348,6 +379,7 @@ struct vector_form<T, binary_row<Op, L, R>> {
     if constexpr (std::is_same_v<Op, op_div>) return ei::pdiv(a, b);
     if constexpr (std::is_same_v<Op, op_max>) return max_nan(a, b);
     if constexpr (std::is_same_v<Op, op_min>) return min_nan(a, b);
+    if constexpr (std::is_same_v<Op, op_pow>) return lane_wise<T>(a, b, &scalar_pow<T>);
     if constexpr (std::is_same_v<Op, op_lt>) return ei::pcmp_lt(a, b);
     if constexpr (std::is_same_v<Op, op_le>) return ei::pcmp_le(a, b);
     if constexpr (std::is_same_v<Op, op_gt>) return ei::pcmp_lt(b, a);

@@ -226,10 +226,17 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
           ap.init_steps.push_back(
               {step_op::generate, "generate", "old values from init(), in place", zero, zero});
         } else {
-          comm_step sc{
-              step_op::scatterv, "Scatterv",
-              conflicted ? "old values -> group leaders" : "old values under the written boxes",
-              zero, zero};
+          // Why the old values travel: the map combines into them (a second run() combines
+          // again), or '=' leaves some of them as they were.
+          const char* why = use.write_kind == combine::add   ? "; += adds to them"
+                            : use.write_kind == combine::max ? "; max_into combines with them"
+                            : use.write_kind == combine::min ? "; min_into combines with them"
+                                                             : "; kept where '=' does not write";
+          comm_step sc{step_op::scatterv, "Scatterv",
+                       std::string(conflicted ? "old values -> group leaders"
+                                              : "old values under the written boxes") +
+                           why,
+                       zero, zero};
           for (int r : leaders)
             if (r != 0) {
               sc.sent[0] += ap.wbox[r].size() * es;
