@@ -105,6 +105,23 @@ struct contraction_dims {
   int nbatch = 0;
 };
 
+/// Puts dim d in its role by which of C, A and B use it; false for a dim in one operand alone
+/// (or in none): then the statement is not a GEMM.
+template <int N>
+constexpr bool assign_role(contraction_dims<N>& r, int d, bool c, bool a, bool b) {
+  if (c && a && b)
+    r.batch[r.nbatch++] = d;
+  else if (c && a)
+    r.m[r.nm++] = d;
+  else if (c && b)
+    r.n[r.nn++] = d;
+  else if (a && b)
+    r.k[r.nk++] = d;
+  else
+    return false;
+  return true;
+}
+
 /// Sorts dims[0, count) by the axis each has in an access (outermost axis first).
 template <int N>
 constexpr void order_by_axis(int* dims, int count, const int* axis_of) {
@@ -140,16 +157,7 @@ constexpr contraction_dims<N> contraction_of() {
       if (!pc.ok || !pa.ok || !pb.ok) return r;
       for (int d = 0; d < N; ++d) {
         const bool c = pc.axis_of[d] >= 0, a = pa.axis_of[d] >= 0, b = pb.axis_of[d] >= 0;
-        if (c && a && b)
-          r.batch[r.nbatch++] = d;
-        else if (c && a)
-          r.m[r.nm++] = d;
-        else if (c && b)
-          r.n[r.nn++] = d;
-        else if (a && b)
-          r.k[r.nk++] = d;
-        else
-          return r;  // an index in one operand alone (or nowhere) is not a GEMM
+        if (!assign_role<N>(r, d, c, a, b)) return r;
       }
       order_by_axis<N>(r.m, r.nm, pc.axis_of);
       order_by_axis<N>(r.n, r.nn, pc.axis_of);

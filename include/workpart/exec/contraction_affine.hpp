@@ -122,16 +122,7 @@ struct affine_contraction_traits {
           }
           // `=` over a space dim C does not hold would overwrite, not accumulate.
           if (Stmt::kind == combine::assign && d < N && !c) return r;
-          if (c && a && b)
-            r.batch[r.nbatch++] = d;
-          else if (c && a)
-            r.m[r.nm++] = d;
-          else if (c && b)
-            r.n[r.nn++] = d;
-          else if (a && b)
-            r.k[r.nk++] = d;
-          else
-            return r;
+          if (!assign_role<rank>(r, d, c, a, b)) return r;
         }
         order_by_axis<rank>(r.m, r.nm, pc.axis_of);
         order_by_axis<rank>(r.n, r.nn, pc.axis_of);
