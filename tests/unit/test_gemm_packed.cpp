@@ -112,7 +112,7 @@ TEMPLATE_TEST_CASE("packed gemm: 2-D convolution with channels as nested sums an
   INFO(text);
   REQUIRE(text.find("gemm: C[i1 x (i0,i2,i3)] += A[i1 x (i4,i5,i6)]") != std::string::npos);
   REQUIRE(text.find("B packed as a matrix (im2col)") != std::string::npos);
-  REQUIRE(text.find("zeroed first") != std::string::npos);
+  REQUIRE(text.find("`=` over the sums: C overwritten by the GEMM") != std::string::npos);
 
   SECTION("nested sums, one block per image and blocks of a few columns") {
     for (std::size_t budget : {std::size_t(16) << 20, std::size_t(5 * C * R * S * sizeof(T))}) {
@@ -136,6 +136,26 @@ TEMPLATE_TEST_CASE("packed gemm: 2-D convolution with channels as nested sums an
     for (double& v : want1) v += 1;
     require_close(acc, want1);
     REQUIRE(before.packed_since() > 0);
+    REQUIRE(before.loops_since() == 0);
+  }
+  SECTION("weights laid out (c, k, r, s): the channel index is left to a loop, C zeroed first") {
+    wp::array<T, 4> wc("wc", {C, K, R, S});
+    for (index_t q = 0; q < C; ++q)
+      for (index_t kk = 0; kk < K; ++kk)
+        for (index_t rr = 0; rr < R; ++rr)
+          for (index_t ss = 0; ss < S; ++ss)
+            wc.data()[((q * K + kk) * R + rr) * S + ss] =
+                wv[std::size_t(((kk * C + q) * R + rr) * S + ss)];
+    set_all(out, T(7));
+    const path_counts before;
+    wp::run(wp::map(
+        "conv_ckrs", wp::space(N, K, OH, OW),
+        out(n, k, y, x) = wp::sum(
+            wp::range(c, 0, C),
+            wp::sum(wp::range(r, 0, R),
+                    wp::sum(wp::range(s, 0, S), wc(c, k, r, s) * in(n, c, y + r, x + s))))));
+    require_close(out, want);
+    REQUIRE(before.gemms_since() == N * C);  // one GEMM per image and channel
     REQUIRE(before.loops_since() == 0);
   }
   SECTION("the input on the left of the product, scaled: A is packed, in blocks of rows") {

@@ -157,7 +157,9 @@ std::string affine_contraction_text() {
   if (cd.pack_a || cd.pack_b)
     s += "; " + packed + " packed as a matrix (im2col) per batch point, in blocks of at most " +
          std::to_string(packed_operand_budget_bytes() >> 10) + " KiB";
-  if (cd.zero_first) s += "; the left side zeroed first (`=` over the sums)";
+  if (cd.zero_first)
+    s += "; `=` over the sums: C overwritten by the GEMM (zeroed first where a k index is left to "
+         "a loop)";
   if (!cd.pack_a && !cd.pack_b) return s;
   return s + "; else, where " + reuse + " < " + std::to_string(packed_gemm_min_reuse) +
          " (a packed element used fewer times than that), the loop: ";
