@@ -40,7 +40,11 @@ struct log_clock {
 };
 
 /// "0.0123 s" (four significant digits).
-inline std::string log_seconds(double s);
+inline std::string log_seconds(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g s", s);
+  return b;
+}
 
 /// Logs `what` and the seconds until it is destroyed (made only when the log is on:
 /// `std::optional<log_scope> l; if (log_on()) l.emplace(rank, "...");`).
@@ -53,11 +57,5 @@ struct log_scope {
   log_scope& operator=(const log_scope&) = delete;
   ~log_scope() { log_line(rank, what + ": " + log_seconds(clock.seconds())); }
 };
-
-inline std::string log_seconds(double s) {  // (declared above)
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g s", s);
-  return b;
-}
 
 }  // namespace workpart::detail

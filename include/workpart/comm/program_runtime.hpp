@@ -141,6 +141,14 @@ class program_runtime {
   }
   /// The runtime of map m.
   map_runtime& runtime(int m) { return *runtimes_[std::size_t(m)]; }
+  /// Bytes redistribution x moves over all ranks (received; a gather's every time, another's
+  /// in the first execute() after a scatter).
+  index_t redist_total(std::size_t x) const {
+    const bool first = !sol_.redists()[x].gather;
+    index_t bytes = 0;
+    for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, first, false);
+    return bytes;
+  }
   /// The program's number of the array at `id` (its address), or a plan_error naming it.
   std::size_t find_array(const void* id, const std::string& name, const char* what) const;
   /// Reserves the receive buffers this rank's combines use in execute() (under scatter()'s

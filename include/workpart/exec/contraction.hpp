@@ -133,6 +133,15 @@ constexpr void order_by_axis(int* dims, int count, const int* axis_of) {
     }
 }
 
+/// Whether C += s * A * B can be a GEMM by its types: one element type, and an integer GEMM
+/// only with an integer scale (0.5 * A * B on int arrays is computed in double by the loop,
+/// as C++ would).
+template <class C, class A, class B, class Scale>
+inline constexpr bool gemm_types_v =
+    std::is_same_v<typename C::value_type, typename A::value_type>&&
+        std::is_same_v<typename C::value_type, typename B::value_type> &&
+    (!std::is_integral_v<typename C::value_type> || std::is_integral_v<Scale>);
+
 template <int N, class Stmt>
 constexpr contraction_dims<N> contraction_of() {
   contraction_dims<N> r;
@@ -143,12 +152,7 @@ constexpr contraction_dims<N> contraction_of() {
     using C = typename Stmt::lhs_type;
     using A = typename F::a_type;
     using B = typename F::b_type;
-    using T = typename C::value_type;
-    // Same element types; an integer GEMM takes integer scalars only (0.5 * A * B on int
-    // arrays is computed in double by the loop, as C++ would).
-    if constexpr (!std::is_same_v<T, typename A::value_type> ||
-                  !std::is_same_v<T, typename B::value_type> ||
-                  (std::is_integral_v<T> && !std::is_integral_v<typename F::scale_type>)) {
+    if constexpr (!gemm_types_v<C, A, B, typename F::scale_type>) {
       return r;
     } else {
       constexpr auto pc = plain_axes_of<C, N>();

@@ -100,11 +100,8 @@ struct affine_contraction_traits {
       using C = typename Stmt::lhs_type;
       using A = typename form::a_type;
       using B = typename form::b_type;
-      using T = typename C::value_type;
-      if constexpr (!std::is_same_v<T, typename A::value_type> ||
-                    !std::is_same_v<T, typename B::value_type> ||
-                    (std::is_integral_v<T> && !std::is_integral_v<typename form::scale_type>) ||
-                    !A::all_affine || !B::all_affine) {
+      if constexpr (!gemm_types_v<C, A, B, typename form::scale_type> || !A::all_affine ||
+                    !B::all_affine) {
         return r;
       } else {
         constexpr auto pc = plain_axes_of<C, rank>();

@@ -277,11 +277,14 @@ WORKPART_DECL void map_runtime::update_predictions() {
 }
 
 namespace picture_text {
-/// "Scatterv (root -> group leaders) + Bcast (over g1)": the steps that bring or take it.
-inline std::string steps(const std::vector<const std::vector<comm_step>*>& lists) {
+/// "Scatterv (root -> group leaders) + Bcast (over g1)": the steps that bring or take it
+/// (without `where`: "Scatterv + Bcast").
+inline std::string steps(const std::vector<const std::vector<comm_step>*>& lists,
+                         bool where = true) {
   std::string s;
   for (const auto* l : lists)
-    for (const auto& st : *l) s += (s.empty() ? "" : " + ") + st.collective + " (" + st.where + ")";
+    for (const auto& st : *l)
+      s += (s.empty() ? "" : " + ") + st.collective + (where ? " (" + st.where + ")" : "");
   return s;
 }
 inline index_t bytes(const std::vector<const std::vector<comm_step>*>& lists) {
@@ -350,13 +353,9 @@ WORKPART_DECL std::string map_runtime::summary_arrays() const {
                            ? std::string("read, written: ") + combine_name(ap.use.write_kind)
                        : ap.use.written ? std::string("written: ") + combine_name(ap.use.write_kind)
                                         : std::string("read");
-    std::string how;
-    index_t bytes = 0;
-    for (const auto* steps : {&ap.in_steps, &ap.init_steps, &ap.out_steps})
-      for (const auto& st : *steps) {
-        how += (how.empty() ? "" : " + ") + st.collective;
-        bytes += st.total();
-      }
+    const std::vector<const std::vector<comm_step>*> all = {&ap.in_steps, &ap.init_steps,
+                                                            &ap.out_steps};
+    std::string how = picture_text::steps(all, false);
     if (how.empty()) how = "nothing moves";
     std::string line = "  " + ap.use.name;
     line.resize(std::max<std::size_t>(line.size() + 1, 12), ' ');
@@ -364,7 +363,7 @@ WORKPART_DECL std::string map_runtime::summary_arrays() const {
     line.resize(std::max<std::size_t>(line.size() + 1, 32), ' ');
     line += how;
     line.resize(std::max<std::size_t>(line.size() + 1, 64), ' ');
-    s += line + bytes_text(bytes) + "\n";
+    s += line + bytes_text(picture_text::bytes(all)) + "\n";
   }
   return s;
 }

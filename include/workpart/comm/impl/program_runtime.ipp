@@ -132,9 +132,7 @@ WORKPART_DECL std::string program_runtime::to_svg() const {
   for (std::size_t x = 0; x < sol_.redists().size(); ++x) {
     const auto& r = sol_.redists()[x];
     if (!sol_.shown(r)) continue;
-    index_t bytes = 0;
-    for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, !r.gather, false);
-    edges.push_back({sol_.arrays()[r.array].name, r.from, r.to, r.kind, bytes});
+    edges.push_back({sol_.arrays()[r.array].name, r.from, r.to, r.kind, redist_total(x)});
   }
   std::string title = "program plan:";
   for (const auto& m : maps) title += " " + m.name + " " + m.grid;
@@ -149,19 +147,15 @@ WORKPART_DECL std::string program_runtime::summary() const {
     for (std::size_t x : sol_.into(m)) {
       const auto& r = sol_.redists()[x];
       if (!sol_.shown(r)) continue;
-      index_t bytes = 0;
-      for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, true, false);
       s += "  <- " + sol_.arrays()[r.array].name + " from " + r.from + ": " + r.kind + ", " +
-           detail::bytes_text(bytes) + "\n";
+           detail::bytes_text(redist_total(x)) + "\n";
     }
     s += mp.summary_arrays();
     for (std::size_t c : sol_.combines_after(m)) {  // its partial results, combined after it
       const std::size_t x = sol_.combines()[c].entry;
       const auto& r = sol_.redists()[x];
-      index_t bytes = 0;
-      for (int k = 0; k < size_; ++k) bytes += sol_.redist_bytes(x, k, true, false);
       s += "  -> " + sol_.arrays()[r.array].name + " partial results combined: " + r.kind + ", " +
-           detail::bytes_text(bytes) + "\n";
+           detail::bytes_text(redist_total(x)) + "\n";
     }
   });
   return s + "through root: " + detail::bytes_text(predicted_root_bytes()) +

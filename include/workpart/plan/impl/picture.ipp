@@ -31,6 +31,21 @@ inline bool holds(const box& b, int ra, index_t row, int ca, index_t col) {
   if (ra >= 0 && (row < b.lo[ra] || row >= b.hi[ra])) return false;
   return ca < 0 || (col >= b.lo[ca] && col < b.hi[ca]);
 }
+/// The axes a picture shows (row axis -1: a 1-D array; both -1: a scalar) and their extents.
+struct view {
+  int ra = -1, ca = -1;
+  index_t rows = 1, cols = 1;
+};
+inline view view_of(const picture_array& a) {
+  const auto [ax0, ax1] = picture_axes(a);
+  const int R = int(a.shape.size());
+  view v;
+  v.ra = R >= 2 ? ax0 : -1;
+  v.ca = R >= 2 ? ax1 : R == 1 ? 0 : -1;
+  if (v.ra >= 0) v.rows = a.shape[std::size_t(v.ra)];
+  if (v.ca >= 0) v.cols = a.shape[std::size_t(v.ca)];
+  return v;
+}
 inline char rank_symbol(int r) {
   if (r < 10) return char('0' + r);
   if (r < 36) return char('a' + r - 10);
@@ -89,11 +104,10 @@ WORKPART_DECL std::pair<int, int> picture_axes(const picture_array& a) {
 WORKPART_DECL std::string draw_text(const picture_array& a, const std::string& map,
                                     const std::string& grid, int width, int height) {
   using namespace picture_impl;
-  const auto [ax0, ax1] = picture_axes(a);
   const int R = int(a.shape.size());
-  const int ra = R >= 2 ? ax0 : -1, ca = R >= 1 ? (R >= 2 ? ax1 : 0) : -1;
-  const index_t rows = ra >= 0 ? a.shape[std::size_t(ra)] : 1;
-  const index_t cols = ca >= 0 ? a.shape[std::size_t(ca)] : 1;
+  const view v = view_of(a);
+  const int ra = v.ra, ca = v.ca;
+  const index_t rows = v.rows, cols = v.cols;
   const index_t h = std::max<index_t>(1, std::min<index_t>(height, rows));
   const index_t w = std::max<index_t>(1, std::min<index_t>(width, cols));
   std::string s = "array " + a.name + " (" + a.role + ") in map '" + map + "' on grid " + grid +
@@ -178,12 +192,12 @@ WORKPART_DECL std::string draw_svg(const std::string& title, const std::vector<p
   };
   auto lay = [&](const picture_array& a) {
     layout l{};
-    const auto [ax0, ax1] = picture_axes(a);
+    const view v = view_of(a);
     const int R = int(a.shape.size());
-    l.ra = R >= 2 ? ax0 : -1;
-    l.ca = R >= 1 ? (R >= 2 ? ax1 : 0) : -1;
-    const double rows = l.ra >= 0 ? double(std::max<index_t>(1, a.shape[std::size_t(l.ra)])) : 1;
-    const double cols = l.ca >= 0 ? double(std::max<index_t>(1, a.shape[std::size_t(l.ca)])) : 1;
+    l.ra = v.ra;
+    l.ca = v.ca;
+    const double rows = double(std::max<index_t>(1, v.rows));
+    const double cols = double(std::max<index_t>(1, v.cols));
     const double scale = std::min(cell / cols, cell / rows);
     l.dw = std::max(60.0, cols * scale);
     l.dh = l.ra >= 0 ? std::max(60.0, rows * scale) : 24.0;
