@@ -123,17 +123,19 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   std::printf("priced %zu candidate grids in %.3f s, search %.3f s\n", t.graph.total_configs() - 2,
               t_price, r.seconds);
   const wp::cost_graph& g = t.graph;
+  // vertex v is map v - 1 (vertex 0 is root's inputs); a map over wp::space() has grid "()"
+  auto grid_text = [&](std::size_t v) { return t.grids[v - 1][r.config[v]].str(); };
   int wname = 6, wconf = 6;
-  for (std::size_t v = 0; v < g.num_vertices(); ++v) {
+  for (std::size_t v = 1; v + 1 < g.num_vertices(); ++v) {
     wname = std::max(wname, int(g.name(v).size()));
-    wconf = std::max(wconf, int(g.config_string(v, r.config[v]).size()));
+    wconf = std::max(wconf, int(grid_text(v).size()));
   }
   std::printf("%-*s  %-*s  %-14s  %s\n", wname, "map", wconf, "grid", "own cost (s)",
               r.has_runner_ups ? "runner-up (extra total cost, s)" : "");
   for (std::size_t v = 1; v + 1 < g.num_vertices(); ++v) {
     const std::string ru = runner_up_text(g, r, v, "none (one candidate grid)");
-    std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf,
-                g.config_string(v, r.config[v]).c_str(), r.vertex_cost[v], ru.c_str());
+    std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf, grid_text(v).c_str(),
+                r.vertex_cost[v], ru.c_str());
   }
   std::printf("arrays passed (modelled seconds):\n");
   for (std::size_t e = 0; e < g.num_edges(); ++e) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../io/json_text.hpp"
 #include "../plan/picture.hpp"
 #include "../plan/solve_array.hpp"
 #include "../schedule/grid.hpp"
@@ -58,19 +59,6 @@ struct program_stats {
 
 namespace detail {
 
-/// s as the body of a JSON string.
-inline std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (c == '\n') {
-      o += "\\n";
-      continue;
-    }
-    o += c;
-  }
-  return o;
-}
 /// One phase's figures as a JSON object.
 inline std::string phase_json(const phase_stats& p) {
   return "{\"bytes_sent\":" + std::to_string(p.bytes_sent) +

@@ -14,12 +14,19 @@
 ///    "edges": [{"from": "fc1", "to": "act", "arrays": ["h"]}]}
 /// \endcode
 ///  - "type": float32, float64, int32 or int64 (default float64), or "bytes": element size;
+///    "shape": [] is a rank-0 array; "init": true marks an array every rank generates in
+///    place (init()): it is never scattered from root;
 ///  - "maps" may be called "vertices"; "flops_per_point" defaults to 1;
 ///  - an access is a read unless "mode" is "=", "+=", "max_into" or "min_into"; accesses are
 ///    in the order the statements evaluate them: a statement's reads, then its write (a read
 ///    listed after a write of the same array reads what the map wrote);
 ///  - a subscript is an affine expression of the map's indices ("i", "2*k + 1", "i - j", "3",
 ///    or a JSON integer), or "*" (also ":" or "all") for the whole axis;
+///  - a read inside inner reductions (wp::sum(wp::range(k, from, to), ...)) lists them,
+///    outermost first: "ranges": [{"index": "k", "from": "0", "to": "K"}] — [from, to), affine
+///    in the map's indices and the ranges outside — or {"index": "jj", "data_dependent": true}
+///    where the bounds are read from arrays; its subscripts may use the ranges' indices;
+///  - wp::describe(prog) writes this form of a typed program (io/program_writer.hpp: to_json);
 ///  - "edges" (optional) lists the arrays passed between maps; they follow from the accesses
 ///    (an array passes from the last earlier map that writes it to a map that reads it before
 ///    writing it, or combines into it), so given edges are checked against that and a
@@ -194,7 +201,10 @@ inline program_description parse_program_description(std::string_view text,
               a.elem_size = 8;
             else
               s.fail(at, what + ": type \"" + t + "\"; give float32, float64, int32 or int64");
+            a.type = t;
             typed = true;
+          } else if (k == "init") {
+            a.init = s.boolean(("as \"init\" of " + what).c_str());
           } else if (k == "bytes") {
             if (typed) s.fail(at, what + " gives both \"type\" and \"bytes\"");
             const std::int64_t b = s.integer(("as the element size of " + what).c_str());
@@ -220,10 +230,23 @@ inline program_description parse_program_description(std::string_view text,
         access_at.emplace_back();
         const std::string what = "map " + std::to_string(i);
         // accesses need the indices: keep their text and parse the subscripts at the end
+        using raw_subscript = std::pair<const char*, std::string>;  // where, text
+        struct raw_range {
+          const char* at;
+          std::string index;
+          raw_subscript from{nullptr, {}}, to{nullptr, {}};
+          bool data = false;
+        };
         struct raw_access {
           const char* at;
           std::string array, mode;
-          std::vector<std::pair<const char*, std::string>> index;
+          std::vector<raw_subscript> index;
+          std::vector<raw_range> ranges;
+        };
+        auto raw_sub = [&](const char* context) -> raw_subscript {
+          const char* at = (s.ws(), s.pos());
+          if (s.peek() == '"') return {at, s.string(context)};
+          return {at, std::to_string(s.integer(context))};
         };
         std::vector<raw_access> raws;
         object(s, what, [&](const std::string& k, const char*) {
@@ -253,16 +276,38 @@ inline program_description parse_program_description(std::string_view text,
                   r.mode = s.string(("as the mode of " + aw).c_str());
                 } else if (ak == "index") {
                   has_index = true;
-                  list(s, "the subscripts of " + aw, [&](std::size_t) {
-                    const char* at = (s.ws(), s.pos());
-                    if (s.peek() == '"')
-                      r.index.emplace_back(at, s.string("as a subscript"));
-                    else
-                      r.index.emplace_back(at, std::to_string(s.integer("as a subscript")));
+                  list(s, "the subscripts of " + aw,
+                       [&](std::size_t) { r.index.push_back(raw_sub("as a subscript")); });
+                } else if (ak == "ranges") {
+                  list(s, "the inner ranges of " + aw, [&](std::size_t q) {
+                    raw_range g{(s.ws(), s.pos()), {}};
+                    const std::string rw = aw + ", range " + std::to_string(q);
+                    object(s, rw, [&](const std::string& rk, const char*) {
+                      if (rk == "index")
+                        g.index = s.string(("as the index of " + rw).c_str());
+                      else if (rk == "from")
+                        g.from = raw_sub("as a range's lower bound");
+                      else if (rk == "to")
+                        g.to = raw_sub("as a range's upper bound");
+                      else if (rk == "data_dependent")
+                        g.data = s.boolean(("as \"data_dependent\" of " + rw).c_str());
+                      else
+                        s.fail(g.at, rw + ": unknown key \"" + rk +
+                                         "\" (a range has \"index\", \"from\" and \"to\", or "
+                                         "\"index\" and \"data_dependent\": true)");
+                    });
+                    if (g.index.empty()) s.fail(g.at, rw + " has no \"index\"");
+                    if (g.data == (g.from.first != nullptr || g.to.first != nullptr) ||
+                        (!g.data && (!g.from.first || !g.to.first)))
+                      s.fail(g.at, rw + ": give \"from\" and \"to\" (the range [from, to)), or "
+                                        "\"data_dependent\": true where the bounds are read "
+                                        "from arrays");
+                    r.ranges.push_back(std::move(g));
                   });
                 } else {  // a misspelt "mode" would silently make a write a read
                   s.fail(r.at, aw + ": unknown key \"" + ak +
-                                   "\" (an access has \"array\", \"index\" and \"mode\")");
+                                   "\" (an access has \"array\", \"index\", \"mode\" and "
+                                   "\"ranges\")");
                 }
               });
               if (r.array.empty()) s.fail(r.at, aw + " has no \"array\"");
@@ -295,9 +340,27 @@ inline program_description parse_program_description(std::string_view text,
           else
             s.fail(r.at, "map \"" + m.name + "\", access of \"" + r.array + "\": mode \"" + r.mode +
                              "\"; give \"read\", \"=\", \"+=\", \"max_into\" or \"min_into\"");
+          // each range's bounds see the map's indices and the ranges outside it; the
+          // subscripts see them all
+          std::vector<std::string> names = m.indices;
+          for (const auto& g : r.ranges) {
+            range_description rd;
+            rd.index = g.index;
+            rd.data_dependent = g.data;
+            if (!g.data) {
+              rd.from = parse_subscript(s, g.from.first, g.from.second, names);
+              rd.to = parse_subscript(s, g.to.first, g.to.second, names);
+              if (rd.from.whole_axis || rd.to.whole_axis)
+                s.fail(g.at, "range \"" + g.index +
+                                 "\": a bound is '*'; give \"data_dependent\": true where the "
+                                 "bounds are read from arrays");
+            }
+            names.push_back(g.index);
+            a.ranges.push_back(std::move(rd));
+          }
           a.text = r.array + "(";
           for (std::size_t x = 0; x < r.index.size(); ++x) {
-            a.index.push_back(parse_subscript(s, r.index[x].first, r.index[x].second, m.indices));
+            a.index.push_back(parse_subscript(s, r.index[x].first, r.index[x].second, names));
             a.text += (x ? ", " : "") + r.index[x].second;
           }
           a.text += ")";

@@ -236,6 +236,14 @@ class scanner {
     return std::int64_t(x);
   }
 
+  /// `true` or `false`.
+  bool boolean(const char* context) {
+    ws();
+    if (literal("true")) return true;
+    if (literal("false")) return false;
+    fail(p_, std::string("expected true or false ") + context + ", found " + found());
+  }
+
   /// Skips any JSON value (for unknown keys).
   void skip_value(int depth = 0) {
     if (depth > 512) fail(p_, "values nested more than 512 deep");

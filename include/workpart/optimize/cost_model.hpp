@@ -5,7 +5,7 @@
 /// (plan/redistribute.hpp) the plans use, for any number of ranks and without MPI. As a
 /// cost-table problem for the search (optimize/search.hpp):
 ///  - a map on a grid costs its slowest rank's arithmetic (points of its block times the
-///    operations per point);
+///    operations per point, ops_per_point: an inner reduction counts its trips);
 ///  - an array passed from the map that last wrote it to a map that reads it (or combines
 ///    into its old values) costs the redistribution between the writer's and the reader's
 ///    boxes: alpha per message of the busiest rank plus beta per byte it sends or receives;
@@ -18,7 +18,8 @@
 ///    gathers, as its plan does;
 ///  - the program's inputs come from a source vertex `root (inputs)` and its outputs go to a
 ///    sink vertex `root (outputs)`, each with one configuration: an edge from the source
-///    costs the scatter the map's own plan would do, an edge to the sink its gather.
+///    costs the scatter the map's own plan would do (nothing for an array init() generates
+///    in place), an edge to the sink its gather.
 /// A program run E times per scatter and gather (config_options::executions) is priced per
 /// execute(): the scatter and the gather weigh 1/E, and an array a map reads before any map
 /// writes it, while a later map does (a training step's weights, read by the forward maps and
@@ -64,37 +65,72 @@ struct config_options {
 
 namespace detail {
 
-// ---- operations per point of a statement, from its expression type ----
+// ---- operations per point of a statement, from its expression ----
+// `at`: where the expression is counted, coordinates as reals (the space's centre; inside an
+// inner range, its index at the range's centre). Accesses, scalars, index values: no arithmetic.
+using ops_point = std::array<double, max_dims>;
 template <class E>
-struct ops_of {  // accesses, scalars, index values: no arithmetic
-  static constexpr double value = 0;
-};
+double ops_at(const E&, ops_point&) {
+  return 0;
+}
 template <class Op, class E>
-struct ops_of<unary_node<Op, E>> {
-  static constexpr double value = 1 + ops_of<E>::value;
-};
+double ops_at(const unary_node<Op, E>& n, ops_point& at);
 template <class Op, class L, class R>
-struct ops_of<binary_node<Op, L, R>> {
-  static constexpr double value = 1 + ops_of<L>::value + ops_of<R>::value;
-};
+double ops_at(const binary_node<Op, L, R>& n, ops_point& at);
 template <class C, class A, class B>
-struct ops_of<select_node<C, A, B>> {
-  static constexpr double value = 1 + ops_of<C>::value + ops_of<A>::value + ops_of<B>::value;
-};
-// an inner reduction counts one pass of its body per point (its length may depend on values)
+double ops_at(const select_node<C, A, B>& n, ops_point& at);
 template <class Red, int D, class Lo, class Hi, class Body>
-struct ops_of<reduce_node<Red, D, Lo, Hi, Body>> {
-  static constexpr double value = 1 + ops_of<Body>::value;
-};
+double ops_at(const reduce_node<Red, D, Lo, Hi, Body>& n, ops_point& at);
 
-/// Arithmetic operations per point of a map's space: each statement's expression, plus one
-/// for a combining write (`+=`, `max_into`, `min_into`); at least 1 (a copy costs something).
+template <class Op, class E>
+double ops_at(const unary_node<Op, E>& n, ops_point& at) {
+  return 1 + ops_at(n.e, at);
+}
+template <class Op, class L, class R>
+double ops_at(const binary_node<Op, L, R>& n, ops_point& at) {
+  return 1 + ops_at(n.l, at) + ops_at(n.r, at);
+}
+template <class C, class A, class B>
+double ops_at(const select_node<C, A, B>& n, ops_point& at) {
+  return 1 + ops_at(n.c, at) + ops_at(n.a, at) + ops_at(n.b, at);
+}
+/// An inner reduction: its body and one combine per trip, times its trips at `at` (for bounds
+/// affine in the indices around it, the mean number of trips where the length is linear over
+/// the space); bounds read from data count one trip (their length is not known before the
+/// values are).
+template <class Red, int D, class Lo, class Hi, class Body>
+double ops_at(const reduce_node<Red, D, Lo, Hi, Body>& n, ops_point& at) {
+  if constexpr (reduce_node<Red, D, Lo, Hi, Body>::dd_bounds) {
+    return 1 + ops_at(n.body, at);
+  } else {
+    auto value = [&](const auto& b) {
+      double v = double(b.offset);
+      for (int d = 0; d < max_dims; ++d) v += double(b.coef_of(d)) * at[std::size_t(d)];
+      return v;
+    };
+    const double lo = value(n.lo), hi = value(n.hi);
+    const double saved = at[std::size_t(D)];
+    at[std::size_t(D)] = (lo + hi - 1) / 2;
+    const double body = ops_at(n.body, at);
+    at[std::size_t(D)] = saved;
+    return std::max(0.0, hi - lo) * (1 + body);
+  }
+}
+
+/// Arithmetic operations per point of a map's space: each statement's expression (counted at
+/// the space's centre: an inner reduction as its mean trips times its body), plus one for a
+/// combining write (`+=`, `max_into`, `min_into`); at least 1 (a copy costs something).
 template <int N, class... S>
 double ops_per_point(const map_t<N, S...>& m) {
+  ops_point at{};
+  for (int d = 0; d < N; ++d)
+    at[std::size_t(d)] = (double(m.iteration_space().lo[std::size_t(d)]) +
+                          double(m.iteration_space().hi[std::size_t(d)]) - 1) /
+                         2;
   double ops = 0;
   m.for_each_statement([&](const auto& st) {
     using St = std::decay_t<decltype(st)>;
-    ops += ops_of<typename St::rhs_type>::value + (St::kind == combine::assign ? 0 : 1);
+    ops += ops_at(st.rhs, at) + (St::kind == combine::assign ? 0 : 1);
   });
   return std::max(1.0, ops);
 }
@@ -441,7 +477,9 @@ struct program_pricer {
       // writes that overlap, a box too big for an MPI count) is no candidate
       map_solution ms;
       try {
-        ms = solve_map(m.name, N, m.constraints(g, nranks), g, nranks);
+        map_constraints cons = m.constraints(g, nranks);
+        const std::vector<char> generated = generated_flags(cons);  // priced as generated in place
+        ms = solve_map(m.name, N, std::move(cons), g, nranks, generated);
       } catch (const plan_error& e) {
         if (fixed) throw;
         if (first_refusal.empty()) first_refusal = e.what();

@@ -127,13 +127,6 @@ inline paper_plan paper_of(const map_solution& ms) {
   for (const auto& ap : ms.arrays) add_paper_steps(p, ap);
   return p;
 }
-/// What every array whose generator root holds no copy of would do on the ranks: generate.
-inline std::vector<char> generated_flags(const map_constraints& cons) {
-  std::vector<char> g;
-  for (const auto& use : cons.arrays)
-    g.push_back(use.generated_in_place && use.generated_in_place());
-  return g;
-}
 template <int N, class... S>
 map_solution solve_map_on_paper(const map_t<N, S...>& m, const grid_shape& g, int nranks) {
   m.require_valid();

@@ -2,14 +2,12 @@
 /// \file program_description.hpp
 /// A program given as data rather than as C++ types: its arrays, and per map the iteration
 /// extents, the operations per point and the accesses (affine subscripts over the map's
-/// indices, or a whole axis), in statement order. The optimizer prices it through the same
-/// constraints, solver and redistribution planning as a typed program (cost_model.hpp), so
-/// `optimize(description, P, model)` picks the schedule `optimize(prog, P, model)` would for
-/// the program it describes. `workpart-optimize --program FILE.json` reads one
-/// (io/program_reader.hpp).
-///
-/// What a description cannot say: inner ranges (`wp::sum(range(...))`) — give the axis they
-/// sweep as a whole axis (`*`), which is what the plans hold for a data-dependent range.
+/// indices and the inner ranges around the access, or a whole axis), in statement order. The
+/// optimizer prices it through the same access events, constraints, solver and redistribution
+/// planning as a typed program (cost_model.hpp), so `optimize(description, P, model)` picks
+/// the schedule `optimize(prog, P, model)` would for the program it describes.
+/// `workpart-optimize --program FILE.json` reads one (io/program_reader.hpp);
+/// `wp::describe(prog)` writes one from a typed program (optimize/describe.hpp).
 
 #include <cctype>
 #include <cstddef>
@@ -28,25 +26,41 @@ namespace workpart {
 
 struct array_description {
   std::string name;
-  std::vector<index_t> shape;
-  std::size_t elem_size = 8;  ///< bytes per element
+  std::vector<index_t> shape;  ///< empty: a rank-0 array (one element)
+  std::size_t elem_size = 8;   ///< bytes per element
+  std::string type{};          ///< "float32", "float64", "int32", "int64"; empty: elem_size only
+  /// Generated in place by init() on every rank: never scattered from root (and, like any
+  /// array, gathered only where a map writes it).
+  bool init = false;
 };
 
 /// What an access does: reads, or writes with `=`, `+=`, `max_into`, `min_into`.
 enum class access_mode { read, assign, add, max, min };
 
 /// One subscript of an access: sum of coef[d] * index d, plus offset; or the whole axis.
+/// Index d < N is the map's index d; index N + r is the index of the access's r-th inner range.
 struct subscript {
   bool whole_axis = false;
-  std::vector<index_t> coef;  ///< per index of the map (missing entries are 0)
+  std::vector<index_t> coef;  ///< per index (missing entries are 0)
   index_t offset = 0;
+};
+
+/// An inner range around a read (`wp::sum(wp::range(k, from, to), ...)`): its index runs over
+/// [from, to), affine bounds over the map's indices and the ranges outside it; or bounds read
+/// from data (`wp::range(jj, row(i), row(i + 1))`), which the plans take as the whole axis of
+/// every subscript that uses the index.
+struct range_description {
+  std::string index;  ///< its name in subscripts
+  subscript from, to;
+  bool data_dependent = false;  ///< from and to are read from arrays (not given)
 };
 
 struct access_description {
   std::string array;
   std::vector<subscript> index;  ///< one per axis of the array
   access_mode mode = access_mode::read;
-  std::string text;  ///< as written, for explanations ("x(i, k+1)")
+  std::string text;                         ///< as written, for explanations ("x(i, k+1)")
+  std::vector<range_description> ranges{};  ///< the inner ranges around a read, outermost first
 };
 
 struct map_description {
@@ -83,7 +97,11 @@ struct program_description {
   /// sentences. Needs check_structure() to have passed.
   void check_access(const map_description& mp, std::size_t k) const;
 
-  /// Names, shapes, extents, index names and subscript counts.
+ private:
+  static void check_index_name(const std::string& who, const std::string& n);
+
+ public:
+  /// Names, shapes, extents, index names, subscript counts and inner ranges.
   void check_structure() const {
     auto fail = [](const std::string& s) { throw shape_error("program description: " + s); };
     if (maps.empty()) fail("it has no maps");
@@ -92,9 +110,9 @@ struct program_description {
       if (arr.name.empty()) fail("array " + std::to_string(a) + " has no name");
       for (std::size_t b = 0; b < a; ++b)
         if (arrays[b].name == arr.name) fail("two arrays are called '" + arr.name + "'");
-      if (arr.shape.empty() || int(arr.shape.size()) > detail::max_rank)
+      if (int(arr.shape.size()) > detail::max_rank)  // 0: one element
         fail("array '" + arr.name + "' has " + std::to_string(arr.shape.size()) +
-             " axes; give 1 to " + std::to_string(detail::max_rank));
+             " axes; give 0 to " + std::to_string(detail::max_rank));
       if (arr.elem_size == 0) fail("array '" + arr.name + "' has elements of 0 bytes");
       index_t bytes = index_t(arr.elem_size);
       for (index_t e : arr.shape) {
@@ -110,8 +128,8 @@ struct program_description {
       if (mp.name.empty()) fail("map " + std::to_string(m) + " has no name");
       for (std::size_t b = 0; b < m; ++b)
         if (maps[b].name == mp.name) fail("two maps are called '" + mp.name + "'");
-      if (mp.extents.empty() || int(mp.extents.size()) > detail::max_user_dims)
-        fail(who + " has " + std::to_string(mp.extents.size()) + " dimensions; give 1 to " +
+      if (int(mp.extents.size()) > detail::max_user_dims)  // 0: one point (wp::space())
+        fail(who + " has " + std::to_string(mp.extents.size()) + " dimensions; give 0 to " +
              std::to_string(detail::max_user_dims));
       if (mp.indices.size() != mp.extents.size())
         fail(who + " names " + std::to_string(mp.indices.size()) + " indices for " +
@@ -124,70 +142,55 @@ struct program_description {
         points *= e;
       }
       for (std::size_t d = 0; d < mp.indices.size(); ++d) {  // names a subscript can refer to
-        const std::string& n = mp.indices[d];
-        bool ident = !n.empty() &&
-                     (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') && n != "all";
-        for (char ch : n)
-          ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-        if (!ident)
-          fail(who + ": index name '" + n +
-               "'; give a name of letters, digits and '_' (not 'all')");
+        check_index_name(who, mp.indices[d]);
         for (std::size_t e = 0; e < d; ++e)
-          if (mp.indices[e] == n) fail(who + " names two indices '" + n + "'");
+          if (mp.indices[e] == mp.indices[d])
+            fail(who + " names two indices '" + mp.indices[d] + "'");
       }
       if (!(mp.ops_per_point >= 0)) fail(who + ": operations per point must be >= 0");
       bool writes = false;
       for (const auto& ac : mp.accesses) {
+        const std::string at = who + ", access " + ac.text;
         const array_description* arr = find_array(ac.array);
-        if (!arr) fail(who + ", access " + ac.text + ": no array is called '" + ac.array + "'");
+        if (!arr) fail(at + ": no array is called '" + ac.array + "'");
         if (ac.index.size() != arr->shape.size())
-          fail(who + ", access " + ac.text + ": " + std::to_string(ac.index.size()) +
-               " subscripts for an array of " + std::to_string(arr->shape.size()) + " axes");
+          fail(at + ": " + std::to_string(ac.index.size()) + " subscripts for an array of " +
+               std::to_string(arr->shape.size()) + " axes");
+        const std::size_t N = mp.extents.size(), R = ac.ranges.size();
+        if (R > 0 && ac.mode != access_mode::read)
+          fail(at + ": a write has no inner ranges (they are around reads only)");
+        if (N + R > std::size_t(detail::max_dims))
+          fail(at + ": " + std::to_string(N) + " indices and " + std::to_string(R) +
+               " inner ranges; at most " + std::to_string(detail::max_dims) + " in all");
+        auto in_scope = [](const subscript& f, std::size_t n) {  // uses indices below n only
+          for (std::size_t d = n; d < f.coef.size(); ++d)
+            if (f.coef[d] != 0) return false;
+          return true;
+        };
+        for (std::size_t r = 0; r < R; ++r) {
+          const range_description& rg = ac.ranges[r];
+          check_index_name(at, rg.index);
+          for (const auto& n : mp.indices)
+            if (n == rg.index)
+              fail(at + ": the inner range's index '" + n + "' is an index of the map");
+          for (std::size_t q = 0; q < r; ++q)
+            if (ac.ranges[q].index == rg.index)
+              fail(at + ": two nested ranges of index '" + rg.index + "'");
+          if (!rg.data_dependent && (rg.from.whole_axis || rg.to.whole_axis ||
+                                     !in_scope(rg.from, N + r) || !in_scope(rg.to, N + r)))
+            fail(at + ": the bounds of range '" + rg.index +
+                 "' use its own index, an inner one, or '*' (mark bounds read from data so)");
+        }
         for (const auto& f : ac.index)
-          for (std::size_t d = mp.extents.size(); d < f.coef.size(); ++d)
-            if (f.coef[d] != 0)
-              fail(who + ", access " + ac.text + ": uses an index the map does not have");
+          if (!in_scope(f, N + R)) fail(at + ": uses an index the map does not have");
         writes = writes || ac.mode != access_mode::read;
       }
-      if (!writes) fail(who + " writes no array");
+      // (a map with no accesses at all does nothing: a typed map whose statements
+      // wp::backward pruned, priced by its points alone)
+      if (!writes && !mp.accesses.empty()) fail(who + " reads but writes no array");
     }
   }
 };
-
-namespace detail {
-inline axis_form form_of(const subscript& x);
-inline combine combine_of(access_mode m);
-}  // namespace detail
-
-inline void program_description::check_access(const map_description& mp, std::size_t k) const {
-  const access_description& ac = mp.accesses[k];
-  const array_description* arr = find_array(ac.array);
-  detail::access_event e;
-  e.statement = int(k);
-  e.write = ac.mode != access_mode::read;
-  e.statement_kind = detail::combine_of(ac.mode);
-  e.arr = arr;
-  e.rank = int(arr->shape.size());
-  for (std::size_t x = 0; x < ac.index.size(); ++x) {
-    e.extent[x] = arr->shape[x];
-    e.forms[x] = detail::form_of(ac.index[x]);
-    for (int d = 0; d < detail::max_dims; ++d)
-      if (e.forms[x].coef[d] != 0) e.free |= detail::dim_bit(d);
-  }
-  e.text = ac.text;
-  e.name = arr->name;
-  const std::vector<detail::access_event> ev{e};
-  const int N = int(mp.extents.size());
-  index_t lo[detail::max_dims] = {}, hi[detail::max_dims] = {};
-  std::string space_text = "[";
-  for (int d = 0; d < N; ++d) {
-    hi[d] = mp.extents[std::size_t(d)];
-    space_text += (d ? ", 0:" : "0:") + std::to_string(hi[d]);
-  }
-  space_text += "]";
-  detail::check_bounds_of(mp.name, ev, lo, hi, N, space_text);
-  detail::check_one_to_one_of(mp.name, ev, N, lo, hi, space_text);
-}
 
 namespace detail {
 
@@ -216,83 +219,110 @@ inline combine combine_of(access_mode m) {
   }
 }
 
-/// The array uses of a described map, as array_uses() derives them from statement types.
-inline std::vector<array_use> described_uses(const program_description& p,
-                                             const map_description& m) {
-  std::vector<array_use> uses;
-  std::vector<const void*> written_before;
-  for (const auto& ac : m.accesses) {
-    const array_description* arr = p.find_array(ac.array);
-    const void* id = arr;
-    array_use* u = nullptr;
-    for (auto& x : uses)
-      if (x.id == id) u = &x;
-    if (!u) {
-      array_use n;
-      n.id = id;
-      n.name = arr->name;
-      n.rank = int(arr->shape.size());
-      for (int x = 0; x < n.rank; ++x) n.shape[x] = arr->shape[std::size_t(x)];
-      n.elem_size = arr->elem_size;
-      n.elem = arr->elem_size == 4 ? 'f' : 'd';
-      uses.push_back(std::move(n));
-      u = &uses.back();
-    }
-    std::array<axis_form, max_rank> fm{};
-    dim_mask dims = 0;
-    for (std::size_t x = 0; x < ac.index.size(); ++x) {
-      fm[x] = form_of(ac.index[x]);
-      for (int d = 0; d < max_dims; ++d)
-        if (fm[x].kind == axis_kind::affine && fm[x].coef[d] != 0) dims |= dim_bit(d);
-    }
-    if (ac.mode == access_mode::read) {
-      u->read = true;
-      u->read_dims |= dims;
-      u->read_texts.push_back(ac.text);
-      u->read_forms.push_back(fm);
-      bool after = false;
-      for (const void* w : written_before) after = after || w == id;
-      (after ? u->read_after_write : u->read_before_write) = true;
-      continue;
-    }
-    const combine kind = combine_of(ac.mode);
-    if (u->written && u->write_kind != kind) u->mixed_writes = true;
-    if (u->written) u->dense_writes = false;
-    u->written = true;
-    u->write_kind = kind;
-    u->write_dims |= dims;
-    u->write_texts.push_back(ac.text);
-    dim_mask seen = 0;
-    for (std::size_t x = 0; x < ac.index.size(); ++x) {
-      const axis_form& f = fm[x];
-      if (f.kind != axis_kind::affine) continue;
-      int terms = 0;
-      for (int d = 0; d < max_dims; ++d)
-        if (f.coef[d] != 0) {
-          ++terms;
-          if ((f.coef[d] != 1 && f.coef[d] != -1) || (seen & dim_bit(d))) u->dense_writes = false;
-          seen |= dim_bit(d);
-        }
-      if (terms > 1) u->dense_writes = false;
-    }
-    u->write_forms.push_back(fm);
-    written_before.push_back(id);
+/// "2*i - k + 1" over `names` (coefficient d names index d); "*" for the whole axis: how
+/// descriptions write subscripts (io/program_writer.hpp, describe.hpp).
+inline std::string subscript_text(const subscript& f, const std::vector<std::string>& names) {
+  if (f.whole_axis) return "*";
+  std::string s;
+  for (std::size_t d = 0; d < f.coef.size() && d < names.size(); ++d) {
+    const index_t c = f.coef[d];
+    if (c == 0) continue;
+    s += s.empty() ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
+    if (c != 1 && c != -1) s += std::to_string(c < 0 ? -c : c) + "*";
+    s += names[d];
   }
-  return uses;
+  if (s.empty()) return std::to_string(f.offset);
+  if (f.offset != 0)
+    s += (f.offset < 0 ? " - " : " + ") + std::to_string(f.offset < 0 ? -f.offset : f.offset);
+  return s;
 }
 
-/// A described map's boxes on grid g for every rank, as extract_constraints() computes them.
+/// The access events of access k of a described map (its inner ranges around it), as
+/// access_events() records a typed map's; each access is a statement of its own.
+inline void append_described_events(const program_description& p, const map_description& m,
+                                    std::size_t k, std::vector<access_event>& ev) {
+  const access_description& ac = m.accesses[k];
+  const array_description* arr = p.find_array(ac.array);
+  auto next = [&](access_event::kind what) -> access_event& {
+    access_event& e = ev.emplace_back();
+    e.what = what;
+    e.statement = int(k);
+    e.write = ac.mode != access_mode::read;
+    e.statement_kind = combine_of(ac.mode);
+    return e;
+  };
+  const int N = int(m.extents.size());
+  for (std::size_t r = 0; r < ac.ranges.size(); ++r) {
+    range_form& f = next(access_event::kind::enter_range).range;
+    f.dim = N + int(r);
+    f.data_dependent = ac.ranges[r].data_dependent;
+    if (f.data_dependent) {
+      f.lo.kind = f.hi.kind = axis_kind::indirect;
+    } else {
+      f.lo = form_of(ac.ranges[r].from);
+      f.hi = form_of(ac.ranges[r].to);
+    }
+  }
+  access_event& e = next(access_event::kind::access);
+  e.arr = arr;
+  e.rank = int(arr->shape.size());
+  for (std::size_t x = 0; x < ac.index.size(); ++x) {
+    e.extent[x] = arr->shape[x];
+    e.forms[x] = form_of(ac.index[x]);
+    for (int d = 0; d < N; ++d)  // the space dimensions it uses (not the inner ranges')
+      if (e.forms[x].kind == axis_kind::affine && e.forms[x].coef[d] != 0) e.free |= dim_bit(d);
+  }
+  e.text = ac.text;
+  e.name = arr->name;
+  for (std::size_t r = 0; r < ac.ranges.size(); ++r) next(access_event::kind::leave_range);
+}
+
+inline std::vector<access_event> described_events(const program_description& p,
+                                                  const map_description& m) {
+  std::vector<access_event> ev;
+  for (std::size_t k = 0; k < m.accesses.size(); ++k) append_described_events(p, m, k, ev);
+  return ev;
+}
+
+/// The array uses of a described map, as array_uses() derives them from statement types: one
+/// per array in the order first met, then what the events do with each (describe_uses).
+inline std::vector<array_use> described_uses(const program_description& p, const map_description& m,
+                                             const std::vector<access_event>& ev) {
+  std::vector<array_use> uses;
+  for (const auto& ac : m.accesses) {
+    const array_description* arr = p.find_array(ac.array);
+    bool seen = false;
+    for (const auto& u : uses) seen = seen || u.id == arr;
+    if (seen) continue;
+    array_use n;
+    n.id = arr;
+    n.name = arr->name;
+    n.rank = int(arr->shape.size());
+    for (int x = 0; x < n.rank; ++x) n.shape[x] = arr->shape[std::size_t(x)];
+    n.elem_size = arr->elem_size;
+    n.elem = arr->type == "int32"   ? 'i'
+             : arr->type == "int64" ? 'l'
+             : arr->elem_size == 4  ? 'f'
+                                    : 'd';
+    if (arr->init) n.generated_in_place = [] { return true; };
+    uses.push_back(std::move(n));
+  }
+  describe_uses(uses, ev);
+  return uses;
+}
+inline std::vector<array_use> described_uses(const program_description& p,
+                                             const map_description& m) {
+  return described_uses(p, m, described_events(p, m));
+}
+
+/// A described map's boxes on grid g for every rank, as extract_constraints() computes a typed
+/// map's: from the same events, over the balanced blocks of [0, extent).
 inline map_constraints extract_constraints(const program_description& p, const map_description& m,
                                            const grid_shape& g, int nranks) {
   const int N = int(m.extents.size());
+  const std::vector<access_event> ev = described_events(p, m);
   map_constraints c;
-  c.arrays = described_uses(p, m);
-  c.read.assign(c.arrays.size(), std::vector<box>(std::size_t(nranks)));
-  c.write.assign(c.arrays.size(), std::vector<box>(std::size_t(nranks)));
-  for (std::size_t u = 0; u < c.arrays.size(); ++u)
-    for (int r = 0; r < nranks; ++r)
-      c.read[u][std::size_t(r)].rank = c.write[u][std::size_t(r)].rank = c.arrays[u].rank;
-  const std::vector<range_form> no_ranges;
+  c.arrays = described_uses(p, m, ev);
   for (int r = 0; r < nranks; ++r) {
     rank_block blk;
     const auto co = grid_coords(g, r);
@@ -306,27 +336,8 @@ inline map_constraints extract_constraints(const program_description& p, const m
       }
     }
     c.blocks.push_back(blk);
-    if (blk.empty(N)) continue;
-    for (const auto& ac : m.accesses) {
-      const void* id = p.find_array(ac.array);
-      std::size_t u = 0;
-      while (c.arrays[u].id != id) ++u;
-      box b;
-      b.rank = c.arrays[u].rank;
-      b.valid = true;
-      for (int x = 0; x < b.rank; ++x) {
-        b.lo[x] = 0;
-        b.hi[x] = c.arrays[u].shape[x];
-        const axis_form f = form_of(ac.index[std::size_t(x)]);
-        if (f.kind != axis_kind::affine) continue;
-        const auto iv = form_interval(to_linear(f), no_ranges, blk.lo, blk.hi);
-        if (!iv) continue;
-        b.lo[x] = index_t(std::max<wide>(0, iv->lo));
-        b.hi[x] = index_t(std::min<wide>(c.arrays[u].shape[x], iv->hi + 1));
-      }
-      (ac.mode == access_mode::read ? c.read : c.write)[u][std::size_t(r)].hull_with(b);
-    }
   }
+  constraints_from_events(c, ev, N, nullptr);
   return c;
 }
 
@@ -347,6 +358,30 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
 }
 
 }  // namespace detail
+
+inline void program_description::check_index_name(const std::string& who, const std::string& n) {
+  bool ident =
+      !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') && n != "all";
+  for (char ch : n) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  if (!ident)
+    throw shape_error("program description: " + who + ": index name '" + n +
+                      "'; give a name of letters, digits and '_' (not 'all')");
+}
+
+inline void program_description::check_access(const map_description& mp, std::size_t k) const {
+  std::vector<detail::access_event> ev;
+  detail::append_described_events(*this, mp, k, ev);
+  const int N = int(mp.extents.size());
+  index_t lo[detail::max_dims] = {}, hi[detail::max_dims] = {};
+  std::string space_text = "[";
+  for (int d = 0; d < N; ++d) {
+    hi[d] = mp.extents[std::size_t(d)];
+    space_text += (d ? ", 0:" : "0:") + std::to_string(hi[d]);
+  }
+  space_text += "]";
+  detail::check_bounds_of(mp.name, ev, lo, hi, N, space_text);
+  detail::check_one_to_one_of(mp.name, ev, N, lo, hi, space_text);
+}
 
 /// The cost tables of a described program on `nranks` ranks.
 inline program_cost_tables program_costs(const program_description& p, int nranks,

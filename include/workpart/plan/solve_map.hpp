@@ -38,6 +38,14 @@ inline index_t largest_block(const std::vector<rank_block>& blocks, int N) {
   return most;
 }
 
+/// Which arrays every rank generates from init() in place (root holds no copy of them).
+inline std::vector<char> generated_flags(const map_constraints& cons) {
+  std::vector<char> g;
+  for (const auto& use : cons.arrays)
+    g.push_back(use.generated_in_place && use.generated_in_place());
+  return g;
+}
+
 /// Solves the constraints of map `name` (space rank N) on grid g: validate() raises what
 /// distribute() would raise for that grid and size; `generated` (per array, may be empty):
 /// which arrays every rank generates from init() in place. The grid itself is checked before

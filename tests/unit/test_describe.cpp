@@ -1,0 +1,251 @@
+/// \file test_describe.cpp
+/// wp::describe (optimize/describe.hpp) and wp::to_json (io/program_writer.hpp): a typed
+/// program as data. For each program — inner sums with affine bounds (a matmul, a strided
+/// convolution, a triangular nest whose inner bounds use the outer range), a convolution's
+/// training step from wp::backward (rank-0 loss, maps over wp::space()), a 3-map softmax, CSR
+/// SpMV (bounds read from data, an indirect subscript), a histogram (a scatter's left side), a
+/// stencil whose space starts above 0, arrays filled by init() — the description prices as the
+/// typed program entry for entry at 1 to 6 ranks under two machine models, and its JSON reads
+/// back to the same text. Also: what the JSON says (types, init, counted operations, ranges),
+/// and the errors (two arrays of one name; malformed ranges in JSON).
+
+#include <catch2/catch.hpp>
+
+#include <workpart/workpart.hpp>
+#include <workpart/optimize.hpp>
+
+#include "../error_text.hpp"
+#include "priced_alike.hpp"
+
+#include <string>
+
+namespace wp = workpart;
+using workpart::index_t;
+
+namespace {
+
+/// The description of `prog`, checked to read back from its JSON to the same JSON, and to
+/// price as the typed program.
+template <class Prog>
+wp::program_description require_described(const Prog& prog) {
+  const wp::program_description d = wp::describe(prog);
+  const std::string json = wp::to_json(d);
+  INFO(json);
+  const wp::program_description back = wp::parse_program_description(json, "described.json");
+  REQUIRE(wp::to_json(back) == json);
+  require_same_as_typed(prog, back);
+  return d;
+}
+
+const wp::access_description& access_of(const wp::program_description& d, const std::string& map,
+                                        std::size_t k) {
+  for (const auto& m : d.maps)
+    if (m.name == map) return m.accesses.at(k);
+  FAIL("no map " << map);
+  throw 0;
+}
+
+}  // namespace
+
+TEST_CASE("describe: inner sums price as typed, their ranges in the JSON", "[describe]") {
+  const index_t M = 13, N = 10, K = 7, T = 11, R = 3, F = 5;
+  wp::array<float, 2> A("A", {M, K}), B("B", {K, N}), C("C", {M, N});
+  wp::array<double, 1> x("x", {2 * T + R}), y("y", {T}), tri("tri", {T});
+  wp::array<double, 2> w("w", {F, R}), z("z", {F, T}), U("U", {T, T + 2});
+  w.init([](std::array<std::int64_t, 2> g) { return double(g[0] - g[1]); });
+  auto [i, j, k, l] = wp::indices<4>();
+  auto mm =
+      wp::map("mm", wp::space(M, N), C(i, j) = wp::sum(wp::range(k, 0, K), A(i, k) * B(k, j)));
+  auto conv = wp::map("conv", wp::space(F, T),
+                      z(i, j) = wp::sum(wp::range(k, 0, R), w(i, k) * x(2 * j + k)));
+  // a triangle: the inner range's bounds use the outer range's index
+  auto nest = wp::map(
+      "nest", wp::space(T),
+      tri(i) = wp::sum(wp::range(j, 0, i + 1), wp::sum(wp::range(k, j, j + 2), U(i, k) * x(j))));
+  auto use = wp::map("use", wp::space(T), y(i) = tri(i) + z(1, i));
+  const auto prog = wp::program(mm, conv, nest, use);
+  const wp::program_description d = require_described(prog);
+
+  REQUIRE(d.arrays.size() == 9);
+  for (const auto& a : d.arrays) {
+    INFO(a.name);
+    CHECK(a.init == (a.name == "w"));
+    CHECK(a.type == (a.name == "A" || a.name == "B" || a.name == "C" ? "float32" : "float64"));
+  }
+  const auto& ak = access_of(d, "mm", 0);  // A(i, k) inside sum over k in [0, K)
+  REQUIRE(ak.ranges.size() == 1);
+  CHECK(ak.text == "A(i0, i2)");
+  CHECK(wp::detail::subscript_text(ak.ranges[0].to, {"i0", "i1"}) == "7");
+  CHECK(access_of(d, "conv", 1).text == "x(2*i1 + i2)");
+  const auto& uk = access_of(d, "nest", 0);  // U(i, k): two ranges, the inner from j to j + 2
+  REQUIRE(uk.ranges.size() == 2);
+  CHECK(wp::detail::subscript_text(uk.ranges[0].to, {"i0"}) == "i0 + 1");
+  CHECK(wp::detail::subscript_text(uk.ranges[1].from, {"i0", "i1"}) == "i1");
+  CHECK(wp::detail::subscript_text(uk.ranges[1].to, {"i0", "i1"}) == "i1 + 2");
+  CHECK(uk.text == "U(i0, i2)");
+  CHECK(d.maps[0].ops_per_point == wp::detail::ops_per_point(mm));
+  CHECK(d.maps[2].ops_per_point == wp::detail::ops_per_point(nest));
+  const std::string json = wp::to_json(d);
+  CHECK(json.find(R"({"name": "w", "shape": [5, 3], "type": "float64", "init": true})") !=
+        std::string::npos);
+  CHECK(json.find(R"("ranges": [{"index": "i1", "from": "0", "to": "i0 + 1"}, )"
+                  R"({"index": "i2", "from": "i1", "to": "i1 + 2"}], "index": ["i0", "i2"])") !=
+        std::string::npos);
+}
+
+TEST_CASE("describe: a training step from wp::backward prices as typed", "[describe]") {
+  const index_t C = 3, F = 4, R = 3, To = 6, Tn = 2 * To + R - 1;
+  const double lr = 0.1;
+  wp::array<double, 2> x("x", {C, Tn}), t("t", {F, To}), z("z", {F, To}), a("a", {F, To});
+  wp::array<double, 3> w("w", {F, C, R}), dw("dw", {F, C, R});
+  wp::array<double, 0> L("L", {});
+  auto [f, i, c, r] = wp::indices<4>();
+  auto fwd = wp::program(
+      wp::map("z0", wp::space(F, To), z(f, i) = 0.0),
+      wp::map("conv", wp::space(F, To, C),
+              z(f, i) += wp::sum(wp::range(r, 0, R), w(f, c, r) * x(c, 2 * i + r))),
+      wp::map("act", wp::space(F, To), a(f, i) = wp::tanh(z(f, i))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(F, To), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
+  auto step =
+      wp::program(fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
+                  wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
+  const wp::program_description d = require_described(step);
+  const wp::array_description* loss = d.find_array("L");
+  REQUIRE(loss);
+  CHECK(loss->shape.empty());
+  bool zero_dim = false;
+  for (const auto& m : d.maps) zero_dim = zero_dim || (m.name == "l0" && m.extents.empty());
+  CHECK(zero_dim);
+}
+
+TEST_CASE("describe: softmax, SpMV, a histogram and a shifted stencil price as typed",
+          "[describe]") {
+  auto [i, j, k] = wp::indices<3>();
+  SECTION("a 3-map softmax (max_into, a combine, a broadcast read)") {
+    const index_t R = 7, L = 11;
+    wp::array<double, 2> s("s", {R, L}), p("p", {R, L});
+    wp::array<double, 1> mx("mx", {R}), den("den", {R});
+    const auto prog =
+        wp::program(wp::map("max", wp::space(R, L), wp::max_into(mx(i), s(i, j))),
+                    wp::map("sum", wp::space(R, L), den(i) += wp::exp(s(i, j) - mx(i))),
+                    wp::map("norm", wp::space(R, L), p(i, j) = wp::exp(s(i, j) - mx(i)) / den(i)));
+    const auto d = require_described(prog);
+    CHECK(access_of(d, "max", 1).mode == wp::access_mode::max);
+    CHECK(access_of(d, "sum", 2).mode == wp::access_mode::add);
+  }
+  SECTION("CSR SpMV: bounds read from data, an indirect subscript") {
+    const index_t rows = 9, cols = 8, nnz = 20;
+    wp::array<std::int64_t, 1> row("row", {rows + 1}), col("col", {nnz});
+    wp::array<double, 1> val("val", {nnz}), x("x", {cols}), y("y", {rows});
+    const auto prog =
+        wp::program(wp::map("spmv", wp::space(rows),
+                            y(i) = wp::sum(wp::range(j, row(i), row(i + 1)), val(j) * x(col(j)))));
+    const auto d = require_described(prog);
+    CHECK(d.find_array("row")->type == "int64");
+    bool data = false, whole = false;
+    for (const auto& ac : d.maps[0].accesses) {
+      if (ac.array == "x") {
+        REQUIRE(ac.ranges.size() == 1);
+        data = ac.ranges[0].data_dependent;
+        whole = ac.index[0].whole_axis;  // x(col(jj)): the plans hold the whole axis
+      }
+    }
+    CHECK(data);
+    CHECK(whole);
+    CHECK(wp::to_json(d).find(R"("ranges": [{"index": "i1", "data_dependent": true}])") !=
+          std::string::npos);
+  }
+  SECTION("a histogram: the reads of a scatter's left side, then its write") {
+    const index_t n = 10, bins = 4;
+    wp::array<std::int32_t, 1> idx("idx", {n});
+    wp::array<float, 1> x("x", {n}), hist("hist", {bins});
+    const auto prog = wp::program(wp::map("hist", wp::space(n), hist(idx(i)) += x(i) * 2.0f));
+    const auto d = require_described(prog);
+    REQUIRE(d.maps[0].accesses.size() == 3);
+    CHECK(d.maps[0].accesses[0].array == "x");
+    CHECK(d.maps[0].accesses[1].array == "idx");
+    CHECK(d.maps[0].accesses[2].text == "hist(*)");
+    CHECK(d.find_array("idx")->type == "int32");
+  }
+  SECTION("a stencil whose space starts at 1: shifted to 0, its subscripts alike") {
+    const index_t n = 9, m = 7;
+    wp::array<double, 2> u("u", {n, m}), v("v", {n, m});
+    const auto prog = wp::program(
+        wp::map("step", wp::space({1, n - 1}, {1, m - 1}),
+                v(i, j) = 0.25 * (u(i - 1, j) + u(i + 1, j) + u(i, j - 1) + u(i, j + 1))),
+        wp::map("copy", wp::space({1, n - 1}, {1, m - 1}), u(i, j) = v(i, j)));
+    const auto d = require_described(prog);
+    CHECK(d.maps[0].extents == std::vector<index_t>{n - 2, m - 2});
+    CHECK(access_of(d, "step", 0).text ==
+          "u(i0, i1 + 1)");  // u(i - 1, j) at i = i0 + 1, j = i1 + 1
+    CHECK(access_of(d, "step", 4).text == "v(i0 + 1, i1 + 1)");
+  }
+}
+
+TEST_CASE("describe: what cannot be described is an error", "[describe]") {
+  wp::array<double, 1> a("x", {4}), b("x", {4});
+  auto [i] = wp::indices<1>();
+  const auto prog = wp::program(wp::map("copy", wp::space(4), b(i) = a(i)));
+  REQUIRE_THROWS_AS(wp::describe(prog), wp::plan_error);
+  CHECK_THAT(what_of([&] { wp::describe(prog); }),
+             Catch::Contains("wp::describe: two arrays are called 'x'"));
+}
+
+TEST_CASE("describe: inner ranges in JSON are checked, at their offsets", "[describe]") {
+  auto bad = [](const std::string& access) {
+    return R"({"arrays": [{"name": "x", "shape": [10]}, {"name": "y", "shape": [8]}],
+ "maps": [{"name": "m", "indices": ["i"], "extents": [8], "accesses": [)" +
+           access + R"(, {"array": "y", "index": ["i"], "mode": "="}]}]})";
+  };
+  auto message = [&](const std::string& access) {
+    const std::string m = what_of([&] { wp::parse_program_description(bad(access), "p.json"); });
+    return m.empty() ? std::string("no error") : m;
+  };
+  // good: x(i + r) over r in [0, 3) stays in [0, 10)
+  CHECK(
+      message(
+          R"({"array": "x", "ranges": [{"index": "r", "from": 0, "to": "3"}], "index": ["i + r"]})") ==
+      "no error");
+  CHECK_THAT(
+      message(
+          R"({"array": "x", "ranges": [{"index": "r", "from": 0, "to": "4"}], "index": ["i + r"]})"),
+      Catch::Contains("p.json: byte") &&
+          Catch::Contains("access x(i + r) reads axis 0 of 'x' at 10, outside [0, 10)"));
+  CHECK_THAT(message(R"({"array": "x", "ranges": [{"index": "r", "from": 0}], "index": ["r"]})"),
+             Catch::Contains("give \"from\" and \"to\""));
+  CHECK_THAT(
+      message(
+          R"({"array": "x", "ranges": [{"index": "r", "from": 0, "to": 2, "data_dependent": true}], "index": ["r"]})"),
+      Catch::Contains("give \"from\" and \"to\""));
+  CHECK_THAT(
+      message(
+          R"({"array": "x", "ranges": [{"index": "r", "from": "*", "to": 2}], "index": ["r"]})"),
+      Catch::Contains("a bound is '*'"));
+  CHECK_THAT(
+      message(
+          R"({"array": "x", "ranges": [{"index": "r", "from": "r", "to": 2}], "index": ["r"]})"),
+      Catch::Contains("'r' is not an index of the map"));
+  CHECK_THAT(
+      message(R"({"array": "x", "ranges": [{"index": "i", "from": 0, "to": 2}], "index": ["i"]})"),
+      Catch::Contains("the inner range's index 'i' is an index of the map"));
+  CHECK_THAT(
+      message(R"({"array": "x", "ranges": [{"index": "r", "form": 0, "to": 2}], "index": ["r"]})"),
+      Catch::Contains("unknown key \"form\""));
+  CHECK_THAT(
+      message(
+          R"({"array": "x", "ranges": [{"index": "r", "data_dependent": "yes"}], "index": ["r"]})"),
+      Catch::Contains("expected true or false"));
+  CHECK_THAT(message(R"({"array": "x", "index": ["r"]})"),
+             Catch::Contains("'r' is not an index of the map"));
+  // a range around a write
+  const std::string write = R"({"arrays": [{"name": "y", "shape": [8]}],
+ "maps": [{"name": "m", "indices": ["i"], "extents": [8], "accesses": [
+   {"array": "y", "ranges": [{"index": "r", "from": 0, "to": 1}], "index": ["i + r"], "mode": "+="}]}]})";
+  REQUIRE_THROWS_AS(wp::parse_program_description(write, "w.json"), wp::shape_error);
+  CHECK_THAT(what_of([&] { wp::parse_program_description(write, "w.json"); }),
+             Catch::Contains("a write has no inner ranges"));
+  const std::string init = R"({"arrays": [{"name": "y", "shape": [8], "init": 1}], "maps": []})";
+  CHECK_THAT(what_of([&] { wp::parse_program_description(init, "i.json"); }),
+             Catch::Contains("expected true or false as \"init\" of array 0"));
+}
