@@ -17,6 +17,7 @@
 #include <workpart/comm/collectives/impl/root_exchange.ipp>
 #include <workpart/comm/impl/agreement.ipp>
 #include <workpart/comm/impl/inspect.ipp>
+#include <workpart/comm/impl/map_pictures.ipp>
 #include <workpart/comm/impl/map_runtime.ipp>
 #include <workpart/comm/impl/program_runtime.ipp>
 #include <workpart/expr/impl/interval.ipp>

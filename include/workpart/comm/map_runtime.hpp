@@ -398,4 +398,5 @@ class map_runtime {
 
 #if WORKPART_HEADER_ONLY
 #include "impl/map_runtime.ipp"
+#include "impl/map_pictures.ipp"
 #endif
