@@ -18,6 +18,7 @@
 #include "expr/access.hpp"
 #include "expr/map.hpp"
 #include "expr/ops.hpp"
+#include "expr/padded.hpp"
 #include "expr/reduce.hpp"
 #include "expr/statement.hpp"
 

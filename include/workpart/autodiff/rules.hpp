@@ -21,6 +21,7 @@
 
 #include "../expr/access.hpp"
 #include "../expr/ops.hpp"
+#include "../expr/padded.hpp"
 #include "../expr/reduce.hpp"
 #include "../expr/statement.hpp"
 
@@ -34,6 +35,14 @@ inline constexpr bool no_rule_v = false;
 template <class E>
 struct adjoint_rule {
   static_assert(no_rule_v<E>, "wp::backward: this expression node has no differentiation rule");
+};
+
+/// A padded read's gradient would write only where its subscripts fall inside the array.
+template <class A>
+struct adjoint_rule<padded_node<A>> {
+  static_assert(no_rule_v<A>,
+                "wp::backward: a padded read (wp::padded) is not differentiable yet; pad the "
+                "array itself (a larger array whose border holds the fill) to train through it");
 };
 
 template <class E, class S, class G>

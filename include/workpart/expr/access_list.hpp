@@ -31,9 +31,10 @@ struct access_event {
   int rank = 0;               ///< the array's rank
   std::array<index_t, max_rank> extent{};
   std::array<axis_form, max_rank> forms{};
-  dim_mask free = 0;  ///< the space dimensions its subscripts use
-  std::string text;   ///< "A(i, k)"
-  std::string name;   ///< "A"
+  dim_mask free = 0;    ///< the space dimensions its subscripts use
+  std::string text;     ///< "A(i, k)"
+  std::string name;     ///< "A"
+  bool padded = false;  ///< wp::padded: outside the array it reads a fill (never out of bounds)
   // kind::enter_range
   range_form range;
 };
@@ -61,6 +62,11 @@ class access_recorder {
     e.free = A::info.free;
     e.text = a.str();
     e.name = a.arr->name();
+  }
+  template <class A>
+  void on_padded_access(const A& a) {
+    on_access(a);
+    out_.back().padded = true;
   }
   void enter_range(const range_form& r) { next(access_event::kind::enter_range).range = r; }
   void leave_range() { next(access_event::kind::leave_range); }

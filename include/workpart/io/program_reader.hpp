@@ -26,6 +26,8 @@
 ///    outermost first: "ranges": [{"index": "k", "from": "0", "to": "K"}] — [from, to), affine
 ///    in the map's indices and the ranges outside — or {"index": "jj", "data_dependent": true}
 ///    where the bounds are read from arrays; its subscripts may use the ranges' indices;
+///  - "padded": true marks a read that is a fill outside its array (wp::padded): its
+///    subscripts may leave the array, and the boxes are clipped to it;
 ///  - wp::describe(prog) writes this form of a typed program (io/program_writer.hpp: to_json);
 ///  - "edges" (optional) lists the arrays passed between maps; they follow from the accesses
 ///    (an array passes from the last earlier map that writes it to a map that reads it before
@@ -242,6 +244,7 @@ inline program_description parse_program_description(std::string_view text,
           std::string array, mode;
           std::vector<raw_subscript> index;
           std::vector<raw_range> ranges;
+          bool padded = false;
         };
         auto raw_sub = [&](const char* context) -> raw_subscript {
           const char* at = (s.ws(), s.pos());
@@ -278,6 +281,8 @@ inline program_description parse_program_description(std::string_view text,
                   has_index = true;
                   list(s, "the subscripts of " + aw,
                        [&](std::size_t) { r.index.push_back(raw_sub("as a subscript")); });
+                } else if (ak == "padded") {
+                  r.padded = s.boolean(("as \"padded\" of " + aw).c_str());
                 } else if (ak == "ranges") {
                   list(s, "the inner ranges of " + aw, [&](std::size_t q) {
                     raw_range g{(s.ws(), s.pos()), {}};
@@ -306,8 +311,8 @@ inline program_description parse_program_description(std::string_view text,
                   });
                 } else {  // a misspelt "mode" would silently make a write a read
                   s.fail(r.at, aw + ": unknown key \"" + ak +
-                                   "\" (an access has \"array\", \"index\", \"mode\" and "
-                                   "\"ranges\")");
+                                   "\" (an access has \"array\", \"index\", \"mode\", "
+                                   "\"ranges\" and \"padded\")");
                 }
               });
               if (r.array.empty()) s.fail(r.at, aw + " has no \"array\"");
@@ -327,6 +332,7 @@ inline program_description parse_program_description(std::string_view text,
         for (const auto& r : raws) {
           access_description a;
           a.array = r.array;
+          a.padded = r.padded;
           if (r.mode.empty() || r.mode == "read")
             a.mode = access_mode::read;
           else if (r.mode == "=")

@@ -70,7 +70,8 @@ inline std::string to_json(const program_description& p) {
       o += ", \"index\": [";
       for (std::size_t x = 0; x < ac.index.size(); ++x)
         o += (x ? ", " : "") + quoted(subscript_text(ac.index[x], names));
-      o += "], \"mode\": " + quoted(modes[int(ac.mode)]) + "}";
+      o += "], \"mode\": " + quoted(modes[int(ac.mode)]);
+      o += ac.padded ? ", \"padded\": true}" : "}";
     }
     o += "]}";
   }

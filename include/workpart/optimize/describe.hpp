@@ -141,6 +141,7 @@ inline void describe_map(const std::string& name, const std::vector<index_t>& lo
       a.text += (x ? ", " : "") + subscript_text(a.index.back(), names);
     }
     a.text += ")";
+    a.padded = e.padded;
     if (e.write)
       write = std::move(a);
     else

@@ -61,6 +61,8 @@ struct access_description {
   access_mode mode = access_mode::read;
   std::string text;                         ///< as written, for explanations ("x(i, k+1)")
   std::vector<range_description> ranges{};  ///< the inner ranges around a read, outermost first
+  bool padded =
+      false;  ///< a read that is a fill outside the array (wp::padded): never out of bounds
 };
 
 struct map_description {
@@ -159,6 +161,8 @@ struct program_description {
         const std::size_t N = mp.extents.size(), R = ac.ranges.size();
         if (R > 0 && ac.mode != access_mode::read)
           fail(at + ": a write has no inner ranges (they are around reads only)");
+        if (ac.padded && ac.mode != access_mode::read)
+          fail(at + ": a write cannot be padded (only a read gives a fill outside its array)");
         if (N + R > std::size_t(detail::max_dims))
           fail(at + ": " + std::to_string(N) + " indices and " + std::to_string(R) +
                " inner ranges; at most " + std::to_string(detail::max_dims) + " in all");
@@ -274,6 +278,7 @@ inline void append_described_events(const program_description& p, const map_desc
   }
   e.text = ac.text;
   e.name = arr->name;
+  e.padded = ac.padded;
   for (std::size_t r = 0; r < ac.ranges.size(); ++r) next(access_event::kind::leave_range);
 }
 

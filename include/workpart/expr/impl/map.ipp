@@ -33,7 +33,7 @@ WORKPART_DECL void check_bounds_of(const std::string& map_name,
       throw shape_error("map '" + map_name + "': the left side " + written->text +
                         " is subscripted by '" + e.name + "', the array it writes; read the " +
                         "subscripts from another array");
-    if (rs.skipping()) continue;
+    if (rs.skipping() || e.padded) continue;  // a padded read is the fill outside its array
     for (int ax = 0; ax < e.rank; ++ax) {
       const axis_form& form = e.forms[std::size_t(ax)];
       if (form.kind != axis_kind::affine) continue;  // whole axis, or checked at run time
