@@ -7,7 +7,9 @@
 /// stencil whose space starts above 0, arrays filled by init() — the description prices as the
 /// typed program entry for entry at 1 to 6 ranks under two machine models, and its JSON reads
 /// back to the same text. Also: what the JSON says (types, init, counted operations, ranges),
-/// and the errors (two arrays of one name; malformed ranges in JSON).
+/// the cost model's counted trips and its free init() arrays, escaped names, and the errors
+/// (two maps or arrays of one name, a map's own error first, a type that does not match its
+/// bytes, malformed ranges in JSON).
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +19,7 @@
 #include "../error_text.hpp"
 #include "priced_alike.hpp"
 
+#include <limits>
 #include <string>
 
 namespace wp = workpart;
@@ -83,8 +86,11 @@ TEST_CASE("describe: inner sums price as typed, their ranges in the JSON", "[des
   CHECK(wp::detail::subscript_text(uk.ranges[1].from, {"i0", "i1"}) == "i1");
   CHECK(wp::detail::subscript_text(uk.ranges[1].to, {"i0", "i1"}) == "i1 + 2");
   CHECK(uk.text == "U(i0, i2)");
-  CHECK(d.maps[0].ops_per_point == wp::detail::ops_per_point(mm));
-  CHECK(d.maps[2].ops_per_point == wp::detail::ops_per_point(nest));
+  // counted operations: per trip the body and one add, times the trips at the space's centre
+  CHECK(d.maps[0].ops_per_point == 2 * K);  // A * B and the add, K trips
+  CHECK(d.maps[1].ops_per_point == 2 * R);  // w * x and the add, R trips
+  CHECK(d.maps[2].ops_per_point == 6 * 5);  // i = 5: 6 trips of (add + 2 trips of 2)
+  CHECK(d.maps[3].ops_per_point == 1);      // tri + z
   const std::string json = wp::to_json(d);
   CHECK(json.find(R"({"name": "w", "shape": [5, 3], "type": "float64", "init": true})") !=
         std::string::npos);
@@ -183,13 +189,66 @@ TEST_CASE("describe: softmax, SpMV, a histogram and a shifted stencil price as t
   }
 }
 
+TEST_CASE("describe: the cost model counts inner trips and prices init() arrays as generated",
+          "[describe]") {
+  const index_t n = 12;
+  wp::array<double, 1> x("x", {n}), y("y", {n}), w("w", {n});
+  wp::array<std::int64_t, 1> row("row", {n + 1}), col("col", {n});
+  auto [i, j] = wp::indices<2>();
+  // bounds read from data: one trip (the body and the add)
+  CHECK(wp::detail::ops_per_point(
+            wp::map("spmv", wp::space(n),
+                    y(i) = wp::sum(wp::range(j, row(i), row(i + 1)), x(col(j)) * 2.0))) == 2);
+  // a range empty over part of the space still counts at least one operation per point
+  CHECK(wp::detail::ops_per_point(
+            wp::map("empty", wp::space(n), y(i) = wp::sum(wp::range(j, 0, 0), x(j)))) == 1);
+  // y = x * w with w generated in place costs what y = x * 2 costs to bring in: x's scatter
+  w.init([](std::array<std::int64_t, 1> g) { return double(g[0]); });
+  const auto with_w = wp::program(wp::map("m", wp::space(n), y(i) = x(i) * w(i)));
+  const auto without = wp::program(wp::map("m", wp::space(n), y(i) = x(i) * 2.0));
+  for (int P = 2; P <= 4; ++P) {
+    const auto a = wp::program_costs(with_w, P), b = wp::program_costs(without, P);
+    REQUIRE(a.graph.edge_source(0) == 0);  // root (inputs) -> m
+    REQUIRE(b.graph.edge_source(0) == 0);
+    for (std::size_t c = 0; c < a.graph.num_configs(1); ++c)
+      CHECK(a.graph.edge_cost(0, 0, c) == b.graph.edge_cost(0, 0, c));
+  }
+}
+
 TEST_CASE("describe: what cannot be described is an error", "[describe]") {
-  wp::array<double, 1> a("x", {4}), b("x", {4});
+  wp::array<double, 1> a("x", {4}), b("x", {4}), c("c", {4});
   auto [i] = wp::indices<1>();
   const auto prog = wp::program(wp::map("copy", wp::space(4), b(i) = a(i)));
   REQUIRE_THROWS_AS(wp::describe(prog), wp::plan_error);
   CHECK_THAT(what_of([&] { wp::describe(prog); }),
              Catch::Contains("wp::describe: two arrays are called 'x'"));
+  auto m = wp::map("m", wp::space(4), c(i) = a(i));
+  CHECK_THAT(what_of([&] { wp::describe(wp::program(m, m)); }),
+             Catch::Contains("wp::describe: two maps are called 'm' (one map used twice"));
+  CHECK_THAT(what_of([&] { wp::describe(wp::map("bad", wp::space(4), c(i) = a(i + 1))); }),
+             Catch::Contains("map 'bad': access x(i0 + 1) reads axis 0 of 'x' at 4"));
+  // a description the reader would read differently is refused before it is written
+  wp::program_description d = wp::describe(m);
+  d.arrays[0].elem_size = 8;
+  d.arrays[0].type = "float32";
+  CHECK_THAT(what_of([&] { wp::to_json(d); }),
+             Catch::Contains("array 'x' has type float32 but elements of 8 bytes"));
+  d.arrays[0].type = "float16";
+  CHECK_THAT(what_of([&] { wp::to_json(d); }), Catch::Contains("has type 'float16'"));
+  d = wp::describe(m);
+  d.maps[0].ops_per_point = std::numeric_limits<double>::infinity();
+  CHECK_THAT(what_of([&] { wp::to_json(d); }),
+             Catch::Contains("operations per point must be finite and >= 0"));
+}
+
+TEST_CASE("describe: names are escaped in JSON", "[describe]") {
+  CHECK(wp::detail::json_escape(std::string("a\"b\\c\nd\te\x01")) == "a\\\"b\\\\c\\nd\\te\\u0001");
+  wp::array<double, 1> a("x \"in\"\n", {4}), c("c", {4});
+  auto [i] = wp::indices<1>();
+  const auto d = wp::describe(wp::map("m\t1", wp::space(4), c(i) = a(i)));
+  const auto back = wp::parse_program_description(wp::to_json(d));
+  CHECK(back.arrays[0].name == "x \"in\"\n");
+  CHECK(back.maps[0].name == "m\t1");
 }
 
 TEST_CASE("describe: inner ranges in JSON are checked, at their offsets", "[describe]") {
@@ -225,7 +284,7 @@ TEST_CASE("describe: inner ranges in JSON are checked, at their offsets", "[desc
   CHECK_THAT(
       message(
           R"({"array": "x", "ranges": [{"index": "r", "from": "r", "to": 2}], "index": ["r"]})"),
-      Catch::Contains("'r' is not an index of the map"));
+      Catch::Contains("'r' is not an index of the map or of an inner range outside it"));
   CHECK_THAT(
       message(R"({"array": "x", "ranges": [{"index": "i", "from": 0, "to": 2}], "index": ["i"]})"),
       Catch::Contains("the inner range's index 'i' is an index of the map"));
@@ -237,7 +296,7 @@ TEST_CASE("describe: inner ranges in JSON are checked, at their offsets", "[desc
           R"({"array": "x", "ranges": [{"index": "r", "data_dependent": "yes"}], "index": ["r"]})"),
       Catch::Contains("expected true or false"));
   CHECK_THAT(message(R"({"array": "x", "index": ["r"]})"),
-             Catch::Contains("'r' is not an index of the map"));
+             Catch::Contains("'r' is not an index of the map or of an inner range outside it"));
   // a range around a write
   const std::string write = R"({"arrays": [{"name": "y", "shape": [8]}],
  "maps": [{"name": "m", "indices": ["i"], "extents": [8], "accesses": [

@@ -89,7 +89,7 @@ inline subscript parse_subscript(scanner& s, const char* at, const std::string& 
     d = -1;
     for (std::size_t x = 0; x < indices.size(); ++x)
       if (indices[x] == n) d = int(x);
-    if (d < 0) bad("'" + n + "' is not an index of the map");
+    if (d < 0) bad("'" + n + "' is not an index of the map or of an inner range outside it");
     return true;
   };
   skip();

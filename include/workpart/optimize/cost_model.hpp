@@ -94,10 +94,11 @@ template <class C, class A, class B>
 double ops_at(const select_node<C, A, B>& n, ops_point& at) {
   return 1 + ops_at(n.c, at) + ops_at(n.a, at) + ops_at(n.b, at);
 }
-/// An inner reduction: its body and one combine per trip, times its trips at `at` (for bounds
-/// affine in the indices around it, the mean number of trips where the length is linear over
-/// the space); bounds read from data count one trip (their length is not known before the
-/// values are).
+/// An inner reduction: its body and one combine per trip, times its trips at `at` — an
+/// estimate at the centre: the mean where the length is linear in the space's indices alone
+/// and never negative over it; nested ranges whose bounds use an outer range, and ranges
+/// empty over part of the space, are not averaged. Bounds read from data count one trip
+/// (their length is not known before the values are).
 template <class Red, int D, class Lo, class Hi, class Body>
 double ops_at(const reduce_node<Red, D, Lo, Hi, Body>& n, ops_point& at) {
   if constexpr (reduce_node<Red, D, Lo, Hi, Body>::dd_bounds) {

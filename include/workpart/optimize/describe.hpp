@@ -8,11 +8,12 @@
 /// \code
 ///   std::ofstream("layer.json") << wp::to_json(wp::describe(prog));
 /// \endcode
-/// What a description cannot say is said as the plans treat it: an indirect subscript
+/// What a description cannot say is said as the cost model treats it: an indirect subscript
 /// (x(col(jj))) is its whole axis ("*"), a range whose bounds are read from data is marked
-/// data-dependent. A space that starts above 0 is shifted to start at 0 (its subscripts
-/// shifted alike: the same elements, the same blocks). Maps keep their names, arrays theirs;
-/// indices are named i0, i1, ... in space order, the inner ranges' after them.
+/// data-dependent. A space that does not start at 0 is shifted to start there (its subscripts
+/// and inner range bounds shifted alike: the same elements, the same blocks). Maps keep their
+/// names, arrays theirs (so names must differ: wp::plan_error otherwise); indices are named
+/// i0, i1, ... in space order, the inner ranges' after them.
 
 #include <string>
 #include <vector>
@@ -71,10 +72,14 @@ inline void describe_map(const std::string& name, const std::vector<index_t>& lo
     std::size_t a = 0;
     while (a < ids.size() && ids[a] != u.id) ++a;
     if (a < ids.size()) continue;
+    if (u.name.empty())
+      throw plan_error("wp::describe: map '" + name +
+                       "' uses an array with no name; a description names arrays, so give it one");
     for (const auto& other : d.arrays)
       if (other.name == u.name)
         throw plan_error("wp::describe: two arrays are called '" + u.name +
-                         "'; a description names arrays, so give them different names");
+                         "' (wp::backward names the gradient of x 'dx'); a description names "
+                         "arrays, so give them different names");
     array_description arr;
     arr.name = u.name;
     arr.shape.assign(u.shape, u.shape + u.rank);
@@ -154,14 +159,23 @@ inline void describe_map(const std::string& name, const std::vector<index_t>& lo
 }  // namespace detail
 
 /// The description of a program: what `workpart-optimize --program` reads (write it with
-/// wp::to_json). Raises plan_error where two arrays share a name, and what
-/// program_description::check() raises otherwise (nothing, for a program wp::map accepted).
+/// wp::to_json). Raises what a map's require_valid() raises, and plan_error where two maps or
+/// two arrays share a name (or have none).
 template <class... Maps>
 program_description describe(const program_t<Maps...>& p) {
   program_description d;
   std::vector<const void*> ids;
   p.for_each_map([&](const auto& m) {
+    m.require_valid();  // its own sentences, in the user's terms, before the description's
     constexpr int N = std::remove_cvref_t<decltype(m)>::rank;
+    if (m.name().empty())
+      throw plan_error("wp::describe: map " + std::to_string(d.maps.size()) +
+                       " has no name; a description names maps, so give it one");
+    for (const auto& other : d.maps)
+      if (other.name == m.name())
+        throw plan_error("wp::describe: two maps are called '" + m.name() +
+                         "' (one map used twice in the program, or two maps of one name); a "
+                         "description names maps, so name them apart");
     const auto ev = m.access_events();
     const auto& sp = m.iteration_space();
     std::vector<index_t> lo(sp.lo.begin(), sp.lo.begin() + N), hi(sp.hi.begin(), sp.hi.begin() + N);

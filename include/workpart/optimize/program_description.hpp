@@ -10,7 +10,9 @@
 /// `wp::describe(prog)` writes one from a typed program (optimize/describe.hpp).
 
 #include <cctype>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,8 +49,8 @@ struct subscript {
 
 /// An inner range around a read (`wp::sum(wp::range(k, from, to), ...)`): its index runs over
 /// [from, to), affine bounds over the map's indices and the ranges outside it; or bounds read
-/// from data (`wp::range(jj, row(i), row(i + 1))`), which the plans take as the whole axis of
-/// every subscript that uses the index.
+/// from data (`wp::range(jj, row(i), row(i + 1))`), which the cost model takes as the whole
+/// axis of every subscript that uses the index (wp::distribute inspects them on root).
 struct range_description {
   std::string index;  ///< its name in subscripts
   subscript from, to;
@@ -116,6 +118,17 @@ struct program_description {
         fail("array '" + arr.name + "' has " + std::to_string(arr.shape.size()) +
              " axes; give 0 to " + std::to_string(detail::max_rank));
       if (arr.elem_size == 0) fail("array '" + arr.name + "' has elements of 0 bytes");
+      if (!arr.type.empty()) {
+        const std::size_t size = arr.type == "float32" || arr.type == "int32"   ? 4
+                                 : arr.type == "float64" || arr.type == "int64" ? 8
+                                                                                : 0;
+        if (size == 0)
+          fail("array '" + arr.name + "' has type '" + arr.type +
+               "'; give float32, float64, int32 or int64 (or no type and its bytes)");
+        if (size != arr.elem_size)
+          fail("array '" + arr.name + "' has type " + arr.type + " but elements of " +
+               std::to_string(arr.elem_size) + " bytes");
+      }
       index_t bytes = index_t(arr.elem_size);
       for (index_t e : arr.shape) {
         if (e < 0) fail("array '" + arr.name + "' has a negative extent " + std::to_string(e));
@@ -149,7 +162,8 @@ struct program_description {
           if (mp.indices[e] == mp.indices[d])
             fail(who + " names two indices '" + mp.indices[d] + "'");
       }
-      if (!(mp.ops_per_point >= 0)) fail(who + ": operations per point must be >= 0");
+      if (!(mp.ops_per_point >= 0) || !std::isfinite(mp.ops_per_point))
+        fail(who + ": operations per point must be finite and >= 0");
       bool writes = false;
       for (const auto& ac : mp.accesses) {
         const std::string at = who + ", access " + ac.text;
@@ -227,17 +241,23 @@ inline combine combine_of(access_mode m) {
 /// descriptions write subscripts (io/program_writer.hpp, describe.hpp).
 inline std::string subscript_text(const subscript& f, const std::vector<std::string>& names) {
   if (f.whole_axis) return "*";
+  auto magnitude = [](index_t v) {  // |v| without overflow at the most negative value
+    return std::to_string(v < 0 ? 0 - static_cast<std::uint64_t>(v)
+                                : static_cast<std::uint64_t>(v));
+  };
   std::string s;
-  for (std::size_t d = 0; d < f.coef.size() && d < names.size(); ++d) {
+  for (std::size_t d = 0; d < f.coef.size(); ++d) {
     const index_t c = f.coef[d];
     if (c == 0) continue;
+    if (d >= names.size())
+      throw shape_error("program description: a subscript uses index " + std::to_string(d) +
+                        " of " + std::to_string(names.size()) + " named");
     s += s.empty() ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
-    if (c != 1 && c != -1) s += std::to_string(c < 0 ? -c : c) + "*";
+    if (c != 1 && c != -1) s += magnitude(c) + "*";
     s += names[d];
   }
   if (s.empty()) return std::to_string(f.offset);
-  if (f.offset != 0)
-    s += (f.offset < 0 ? " - " : " + ") + std::to_string(f.offset < 0 ? -f.offset : f.offset);
+  if (f.offset != 0) s += (f.offset < 0 ? " - " : " + ") + magnitude(f.offset);
   return s;
 }
 
