@@ -13,6 +13,8 @@
 #include <workpart/workpart.hpp>
 #include <workpart/optimize.hpp>
 
+#include "../tests/conv_train_step.hpp"
+
 #include <boost/mpi/collectives.hpp>
 #include <boost/serialization/string.hpp>
 
@@ -154,22 +156,8 @@ TEST_CASE("describe + workpart-optimize: an MLP gets wp::automatic's schedule", 
 TEST_CASE("describe + workpart-optimize: a training step gets wp::automatic's schedule",
           "[describe]") {
   wp::context ctx(g_argc, g_argv);
-  const index_t C = 3, F = 4, R = 3, To = 7, Tn = 2 * To + R - 1;
-  const double lr = 0.1;
-  wp::array<double, 2> x("x", {C, Tn}), t("t", {F, To}), z("z", {F, To}), a("a", {F, To});
-  wp::array<double, 3> w("w", {F, C, R}), dw("dw", {F, C, R});
-  wp::array<double, 0> L("L", {});
-  auto [f, i, c, r] = wp::indices<4>();
-  auto fwd = wp::program(
-      wp::map("z0", wp::space(F, To), z(f, i) = 0.0),
-      wp::map("conv", wp::space(F, To, C),
-              z(f, i) += wp::sum(wp::range(r, 0, R), w(f, c, r) * x(c, 2 * i + r))),
-      wp::map("act", wp::space(F, To), a(f, i) = wp::tanh(z(f, i))),
-      wp::map("l0", wp::space(), L() = 0.0),
-      wp::map("loss", wp::space(F, To), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
-  auto step =
-      wp::program(fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
-                  wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
+  testprog::conv_train_step prog(/*C=*/3, /*Tn=*/16, /*F=*/4, /*R=*/3);  // 7 output positions
+  auto step = prog.step(0.1);
   auto plan = wp::distribute(step, wp::automatic_t{model, {}}, ctx);
   require_tool_agrees(ctx, step, plan, "train");
 }

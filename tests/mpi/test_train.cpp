@@ -3,6 +3,7 @@
 // data-parallel schedule (the batch split: weight gradients are split reductions combined
 // rank to rank), a hidden-split schedule, and wp::automatic. Uneven extents throughout.
 #include "mpi_test_support.hpp"
+#include "../conv_train_step.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -285,20 +286,11 @@ TEST_CASE("a convolution with an inner sum trains distributed as in plain loops"
     for (std::size_t e = 0; e < dw.size(); ++e) want_w[e] -= lr * dw[e];
   }
 
-  wp::array<double, 2> x("x", {C, Tn}), t("t", {F, To}), z("z", {F, To}), a("a", {F, To});
-  wp::array<double, 3> w("w", {F, C, R}), dw("dw", {F, C, R});
-  wp::array<double, 0> L("L", {});
-  auto [f, i, c, r] = wp::indices<4>();
-  auto fwd = wp::program(
-      wp::map("z0", wp::space(F, To), z(f, i) = 0.0),
-      wp::map("conv", wp::space(F, To, C),
-              z(f, i) += wp::sum(wp::range(r, 0, R), w(f, c, r) * x(c, 2 * i + r))),
-      wp::map("act", wp::space(F, To), a(f, i) = wp::tanh(z(f, i))),
-      wp::map("l0", wp::space(), L() = 0.0),
-      wp::map("loss", wp::space(F, To), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
-  auto step =
-      wp::program(fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
-                  wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
+  testprog::conv_train_step prog(C, Tn, F, R);
+  auto &x = prog.x, &t = prog.t;
+  auto& w = prog.w;
+  auto& L = prog.L;
+  auto step = prog.step(lr);
   auto train = [&](auto&& plan) {
     fill2(x, xval);
     fill2(t, tval);

@@ -17,6 +17,7 @@
 #include <workpart/optimize.hpp>
 
 #include "../error_text.hpp"
+#include "../conv_train_step.hpp"
 #include "priced_alike.hpp"
 
 #include <limits>
@@ -100,22 +101,8 @@ TEST_CASE("describe: inner sums price as typed, their ranges in the JSON", "[des
 }
 
 TEST_CASE("describe: a training step from wp::backward prices as typed", "[describe]") {
-  const index_t C = 3, F = 4, R = 3, To = 6, Tn = 2 * To + R - 1;
-  const double lr = 0.1;
-  wp::array<double, 2> x("x", {C, Tn}), t("t", {F, To}), z("z", {F, To}), a("a", {F, To});
-  wp::array<double, 3> w("w", {F, C, R}), dw("dw", {F, C, R});
-  wp::array<double, 0> L("L", {});
-  auto [f, i, c, r] = wp::indices<4>();
-  auto fwd = wp::program(
-      wp::map("z0", wp::space(F, To), z(f, i) = 0.0),
-      wp::map("conv", wp::space(F, To, C),
-              z(f, i) += wp::sum(wp::range(r, 0, R), w(f, c, r) * x(c, 2 * i + r))),
-      wp::map("act", wp::space(F, To), a(f, i) = wp::tanh(z(f, i))),
-      wp::map("l0", wp::space(), L() = 0.0),
-      wp::map("loss", wp::space(F, To), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
-  auto step =
-      wp::program(fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
-                  wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
+  testprog::conv_train_step prog(/*C=*/3, /*Tn=*/14, /*F=*/4, /*R=*/3);
+  auto step = prog.step(0.1);
   const wp::program_description d = require_described(step);
   const wp::array_description* loss = d.find_array("L");
   REQUIRE(loss);
