@@ -20,7 +20,6 @@
 
 #include "../error.hpp"
 #include "../expr/map.hpp"
-#include "../io/program_writer.hpp"
 #include "cost_model.hpp"
 #include "program_description.hpp"
 
