@@ -167,3 +167,167 @@ TEST_CASE("padded: only a padded read may leave its array", "[padded]") {
   const auto back = wp::parse_program_description(wp::to_json(d));
   for (int P = 1; P <= 4; ++P) CHECK(wp::optimize(back, P).cost == wp::optimize(prog, P).cost);
 }
+
+// A training step through padded reads: a zero-padded 2-D convolution (stride 2) into tanh,
+// then a 3x3 max pooling (stride 2) with a -infinity border, a squared-error loss, and
+// wp::backward for the filters w and the input x. Each padded read's gradient is written
+// into a padded array (dx.padded, da.padded: no write leaves its array) whose part over the
+// array is added into the gradient by the map unpad.<name>. After three SGD steps on w, w,
+// the loss and the last step's dx equal plain loops, under a batch split, a split of the
+// image rows (across the padding: the halo rows of dx.padded are combined rank to rank),
+// and wp::automatic.
+TEST_CASE("padded: a padded convolution and pooling train distributed as in plain loops",
+          "[padded][train]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  constexpr index_t N = 3, C = 2, K = 3, H = 7, W = 6, R = 3;
+  constexpr index_t Ho = (H + 2 - R) / 2 + 1, Wo = (W + 2 - R) / 2 + 1;    // 4 x 3
+  constexpr index_t Po = (Ho + 2 - 3) / 2 + 1, Qo = (Wo + 2 - 3) / 2 + 1;  // 2 x 2
+  constexpr double lr = 0.1;
+  constexpr int steps = 3;
+  auto xv = [](index_t n, index_t c, index_t h, index_t w) {
+    return std::sin(0.7 * double(((n * C + c) * H + h) * W + w) + 0.2);
+  };
+  auto wv = [](index_t k, index_t c, index_t r, index_t s) {
+    return 0.3 * std::cos(1.3 * double(((k * C + c) * R + r) * R + s) + 0.4);
+  };
+  auto tv = [](index_t n, index_t k, index_t u, index_t v) {
+    return 0.4 * std::sin(double(((n * K + k) * Po + u) * Qo + v));
+  };
+  auto at4 = [](index_t a, index_t b, index_t c, index_t d, index_t B, index_t Cc, index_t D) {
+    return std::size_t(((a * B + b) * Cc + c) * D + d);
+  };
+
+  // the plain loops
+  std::vector<double> want_w, want_dx(std::size_t(N * C * H * W));
+  for (index_t k = 0; k < K; ++k)
+    for (index_t c = 0; c < C; ++c)
+      for (index_t r = 0; r < R; ++r)
+        for (index_t s = 0; s < R; ++s) want_w.push_back(wv(k, c, r, s));
+  double want_loss = 0;
+  for (int step = 0; step < steps; ++step) {
+    std::vector<double> a(std::size_t(N * K * Ho * Wo)), da(a.size(), 0.0), dz(a.size());
+    std::vector<double> dw(want_w.size(), 0.0);
+    std::fill(want_dx.begin(), want_dx.end(), 0.0);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t i = 0; i < Ho; ++i)
+          for (index_t j = 0; j < Wo; ++j) {
+            double z = 0;
+            for (index_t c = 0; c < C; ++c)
+              for (index_t r = 0; r < R; ++r)
+                for (index_t s = 0; s < R; ++s) {
+                  const index_t h = 2 * i + r - 1, w = 2 * j + s - 1;
+                  if (h >= 0 && h < H && w >= 0 && w < W)
+                    z += xv(n, c, h, w) * want_w[at4(k, c, r, s, C, R, R)];
+                }
+            a[at4(n, k, i, j, K, Ho, Wo)] = std::tanh(z);
+          }
+    want_loss = 0;
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t u = 0; u < Po; ++u)
+          for (index_t v = 0; v < Qo; ++v) {
+            double best = -std::numeric_limits<double>::infinity();
+            std::size_t arg = 0;
+            for (index_t e = 0; e < 3; ++e)
+              for (index_t f = 0; f < 3; ++f) {
+                const index_t i = 2 * u + e - 1, j = 2 * v + f - 1;
+                if (i >= 0 && i < Ho && j >= 0 && j < Wo && a[at4(n, k, i, j, K, Ho, Wo)] > best) {
+                  best = a[at4(n, k, i, j, K, Ho, Wo)];
+                  arg = at4(n, k, i, j, K, Ho, Wo);
+                }
+              }
+            const double e = best - tv(n, k, u, v);
+            want_loss += 0.5 * e * e;
+            da[arg] += e;  // the values are distinct: no ties
+          }
+    for (std::size_t e = 0; e < a.size(); ++e) dz[e] = da[e] * (1 - a[e] * a[e]);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t i = 0; i < Ho; ++i)
+          for (index_t j = 0; j < Wo; ++j)
+            for (index_t c = 0; c < C; ++c)
+              for (index_t r = 0; r < R; ++r)
+                for (index_t s = 0; s < R; ++s) {
+                  const index_t h = 2 * i + r - 1, w = 2 * j + s - 1;
+                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                  const double g = dz[at4(n, k, i, j, K, Ho, Wo)];
+                  dw[at4(k, c, r, s, C, R, R)] += g * xv(n, c, h, w);
+                  want_dx[at4(n, c, h, w, C, H, W)] += g * want_w[at4(k, c, r, s, C, R, R)];
+                }
+    for (std::size_t e = 0; e < dw.size(); ++e) want_w[e] -= lr * dw[e];
+  }
+
+  // the program
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W}), w("w", {K, C, R, R});
+  wp::array<double, 4> dw("dw", {K, C, R, R}), z("z", {N, K, Ho, Wo}), a("a", {N, K, Ho, Wo});
+  wp::array<double, 4> p("p", {N, K, Po, Qo}), t("t", {N, K, Po, Qo});
+  wp::array<double, 0> L("L", {});
+  auto [n, k, i, j, c, r, s] = wp::indices<7>();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto fwd = wp::program(
+      wp::map("z0", wp::space(N, K, Ho, Wo), z(n, k, i, j) = 0.0),
+      wp::map(
+          "conv", wp::space(N, K, Ho, Wo, C, R, R),
+          z(n, k, i, j) += wp::padded(x, 0.0)(n, c, 2 * i + r - 1, 2 * j + s - 1) * w(k, c, r, s)),
+      wp::map("act", wp::space(N, K, Ho, Wo), a(n, k, i, j) = wp::tanh(z(n, k, i, j))),
+      wp::map("p0", wp::space(N, K, Po, Qo), p(n, k, i, j) = -inf),
+      wp::map("pool", wp::space(N, K, Po, Qo, 3, 3),
+              wp::max_into(p(n, k, i, j), wp::padded(a, -inf)(n, k, 2 * i + c - 1, 2 * j + r - 1))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(N, K, Po, Qo),
+              L() += 0.5 * (p(n, k, i, j) - t(n, k, i, j)) * (p(n, k, i, j) - t(n, k, i, j))));
+  auto bwd = wp::backward(fwd, L, wp::wrt(w, dw), wp::wrt(x, dx));
+  std::vector<std::string> names;
+  bwd.for_each_map([&](const auto& m) { names.push_back(m.name()); });
+  CHECK(has(names, "unpad.dx.padded"));
+  CHECK(has(names, "unpad.da.padded"));
+  auto step = wp::program(
+      fwd, bwd,
+      wp::map("sgd", wp::space(K, C, R, R), w(n, k, i, j) = w(n, k, i, j) - lr * dw(n, k, i, j)));
+  auto train = [&](auto&& plan) {
+    x.init([&](const std::array<index_t, 4>& g) { return xv(g[0], g[1], g[2], g[3]); });
+    w.init([&](const std::array<index_t, 4>& g) { return wv(g[0], g[1], g[2], g[3]); });
+    t.init([&](const std::array<index_t, 4>& g) { return tv(g[0], g[1], g[2], g[3]); });
+    plan.scatter();
+    for (int e = 0; e < steps; ++e) plan.execute();
+    plan.gather(w, L, dx);
+    REQUIRE(compare_on_root(ctx.comm(), w, want_w, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), L, {want_loss}, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), dx, want_dx, 1e-10) == "");
+  };
+  // every map's dimension d split over the P ranks where it has one, but dconv's and dpool's
+  // batch: their writes (dx.padded(n, c, 2i + r - 1 + 1, ...), da.padded likewise) overlap
+  // across a split of i, and overlapping partial sums that a later map reads are not combined
+  // rank to rank (a plan_error, tested in test_distribute_errors.cpp)
+  auto split = [&](int d) {
+    wp::schedule sch;
+    step.for_each_map([&](const auto& m) {
+      std::vector<index_t> g(std::size_t(m.rank), 1);
+      const int e = m.name() == "dconv" || m.name() == "dpool" ? 0 : d;
+      if (m.rank > e) g[std::size_t(e)] = P;
+      sch.set(m.name(), wp::grid_shape(g));
+    });
+    return sch;
+  };
+  SECTION("batch split") { train(wp::distribute(step, split(0), ctx)); }
+  SECTION("image rows split, across the padding (unpad.dx.padded reads the halo rows)") {
+    train(wp::distribute(step, split(2), ctx));
+  }
+  SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+  SECTION("dconv's image rows split: refused on every rank, naming dx.padded") {
+    wp::schedule sch = split(2);
+    bwd.for_each_map([&](const auto& m) {
+      if (m.name() == "dconv") sch.set("dconv", wp::grid_shape({1, 1, index_t(P), 1, 1, 1, 1}));
+    });
+    if (P == 1) {
+      train(wp::distribute(step, sch, ctx));
+    } else {
+      CHECK_THAT(what_of([&] { wp::distribute(step, sch, ctx); }),
+                 Catch::Contains("[workpart.plan_error] map 'dconv'") &&
+                     Catch::Contains("partial results of 'dx.padded' overlap"));
+      CHECK(a_plan_still_works(ctx) == "");
+    }
+  }
+}

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 
 #include <workpart/workpart.hpp>
@@ -251,4 +252,94 @@ TEST_CASE("backward: softmax cross-entropy written with inner reductions, map by
   auto bwd = wp::backward(fwd, L, wp::wrt(X, dX));
   wp::run(wp::program(fwd, bwd));
   require_gradient(fwd, L, X, dX);
+}
+
+// Padded reads (wp::padded): each one's gradient is written into an array made by
+// wp::backward, `dx.padded`, spanning x and every subscript over the derivative's space, and
+// `unpad.dx.padded` adds its part over x into dx; where the read was the fill nothing reaches
+// dx.
+TEST_CASE("backward: padded reads, in an inner sum (stride 2) and beyond the array",
+          "[backward][sum][padded]") {
+  const wp::index_t n = 11, R = 3, m = (n + 2 - R) / 2 + 1;  // pad 1, stride 2: 6 outputs
+  wp::array<double, 1> x("x", {n}), dx("dx", {n}), w("w", {R}), dw("dw", {R});
+  wp::array<double, 1> y("y", {m}), g("g", {m});
+  wp::array<double, 0> L("L", {});
+  fill(x, 1);
+  fill(w, 2);
+  fill(g, 3);
+  auto [i, r] = wp::indices<2>();
+  auto fwd = wp::program(
+      wp::map(
+          "conv", wp::space(m),
+          y(i) = wp::tanh(wp::sum(wp::range(r, 0, R), wp::padded(x, 0.0)(2 * i + r - 1) * w(r))) +
+                 // x(i + 8): inside for i < 3, the fill 0.25 beyond
+                 wp::padded(x, 0.25)(i + 8) * wp::padded(x, 0.5)(n - 3 - 2 * i)),
+      wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(m), L() += y(i) * g(i)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
+  std::string names;
+  bwd.for_each_map([&](const auto& mp) { names += mp.name() + " "; });
+  CHECK_THAT(names, Contains("unpad.dx.padded ") && Contains("unpad.dx.padded2 ") &&
+                        Contains("unpad.dx.padded3 "));
+  // the one in the sum spans x(-1) .. x(2 * 5 + 2 - 1 = 11): x's 11 and one on each side
+  bool sized = false;
+  bwd.for_each_map([&](const auto& mp) {
+    if (mp.name() == "zero.dx.padded3")
+      sized = mp.iteration_space().lo[0] == 0 && mp.iteration_space().hi[0] == n + 2;
+  });
+  CHECK(sized);
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, x, dx);
+  require_gradient(fwd, L, w, dw);
+}
+
+TEST_CASE(
+    "backward: a padded 2-D convolution (stride 2) into a max pooling with a "
+    "-infinity border",
+    "[backward][padded]") {
+  const wp::index_t N = 2, C = 2, K = 2, H = 7, W = 5, R = 3;
+  const wp::index_t Ho = (H + 2 - R) / 2 + 1, Wo = (W + 2 - R) / 2 + 1;    // 4 x 3
+  const wp::index_t Po = (Ho + 2 - 3) / 2 + 1, Qo = (Wo + 2 - 3) / 2 + 1;  // 2 x 2
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W}), w("w", {K, C, R, R}),
+      dw("dw", {K, C, R, R}), z("z", {N, K, Ho, Wo}), p("p", {N, K, Po, Qo}),
+      g("g", {N, K, Po, Qo});
+  wp::array<double, 0> L("L", {});
+  fill(x, 6);
+  fill(w, 7);
+  fill(g, 8);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto [n, k, i, j, c, r, s] = wp::indices<7>();
+  auto fwd = wp::program(
+      wp::map("z0", wp::space(N, K, Ho, Wo), z(n, k, i, j) = 0.0),
+      wp::map(
+          "conv", wp::space(N, K, Ho, Wo, C, R, R),
+          z(n, k, i, j) += wp::padded(x, 0.0)(n, c, 2 * i + r - 1, 2 * j + s - 1) * w(k, c, r, s)),
+      wp::map("p0", wp::space(N, K, Po, Qo), p(n, k, i, j) = -inf),
+      wp::map("pool", wp::space(N, K, Po, Qo, 3, 3),
+              wp::max_into(p(n, k, i, j),
+                           wp::tanh(wp::padded(z, -inf)(n, k, 2 * i + c - 1, 2 * j + r - 1)))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(N, K, Po, Qo), L() += p(n, k, i, j) * g(n, k, i, j)));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, x, dx);  // the transposed convolution, cut at the border
+  require_gradient(fwd, L, w, dw);
+}
+
+TEST_CASE("backward: a padded read under a range that varies with the outer indices",
+          "[backward][sum][affine][padded]") {
+  const wp::index_t n = 6;
+  wp::array<double, 1> x("x", {n}), dx("dx", {n}), y("y", {n});
+  wp::array<double, 0> L("L", {});
+  fill(x, 9);
+  auto [i, r] = wp::indices<2>();
+  // over the hull r = 0 .. n - 1 the read x(i - r) leaves x (refused for a plain read, above);
+  // padded, its gradient there lands in dx.padded's border and is dropped
+  auto fwd =
+      wp::program(wp::map("rev", wp::space(n),
+                          y(i) = wp::sum(wp::range(r, 0, i + 1), wp::padded(x, 0.0)(i - r) * x(r))),
+                  wp::map("l0", wp::space(), L() = 0.0),
+                  wp::map("loss", wp::space(n), L() += y(i) * (1.0 + 0.3 * wp::val(i))));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, x, dx);
 }

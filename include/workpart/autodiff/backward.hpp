@@ -8,7 +8,9 @@
 ///      execution (buffers made here and the named ones, unless wp::accumulate);
 ///   2. `seed.dL`: d(loss)/d(loss) = 1, or the given dL/dy copied into y's gradient;
 ///   3. `d<map>` for every forward map with something to differentiate, in reverse program
-///      order, its statements' contributions in reverse statement order.
+///      order, its statements' contributions in reverse statement order; after it the maps
+///      of its inner reductions (`d<map>.sum`, rules.hpp) and of its padded reads
+///      (`unpad.dX.padded`, padded_gradient.hpp).
 /// Gradients of arrays the user did not name are arrays made here, owned by the program (and
 /// by every program or plan made from it); they never touch root unless gathered. Statements
 /// that write the gradient of an array no named parameter reaches (the data's, say) and their
@@ -31,6 +33,7 @@
 #include "../expr/access_list.hpp"
 #include "../expr/map.hpp"
 #include "gradient_table.hpp"
+#include "padded_gradient.hpp"
 #include "rename_dim.hpp"
 #include "rules.hpp"
 
@@ -399,23 +402,50 @@ auto derivative_map(const std::string& name, const space<N>& sp, const Terms& te
   return dm;
 }
 
+/// The maps `unpad.dX.padded` adding the part over X of each padded read's gradient among a
+/// derivative's terms into dX (padded_gradient.hpp), after the map that wrote them.
+template <class... C>
+auto unpad_maps(const std::tuple<C...>& terms, gradient_table& grads) {
+  auto one = [&](const auto& c) {
+    if constexpr (is_padded_adjoint_v<std::remove_cvref_t<decltype(c)>>) {
+      const auto sp = unpad_space(c);
+      using T = typename std::remove_cvref_t<decltype(c.acc)>::value_type;
+      const std::string& padded =
+          static_cast<array<T, std::remove_cvref_t<decltype(c.acc)>::array_type::rank>*>(c.grad)
+              ->name();
+      return std::tuple{
+          derivative_map("unpad." + padded, sp, std::tuple{unpad_statement(c, grads)}, grads)};
+    } else {
+      return std::tuple<>{};
+    }
+  };
+  return std::apply(
+      [&](const auto&... c) { return flatten(std::tuple<decltype(one(c))...>{one(c)...}); }, terms);
+}
+
 /// An inner reduction's derivative runs after d<map>, whose later statements read the
 /// gradients of what the forward map's earlier statements wrote: none of those may be
 /// written by it (refused on every rank alike).
 template <int N, class... S, class Terms>
 void check_inner_reduction_order(const map_t<N, S...>& m, const Terms& terms,
                                  const gradient_table& grads) {
-  auto refuse_if = [&](const void* grad, const auto& fst) {
-    if (grads.origin_of(grad) == static_cast<const void*>(fst.lhs.arr))
+  auto refuse_if = [&](const void* origin, const auto& fst) {
+    if (origin == static_cast<const void*>(fst.lhs.arr))
       throw plan_error("wp::backward: map '" + m.name() + "' reduces over '" + fst.lhs.arr->name() +
                        "', which a statement of the same map writes; an inner reduction's "
                        "derivative runs after the map's other derivatives: write '" +
                        fst.lhs.arr->name() + "' in an earlier map");
   };
-  auto against_map = [&](const void* grad) {
-    std::apply([&](const auto&... fst) { (refuse_if(grad, fst), ...); }, m.statements());
+  auto against_map = [&](const auto& term) {
+    const void* origin = [&] {  // the forward array whose gradient the term writes
+      if constexpr (is_padded_adjoint_v<std::remove_cvref_t<decltype(term)>>)
+        return static_cast<const void*>(term.acc.arr);
+      else
+        return grads.origin_of(term.lhs.arr);
+    }();
+    std::apply([&](const auto&... fst) { (refuse_if(origin, fst), ...); }, m.statements());
   };
-  std::apply([&](const auto&... st) { (against_map(st.lhs.arr), ...); }, terms);
+  std::apply([&](const auto&... term) { (against_map(term), ...); }, terms);
 }
 
 /// An affine form of the space's indices (an inner range's bound) as an expression of
@@ -432,18 +462,6 @@ auto affine_value_from(const F& f, const E& e) {
 template <int N, class F>
 auto affine_value(const F& f) {
   return affine_value_from<0, N>(f, as_node(f.offset));
-}
-
-/// The least (or the greatest) value of an affine form over the points of the box [lo, hi).
-template <class F, std::size_t N>
-index_t affine_extreme(const F& f, const std::array<index_t, N>& lo,
-                       const std::array<index_t, N>& hi, bool greatest) {
-  index_t v = f.offset;
-  for (std::size_t d = 0; d < N; ++d) {
-    const index_t c = f.coef_of(int(d));
-    v += c * ((c > 0) == greatest ? hi[d] - 1 : lo[d]);
-  }
-  return v;
 }
 
 /// The maps of an inner reduction's derivative over the map's space extended by the
@@ -505,9 +523,11 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
     }
   };
   if constexpr (It::sums) {
-    return std::tuple{over_hull(name, [&] {
-      return derivative_map(name, sp, checked(adjoint(body, in_range(seed), grads)), grads);
-    })};
+    auto terms = checked(adjoint(body, in_range(seed), grads));
+    auto dm = over_hull(name, [&] {
+      return derivative_map(name, sp, with_padded_writes(terms, sp, grads), grads);
+    });
+    return std::tuple_cat(std::tuple{std::move(dm)}, unpad_maps(terms, grads));
   } else {
     using V = typename It::node_type::value_type;
     auto result = plain_access<N>(*static_cast<array<V, N>*>(it.results));
@@ -520,10 +540,11 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
                             grads);
     });
     auto share = in_range(workpart::select(won, seed / plain_access<N>(ties), 0));
-    return std::tuple{std::move(tm), over_hull(name, [&] {
-                        return derivative_map(name, sp, checked(adjoint(body, share, grads)),
-                                              grads);
-                      })};
+    auto terms = checked(adjoint(body, share, grads));
+    auto dm = over_hull(name, [&] {
+      return derivative_map(name, sp, with_padded_writes(terms, sp, grads), grads);
+    });
+    return std::tuple_cat(std::tuple{std::move(tm), std::move(dm)}, unpad_maps(terms, grads));
   }
 }
 
@@ -563,6 +584,8 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
         return inner_reduction_stores(m.iteration_space(), m.name(), c, grads, sums++);
       else if constexpr (is_ties_count_v<C>)
         return std::tuple<>{};
+      else if constexpr (is_padded_adjoint_v<C>)
+        return padded_write(c, m.iteration_space(), grads);
       else
         return with_assign_form<N>(c);
     };
@@ -587,7 +610,8 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
           return flatten(std::tuple<decltype(sum_map_of(c))...>{sum_map_of(c)...});
         },
         contributions);
-    return std::tuple_cat(std::move(ties_maps), std::tuple{std::move(dm)}, std::move(sum_maps));
+    return std::tuple_cat(std::move(ties_maps), std::tuple{std::move(dm)}, std::move(sum_maps),
+                          unpad_maps(contributions, grads));
   }
 }
 

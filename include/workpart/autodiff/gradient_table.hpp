@@ -27,6 +27,18 @@ class gradient_table {
   array<T, N>& ties_of(const array<T, N>& a) {
     return make<T, N>(&a, "ties." + a.name(), a.shape(), false);
   }
+  /// A new array of `shape` holding a padded read's gradient over X's box widened to the
+  /// read's subscripts (padded_gradient.hpp), accumulated with '+=' (zeroed in every
+  /// execution): named after X's gradient, `dX.padded`, `dX.padded2`, ...
+  template <class T, int N>
+  array<T, N>& padded_of(const array<T, N>& a, const std::array<index_t, N>& shape) {
+    int k = 0;
+    for (const entry& e : entries_) k += e.array == &a && e.padded;
+    const std::string name = of(a).name() + ".padded" + (k == 0 ? "" : std::to_string(k + 1));
+    array<T, N>& g = make<T, N>(&a, name, shape, false);
+    entries_.back().padded = true;
+    return g;
+  }
   /// A new array of values the backward program computes once per point and reads again
   /// (the seed of an inner sum's derivative): written with '=' before it is read, so never
   /// zeroed. `origin`: the forward array whose statement it serves (for pruning).
@@ -83,6 +95,7 @@ class gradient_table {
     int zero_maps;
     bool written = false;  ///< by a map of the backward program built so far
     bool covered = false;  ///< its first write is a '=' over the whole buffer
+    bool padded = false;   ///< made by padded_of
   };
   template <class T, int N>
   array<T, N>& make(const void* origin, const std::string& name,

@@ -13,9 +13,14 @@
 /// (its terms write where the sum's index points, which is not an index of the map's space):
 /// backward.hpp turns it into a stored seed and a map over the space extended by that index.
 ///
+/// A padded read gives a `padded_adjoint`, not a statement either (its writes would leave the
+/// array): backward.hpp writes it into a padded gradient array (padded_gradient.hpp).
+///
 /// Values a derivative needs (the other factor of a product, exp(e), ...) are recomputed
 /// from the forward arrays, so the backward pass reads what the forward pass read.
 
+#include <array>
+#include <cstddef>
 #include <tuple>
 #include <type_traits>
 
@@ -35,14 +40,6 @@ inline constexpr bool no_rule_v = false;
 template <class E>
 struct adjoint_rule {
   static_assert(no_rule_v<E>, "wp::backward: this expression node has no differentiation rule");
-};
-
-/// A padded read's gradient would write only where its subscripts fall inside the array.
-template <class A>
-struct adjoint_rule<padded_node<A>> {
-  static_assert(no_rule_v<A>,
-                "wp::backward: a padded read (wp::padded) is not differentiable yet; pad the "
-                "array itself (a larger array whose border holds the fill) to train through it");
 };
 
 template <class E, class S, class G>
@@ -79,6 +76,29 @@ A gradient_access(const A& a, G& grads) {
   d.arr = &grads.of(*a.arr);
   return d;
 }
+
+/// A padded read `wp::padded(X, fill)(g(p))`: a read of X where g(p) is inside X, the constant
+/// fill elsewhere. Its contribution is not a statement yet: backward.hpp writes it, once the
+/// space of the map it runs in is known, into a padded gradient array and adds the part over
+/// X into dX (padded_gradient.hpp).
+template <class A, class S>
+struct padded_adjoint {
+  A acc;  ///< the read (its array and subscripts)
+  S seed;
+  void* grad = nullptr;  ///< the padded gradient array, once made
+  std::array<index_t, std::size_t(A::array_type::rank)>
+      lo{};  ///< its first element, in X's coordinates
+};
+template <class A>
+struct adjoint_rule<padded_node<A>> {
+  template <class S, class G>
+  static auto apply(const padded_node<A>& n, const S& s, G&) {
+    if constexpr (!std::is_floating_point_v<typename A::value_type>)
+      return std::tuple<>{};
+    else
+      return std::tuple{padded_adjoint<A, S>{n.acc, s}};
+  }
+};
 
 template <class T, int N, class... Subs>
 struct adjoint_rule<access_node<T, N, Subs...>> {
