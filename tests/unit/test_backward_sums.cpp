@@ -343,3 +343,61 @@ TEST_CASE("backward: a padded read under a range that varies with the outer indi
   wp::run(wp::program(fwd, bwd));
   require_gradient(fwd, L, x, dx);
 }
+
+// Nested inner reductions differentiate level by level: each level's seed is stored per point
+// of its derivative's space (dsum.<map>.sum, ...) and its body differentiated over that space
+// extended by its own index (d<map>.sum.sum, ...).
+TEST_CASE(
+    "backward: nested inner reductions (a padded 2-D convolution as three sums, a max "
+    "pooling as two max_of from -1, a triangle inside a sum)",
+    "[backward][sum][nested]") {
+  const wp::index_t N = 2, C = 2, K = 2, H = 6, W = 5;
+  const wp::index_t Ho = (H + 2 - 3) / 2 + 1, Wo = (W + 2 - 3) / 2 + 1;  // 3 x 3
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W}), w("w", {K, C, 3, 3}),
+      dw("dw", {K, C, 3, 3}), z("z", {N, K, Ho, Wo}), p("p", {N, K, Ho, Wo});
+  wp::array<double, 0> L("L", {});
+  fill(x, 10);
+  fill(w, 11);
+  auto [n, k, i, j, c, r, s] = wp::indices<7>();
+  auto xp = wp::padded(x, 0.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto fwd = wp::program(
+      wp::map("conv", wp::space(N, K, Ho, Wo),
+              z(n, k, i, j) = wp::sum(
+                  wp::range(c, 0, C),
+                  wp::sum(wp::range(r, 0, 3),
+                          wp::sum(wp::range(s, 0, 3),
+                                  xp(n, c, 2 * i + r - 1, 2 * j + s - 1) * w(k, c, r, s))))),
+      wp::map("pool", wp::space(N, K, Ho, Wo),
+              p(n, k, i, j) = wp::max_of(
+                  wp::range(c, -1, 2), wp::max_of(wp::range(r, -1, 2), wp::tanh(wp::padded(z, -inf)(
+                                                                           n, k, i + c, j + r))))),
+      wp::map("l0", wp::space(), L() = 0.0),
+      wp::map("loss", wp::space(N, K, Ho, Wo),
+              L() += p(n, k, i, j) * (1.0 + 0.1 * wp::val(i) - 0.2 * wp::val(j))));
+  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
+  std::string names;
+  bwd.for_each_map([&](const auto& mp) { names += mp.name() + " "; });
+  CHECK_THAT(names, Contains("dconv.sum.sum.sum ") && Contains("dpool.sum.sum.ties ") &&
+                        Contains("unpad.dz.padded ") && Contains("unpad.dx.padded "));
+  wp::run(wp::program(fwd, bwd));
+  require_gradient(fwd, L, x, dx);
+  require_gradient(fwd, L, w, dw);
+
+  // sum_t a(t) sum_{u <= t} exp(a(u)) v(q + t - u + 1): the inner range varies with the outer
+  // sum's index; over its hull the read of v leaves v (padded, so its gradient is dropped)
+  wp::array<double, 1> a("a", {5}), da("da", {5}), v("v", {9}), dv("dv", {9}), y("y", {4});
+  fill(a, 12);
+  fill(v, 13);
+  auto [q, t, u] = wp::indices<3>();
+  auto tri = wp::program(
+      wp::map("tri", wp::space(4),
+              y(q) = wp::sum(wp::range(t, 0, 5),
+                             a(t) * wp::sum(wp::range(u, 0, t + 1),
+                                            wp::exp(a(u)) * wp::padded(v, 0.0)(q + t - u + 1)))),
+      wp::map("l0", wp::space(), L() = 0.0), wp::map("loss", wp::space(4), L() += y(q) * y(q)));
+  auto tb = wp::backward(tri, L, wp::wrt(a, da), wp::wrt(v, dv));
+  wp::run(wp::program(tri, tb));
+  require_gradient(tri, L, a, da);
+  require_gradient(tri, L, v, dv);
+}

@@ -368,6 +368,16 @@ void choose_forms(map_t<N, S...>& m, gradient_table& grads) {
       m.statements());
 }
 
+/// `a(i0 + at[0], ..., iN-1 + at[N-1])`: an array that a space spans from 0, whatever its
+/// start (an inner range from -1 extends a space below 0).
+template <int N, class A>
+auto stored_access(A& a, const std::array<index_t, std::size_t(max_dims)>& at) {
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return a((workpart::index<int(D)>{} + at[D])...);
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+}
+
 /// What an inner reduction's derivative stores per point of the space, written with '=' in
 /// d<map>: its seed (`dsum.<map>(i...) = seed`) and, for max_of / min_of, its result
 /// (`dsum.<map>.result(i...) = max_of(...)`), which its own maps read.
@@ -375,19 +385,23 @@ template <int N, class It>
 auto inner_reduction_stores(const space<N>& sp, const std::string& map_name, It& it,
                             gradient_table& grads, int k) {
   using T = typename It::value_type;
-  const std::array<index_t, std::size_t(N)> shape = sp.hi;  // arrays the space spans
+  std::array<index_t, std::size_t(N)> shape{};  // arrays the space spans from 0
+  for (std::size_t d = 0; d < std::size_t(N); ++d) {
+    it.at[d] = std::max(index_t(0), -sp.lo[d]);
+    shape[d] = std::max(index_t(0), sp.hi[d] + it.at[d]);
+  }
   const std::string name =
       "dsum." + map_name + (k == 0 ? std::string() : "." + std::to_string(k + 1));
   auto& seeds = grads.scratch<T, N>(it.origin, name, shape);
   it.seeds = &seeds;
-  auto seed = make_statement<assign_tag>(plain_access<N>(seeds), it.seed);
+  auto seed = make_statement<assign_tag>(stored_access<N>(seeds, it.at), it.seed);
   if constexpr (It::sums) {
     return std::tuple{seed};
   } else {
     using V = typename It::node_type::value_type;
     auto& results = grads.scratch<V, N>(it.origin, name + ".result", shape);
     it.results = &results;
-    return std::tuple{seed, make_statement<assign_tag>(plain_access<N>(results), it.node)};
+    return std::tuple{seed, make_statement<assign_tag>(stored_access<N>(results, it.at), it.node)};
   }
 }
 
@@ -437,13 +451,16 @@ void check_inner_reduction_order(const map_t<N, S...>& m, const Terms& terms,
                        fst.lhs.arr->name() + "' in an earlier map");
   };
   auto against_map = [&](const auto& term) {
-    const void* origin = [&] {  // the forward array whose gradient the term writes
-      if constexpr (is_padded_adjoint_v<std::remove_cvref_t<decltype(term)>>)
-        return static_cast<const void*>(term.acc.arr);
-      else
-        return grads.origin_of(term.lhs.arr);
-    }();
-    std::apply([&](const auto&... fst) { (refuse_if(origin, fst), ...); }, m.statements());
+    using C = std::remove_cvref_t<decltype(term)>;
+    if constexpr (!is_inner_reduction_adjoint_v<C>) {  // a nested one: checked at its level
+      const void* origin = [&] {  // the forward array whose gradient the term writes
+        if constexpr (is_padded_adjoint_v<C>)
+          return static_cast<const void*>(term.acc.arr);
+        else
+          return grads.origin_of(term.lhs.arr);
+      }();
+      std::apply([&](const auto&... fst) { (refuse_if(origin, fst), ...); }, m.statements());
+    }
   };
   std::apply([&](const auto&... term) { (against_map(term), ...); }, terms);
 }
@@ -464,16 +481,20 @@ auto affine_value(const F& f) {
   return affine_value_from<0, N>(f, as_node(f.offset));
 }
 
-/// The maps of an inner reduction's derivative over the map's space extended by the
-/// reduction's index (renamed to the space's next dimension N), seeded by the stored seed:
-/// `d<map>.sum`, and before it, for max_of / min_of, `d<map>.sum.ties` counting the terms equal
-/// to the stored result (its own map: the plans combine the counts before the shares).
-template <int N, class... S, class It>
-auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table& grads, int k) {
+/// The maps of an inner reduction's derivative over the space `outer` of the map that stored
+/// its seed (`base`: d<map>, or for a nested reduction the derivative map of the one around
+/// it), extended by the reduction's index (renamed to the space's next dimension N), seeded
+/// by the stored seed: `<base>.sum`, and before it, for max_of / min_of, `<base>.sum.ties`
+/// counting the terms equal to the stored result (its own map: the plans combine the counts
+/// before the shares). A reduction nested in the body is differentiated the same way one
+/// level further (its seed stored per point of `<base>.sum`'s space, its maps
+/// `<base>.sum.sum`...), and padded reads' gradients are added into their arrays after it.
+template <class Fwd, int N, class It>
+auto inner_reduction_maps(const Fwd& m, const space<N>& outer, const std::string& base,
+                          const It& it, gradient_table& grads, int k) {
   using T = typename It::value_type;
-  auto seed = plain_access<N>(*static_cast<array<T, N>*>(it.seeds));
+  auto seed = stored_access<N>(*static_cast<array<T, N>*>(it.seeds), it.at);
   auto body = rename_dim<It::dim, N>(it.node.body);
-  const space<N>& outer = m.iteration_space();
   std::array<bounds, std::size_t(N + 1)> b{};
   for (int d = 0; d < N; ++d)
     b[std::size_t(d)] = {outer.lo[std::size_t(d)], outer.hi[std::size_t(d)]};
@@ -485,11 +506,7 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
   b[std::size_t(N)] = {rlo, std::max(rlo, rhi)};
   const space<N + 1> sp(typename space<N + 1>::from_bounds_t{}, b);
   const std::string sfx = k == 0 ? std::string() : std::to_string(k + 1);
-  const std::string name = "d" + m.name() + ".sum" + sfx;
-  auto checked = [&](const auto& terms) {
-    check_inner_reduction_order(m, terms, grads);
-    return terms;
-  };
+  const std::string name = base + ".sum" + sfx;
   // Over the hull a point of the extended space outside its own range contributes nothing.
   auto in_range = [&](const auto& x) {
     if constexpr (!varying) {
@@ -522,29 +539,61 @@ auto inner_reduction_maps(const map_t<N, S...>& m, const It& it, gradient_table&
       }
     }
   };
-  if constexpr (It::sums) {
-    auto terms = checked(adjoint(body, in_range(seed), grads));
+  // The body's derivative seeded by `s`: its map, its nested reductions' maps, its unpads.
+  auto level = [&](const auto& s) {
+    auto terms = with_origin(adjoint(body, s, grads), it.origin);
+    check_inner_reduction_order(m, terms, grads);
+    int sums = 0;
+    auto form_of = [&](auto& c) {
+      using C = std::remove_cvref_t<decltype(c)>;
+      if constexpr (is_inner_reduction_adjoint_v<C>)
+        return inner_reduction_stores(sp, name.substr(1), c, grads, sums++);
+      else if constexpr (is_padded_adjoint_v<C>)
+        return padded_write(c, sp, grads);
+      else
+        return with_assign_form<N + 1>(c);
+    };
+    auto forms = std::apply(
+        [&](auto&... c) { return flatten(std::tuple<decltype(form_of(c))...>{form_of(c)...}); },
+        terms);
     auto dm = over_hull(name, [&] {
-      return derivative_map(name, sp, with_padded_writes(terms, sp, grads), grads);
+      auto d = std::apply([&](const auto&... st) { return workpart::map(name, sp, st...); }, forms);
+      choose_forms(d, grads);
+      return d;
     });
-    return std::tuple_cat(std::tuple{std::move(dm)}, unpad_maps(terms, grads));
+    sums = 0;
+    auto nested_of = [&](const auto& c) {
+      if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>)
+        return inner_reduction_maps(m, sp, name, c, grads, sums++);
+      else
+        return std::tuple<>{};
+    };
+    auto nested = std::apply(
+        [&](const auto&... c) {
+          return flatten(std::tuple<decltype(nested_of(c))...>{nested_of(c)...});
+        },
+        terms);
+    return std::tuple_cat(std::tuple{std::move(dm)}, std::move(nested), unpad_maps(terms, grads));
+  };
+  if constexpr (It::sums) {
+    return level(in_range(seed));
   } else {
     using V = typename It::node_type::value_type;
-    auto result = plain_access<N>(*static_cast<array<V, N>*>(it.results));
-    auto& ties = grads.counts<T, N>(it.origin, "ties.dsum." + m.name() + sfx, outer.hi);
+    auto result = stored_access<N>(*static_cast<array<V, N>*>(it.results), it.at);
+    std::array<index_t, std::size_t(N)> shape{};
+    for (std::size_t d = 0; d < std::size_t(N); ++d)
+      shape[d] = static_cast<const array<T, N>*>(it.seeds)->extent(int(d));
+    auto& ties = grads.counts<T, N>(it.origin, "ties.dsum." + base.substr(1) + sfx, shape);
     const auto won = body == result;
     auto tm = over_hull(name + ".ties", [&] {
-      return derivative_map(name + ".ties", sp,
-                            std::tuple{make_statement<add_tag>(
-                                plain_access<N>(ties), in_range(workpart::select(won, 1, 0)))},
-                            grads);
+      return derivative_map(
+          name + ".ties", sp,
+          std::tuple{make_statement<add_tag>(stored_access<N>(ties, it.at),
+                                             in_range(workpart::select(won, 1, 0)))},
+          grads);
     });
-    auto share = in_range(workpart::select(won, seed / plain_access<N>(ties), 0));
-    auto terms = checked(adjoint(body, share, grads));
-    auto dm = over_hull(name, [&] {
-      return derivative_map(name, sp, with_padded_writes(terms, sp, grads), grads);
-    });
-    return std::tuple_cat(std::tuple{std::move(tm), std::move(dm)}, unpad_maps(terms, grads));
+    auto share = in_range(workpart::select(won, seed / stored_access<N>(ties, it.at), 0));
+    return std::tuple_cat(std::tuple{std::move(tm)}, level(share));
   }
 }
 
@@ -601,7 +650,7 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
     sums = 0;
     auto sum_map_of = [&](const auto& c) {
       if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>)
-        return inner_reduction_maps(m, c, grads, sums++);
+        return inner_reduction_maps(m, m.iteration_space(), "d" + m.name(), c, grads, sums++);
       else
         return std::tuple<>{};
     };

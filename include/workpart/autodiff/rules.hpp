@@ -120,7 +120,9 @@ struct adjoint_rule<access_node<T, N, Subs...>> {
 /// term gets s, but a term's contributions write where r points (dw(r) += s * x(i + r)), and r
 /// is not an index of the map's space. So backward_map (backward.hpp) stores s per point of
 /// the space in an array made here (`dsum.<map>`, a '=' in d<map>) and differentiates the
-/// body, seeded by that array, over the space extended by r (a map of its own, `d<map>.sum`).
+/// body, seeded by that array, over the space extended by r (a map of its own, `d<map>.sum`);
+/// a reduction nested in the body is one more level of the same (`dsum.<map>.sum`,
+/// `d<map>.sum.sum`).
 /// `wp::max_of` / `wp::min_of` send s to the terms whose value is the result, shared evenly
 /// among ties as max_into does (the same on every grid): d<map> also stores the result per
 /// point, and `d<map>.sum.ties`, over the extended space, counts the terms equal to it before
@@ -136,6 +138,7 @@ struct inner_reduction_adjoint {
   const void* origin = nullptr;  ///< the forward array the statement writes (for pruning)
   void* seeds = nullptr;         ///< the array<value_type, N> holding the seed per point
   void* results = nullptr;       ///< max/min: the array<node value, N> holding the result
+  std::array<index_t, std::size_t(max_dims)> at{};  ///< where the space's origin is in them
 };
 template <class T>
 inline constexpr bool is_inner_reduction_adjoint_v = false;
@@ -158,9 +161,6 @@ struct adjoint_rule<reduce_node<Red, D, Lo, Hi, Body>> {
                 "affine bounds (wp::range(r, 0, R), wp::range(r, 0, i + 1), wp::all); one whose "
                 "bounds read data is not yet: write it as a statement over a space that "
                 "includes its index (a CSR row sum as y(row_of(q)) += val(q) * x(col(q)))");
-  static_assert(!Body::info.reduces,
-                "wp::backward: nested inner reductions are not differentiable yet; write the "
-                "inner one as a map of its own");
   template <class S, class G>
   static auto apply(const reduce_node<Red, D, Lo, Hi, Body>& n, const S& s, G& grads) {
     using terms = decltype(adjoint(n.body, s, grads));

@@ -1,0 +1,46 @@
+#pragma once
+/// \file activation.hpp
+/// Elementwise activations over an array of any rank: `wp::nn::relu(name, x)`.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "../core/space.hpp"
+#include "layer.hpp"
+
+namespace workpart::nn {
+
+namespace detail {
+/// The space of an array's shape, and f(x(i...)) over it as the map `name` writing y.
+template <class T, int N, class F>
+auto elementwise(const std::string& name, array<T, N>& x, F f) {
+  layer_arrays a;
+  auto& y = a.make<T, N>(name + ".y", x.shape());
+  std::array<bounds, std::size_t(N)> b{};
+  for (int d = 0; d < N; ++d) b[std::size_t(d)] = {0, x.extent(d)};
+  const space<N> sp(typename space<N>::from_bounds_t{}, b);
+  auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
+    return map(name, sp, y(index<int(D)>{}...) = f(x(index<int(D)>{}...)));
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+  return make_layer(program_of(a, m), y, std::tuple<>{});
+}
+}  // namespace detail
+
+/// y = max(x, 0); its gradient at x = 0 is 0 (wp::max's rule gives a tie to the right
+/// argument, here the constant), as PyTorch's.
+template <class T, int N>
+auto relu(const std::string& name, array<T, N>& x) {
+  return detail::elementwise(name, x, [](const auto& e) { return workpart::max(e, T(0)); });
+}
+
+/// y = tanh(x).
+template <class T, int N>
+auto tanh(const std::string& name, array<T, N>& x) {
+  return detail::elementwise(name, x, [](const auto& e) { return workpart::tanh(e); });
+}
+
+}  // namespace workpart::nn

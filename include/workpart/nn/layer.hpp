@@ -1,0 +1,97 @@
+#pragma once
+/// \file layer.hpp
+/// What every layer function of <workpart/nn.hpp> returns, and the arrays it makes.
+///
+/// A layer is plain maps: `layer::program` holds its forward maps and keeps alive the arrays
+/// the layer made (its output, its parameters and their gradients), `layer::out()` is its
+/// output, `layer::params` its parameters as `wp::wrt(W, dW)`, for wp::backward and the
+/// updates (train.hpp). Programs concatenate, so a network is `wp::program(l1.program,
+/// l2.program, ...)`, planned, optimised and explained like any program.
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "../autodiff/backward.hpp"
+#include "../core/array.hpp"
+#include "../error.hpp"
+#include "../expr/map.hpp"
+
+namespace workpart::nn {
+
+/// A layer: its maps (owning the arrays it made), its output, its parameters.
+template <class Program, class Out, class Params>
+struct layer {
+  Program program;  ///< the forward maps
+  Out* output;      ///< the layer's output (owned by `program`)
+  Params params;    ///< std::tuple of wp::wrt(W, dW), one per parameter
+  Out& out() const noexcept { return *output; }
+};
+
+namespace detail {
+
+/// The arrays one layer makes, kept alive by its program (and every program made from it).
+struct layer_arrays {
+  std::vector<std::shared_ptr<const void>> owned;
+  template <class T, int N>
+  array<T, N>& make(std::string name, const std::array<index_t, std::size_t(N)>& shape) {
+    auto a = std::make_shared<array<T, N>>(std::move(name), shape);
+    owned.push_back(a);
+    return *a;
+  }
+};
+
+/// The program of `maps` owning `arrays`.
+template <class... M>
+auto program_of(const layer_arrays& arrays, const M&... maps) {
+  return program_t<M...>(std::tuple<M...>(maps...), arrays.owned);
+}
+
+template <class Program, class Out, class Params>
+auto make_layer(Program p, Out& out, Params params) {
+  return layer<Program, Out, Params>{std::move(p), &out, std::move(params)};
+}
+
+/// FNV-1a of a name: the seed of a parameter's initial values (the same on every rank).
+inline std::uint64_t name_seed(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+/// splitmix64: a counter-based generator, so element e's value is the same on every grid.
+inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+/// Uniform in [0, 1) from (seed, counter).
+inline double uniform01(std::uint64_t seed, std::uint64_t counter) {
+  return double(mix(seed ^ mix(counter)) >> 11) * 0x1.0p-53;
+}
+
+/// Fills `a` with values uniform in [-bound, bound) (PyTorch's default for linear and
+/// convolution weights and biases: bound = 1 / sqrt(fan_in)), from a counter-based generator
+/// seeded by the array's name: the same values on every rank and every grid.
+template <class T, int N>
+void init_uniform(array<T, N>& a, double bound) {
+  const std::uint64_t seed = name_seed(a.name());
+  const auto shape = a.shape();
+  a.init([seed, bound, shape](const std::array<index_t, std::size_t(N)>& g) {
+    std::uint64_t e = 0;
+    for (int d = 0; d < N; ++d)
+      e = e * std::uint64_t(shape[std::size_t(d)]) + std::uint64_t(g[std::size_t(d)]);
+    return T(bound * (2 * uniform01(seed, e) - 1));
+  });
+}
+
+[[noreturn]] inline void refuse(const std::string& layer, const std::string& why) {
+  throw shape_error("wp::nn: layer '" + layer + "': " + why);
+}
+
+}  // namespace detail
+}  // namespace workpart::nn

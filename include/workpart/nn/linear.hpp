@@ -1,0 +1,35 @@
+#pragma once
+/// \file linear.hpp
+/// `wp::nn::linear(name, x, out_features)`: y(b, o) = bias(o) + sum_k x(b, k) W(k, o).
+
+#include <cmath>
+#include <string>
+
+#include "../core/space.hpp"
+#include "layer.hpp"
+
+namespace workpart::nn {
+
+/// A fully connected layer over x (batch, in_features): maps `<name>.bias` (y = bias) and
+/// `<name>` (y += x W over (batch, out, in): the local GEMM path). Parameters `<name>.W`
+/// (in, out) and `<name>.b` (out), initialised uniform in +-1/sqrt(in) from their names.
+template <class T>
+auto linear(const std::string& name, array<T, 2>& x, index_t out_features) {
+  if (out_features < 1) detail::refuse(name, "out_features must be at least 1");
+  const index_t B = x.extent(0), I = x.extent(1), O = out_features;
+  if (I < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
+  detail::layer_arrays a;
+  auto& W = a.make<T, 2>(name + ".W", {I, O});
+  auto& dW = a.make<T, 2>("d" + name + ".W", {I, O});
+  auto& b = a.make<T, 1>(name + ".b", {O});
+  auto& db = a.make<T, 1>("d" + name + ".b", {O});
+  auto& y = a.make<T, 2>(name + ".y", {B, O});
+  detail::init_uniform(W, 1 / std::sqrt(double(I)));
+  detail::init_uniform(b, 1 / std::sqrt(double(I)));
+  auto [i, j, k] = indices<3>();
+  auto p = detail::program_of(a, map(name + ".bias", space(B, O), y(i, j) = b(j)),
+                              map(name, space(B, O, I), y(i, j) += x(i, k) * W(k, j)));
+  return detail::make_layer(std::move(p), y, std::tuple{wrt(W, dW), wrt(b, db)});
+}
+
+}  // namespace workpart::nn

@@ -1,0 +1,185 @@
+/// \file test_nn.cpp
+/// A small CNN of <workpart/nn.hpp> layers trained at 1 to 4 ranks against plain loops:
+/// conv2d (3x3, padding 1, stride 2) -> relu -> max_pool2d (2x2) -> flatten -> linear ->
+/// softmax cross-entropy, two SGD steps (nn::backward, nn::sgd), uneven extents. The
+/// parameters and the loss after the steps equal the loops' (double, 1e-10 relative) under a
+/// batch split and wp::automatic.
+
+#include "mpi_test_support.hpp"
+
+#include <workpart/nn.hpp>
+
+#include <cstdint>
+#include <limits>
+
+using namespace mpitest;
+
+namespace {
+
+constexpr index_t N = 5, C = 2, H = 9, W = 7, K = 3, R = 3, Cls = 4;
+constexpr index_t Ho = (H + 2 - R) / 2 + 1, Wo = (W + 2 - R) / 2 + 1;  // 5 x 4
+constexpr index_t Po = Ho / 2, Qo = Wo / 2;                            // 2 x 2
+constexpr index_t F = K * Po * Qo;
+constexpr double lr = 0.2;
+constexpr int steps = 2;
+
+double xv(index_t n, index_t c, index_t h, index_t w) {
+  return std::sin(0.37 * double(((n * C + c) * H + h) * W + w) + 0.1);
+}
+std::int32_t label_of(index_t n) { return std::int32_t((n * 3 + 1) % Cls); }
+
+/// The parameters as flat row-major vectors, trained in plain loops.
+struct params {
+  std::vector<double> w, b, fw, fb;  // conv (K, C, R, R), (K); linear (F, Cls), (Cls)
+  double loss = 0;
+};
+
+void train_in_loops(params& p) {
+  auto X = [&](index_t n, index_t c, index_t h, index_t w) {
+    return h < 0 || h >= H || w < 0 || w >= W ? 0.0 : xv(n, c, h, w);
+  };
+  for (int step = 0; step < steps; ++step) {
+    std::vector<double> z(N * K * Ho * Wo), pool(N * F), arg(N * F), logit(N * Cls);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t i = 0; i < Ho; ++i)
+          for (index_t j = 0; j < Wo; ++j) {
+            double s = p.b[k];
+            for (index_t c = 0; c < C; ++c)
+              for (index_t r = 0; r < R; ++r)
+                for (index_t q = 0; q < R; ++q)
+                  s += X(n, c, 2 * i + r - 1, 2 * j + q - 1) * p.w[((k * C + c) * R + r) * R + q];
+            z[((n * K + k) * Ho + i) * Wo + j] = s;
+          }
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t u = 0; u < Po; ++u)
+          for (index_t v = 0; v < Qo; ++v) {
+            double best = -std::numeric_limits<double>::infinity();
+            index_t at = 0;
+            for (index_t r = 0; r < 2; ++r)
+              for (index_t q = 0; q < 2; ++q) {
+                const index_t e = ((n * K + k) * Ho + 2 * u + r) * Wo + 2 * v + q;
+                const double a = std::max(z[e], 0.0);
+                if (a > best) best = a, at = e;
+              }
+            const index_t f = (k * Po + u) * Qo + v;
+            pool[n * F + f] = best;
+            arg[n * F + f] = double(at);
+          }
+    p.loss = 0;
+    std::vector<double> dlogit(N * Cls);
+    for (index_t n = 0; n < N; ++n) {
+      double mx = -std::numeric_limits<double>::infinity(), s = 0;
+      for (index_t o = 0; o < Cls; ++o) {
+        double y = p.fb[o];
+        for (index_t f = 0; f < F; ++f) y += pool[n * F + f] * p.fw[f * Cls + o];
+        logit[n * Cls + o] = y;
+        mx = std::max(mx, y);
+      }
+      for (index_t o = 0; o < Cls; ++o) s += std::exp(logit[n * Cls + o] - mx);
+      p.loss += (std::log(s) + mx - logit[n * Cls + label_of(n)]) / double(N);
+      for (index_t o = 0; o < Cls; ++o)
+        dlogit[n * Cls + o] =
+            (std::exp(logit[n * Cls + o] - mx) / s - (o == label_of(n) ? 1.0 : 0.0)) / double(N);
+    }
+    std::vector<double> dfw(F * Cls, 0.0), dfb(Cls, 0.0), dpool(N * F, 0.0), dz(z.size(), 0.0);
+    std::vector<double> dw(p.w.size(), 0.0), db(K, 0.0);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t o = 0; o < Cls; ++o) {
+        dfb[o] += dlogit[n * Cls + o];
+        for (index_t f = 0; f < F; ++f) {
+          dfw[f * Cls + o] += pool[n * F + f] * dlogit[n * Cls + o];
+          dpool[n * F + f] += p.fw[f * Cls + o] * dlogit[n * Cls + o];
+        }
+      }
+    for (index_t e = 0; e < N * F; ++e) {
+      const auto at = std::size_t(arg[e]);
+      if (z[at] > 0) dz[at] += dpool[e];  // relu'(z) = 1 where z > 0 (the values avoid 0)
+    }
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t i = 0; i < Ho; ++i)
+          for (index_t j = 0; j < Wo; ++j) {
+            const double g = dz[((n * K + k) * Ho + i) * Wo + j];
+            db[k] += g;
+            for (index_t c = 0; c < C; ++c)
+              for (index_t r = 0; r < R; ++r)
+                for (index_t q = 0; q < R; ++q)
+                  dw[((k * C + c) * R + r) * R + q] += g * X(n, c, 2 * i + r - 1, 2 * j + q - 1);
+          }
+    for (std::size_t e = 0; e < dw.size(); ++e) p.w[e] -= lr * dw[e];
+    for (index_t k = 0; k < K; ++k) p.b[k] -= lr * db[k];
+    for (std::size_t e = 0; e < dfw.size(); ++e) p.fw[e] -= lr * dfw[e];
+    for (index_t o = 0; o < Cls; ++o) p.fb[o] -= lr * dfb[o];
+  }
+}
+
+/// An array's initial values, from its generator (the layer's init), flattened.
+template <int D>
+std::vector<double> initial_values(const wp::array<double, D>& a) {
+  std::vector<double> v;
+  std::array<index_t, std::size_t(D)> g{};
+  for (index_t e = 0; e < a.size(); ++e) {
+    index_t rest = e;
+    for (int d = D - 1; d >= 0; --d) {
+      g[std::size_t(d)] = rest % a.extent(d);
+      rest /= a.extent(d);
+    }
+    v.push_back(a.get_generator()(g));
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("nn: a small CNN trains distributed as in plain loops", "[nn][train]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  wp::array<double, 4> x("x", {N, C, H, W});
+  wp::array<std::int32_t, 1> label("label", {N});
+  auto conv = wp::nn::conv2d("conv", x, K, R, {.stride = 2, .padding = 1});
+  auto act = wp::nn::relu("relu", conv.out());
+  auto pool = wp::nn::max_pool2d("pool", act.out(), 2);
+  auto flat = wp::nn::flatten("flat", pool.out());
+  auto fc = wp::nn::linear("fc", flat.out(), Cls);
+  auto ce = wp::nn::softmax_cross_entropy("ce", fc.out(), label);
+  auto fwd =
+      wp::program(conv.program, act.program, pool.program, flat.program, fc.program, ce.program);
+  auto step =
+      wp::program(fwd, wp::nn::backward(fwd, ce.out(), conv, fc), wp::nn::sgd(lr, conv, fc));
+  auto& w = *std::get<0>(conv.params).param;
+  auto& b = *std::get<1>(conv.params).param;
+  auto& fw = *std::get<0>(fc.params).param;
+  auto& fb = *std::get<1>(fc.params).param;
+
+  params want{initial_values(w), initial_values(b), initial_values(fw), initial_values(fb)};
+  train_in_loops(want);
+
+  auto train = [&](auto&& plan) {
+    x.init([](const std::array<index_t, 4>& g) { return xv(g[0], g[1], g[2], g[3]); });
+    label.init([](const std::array<index_t, 1>& g) { return label_of(g[0]); });
+    w.init(w.get_generator());  // the initial values again, for every schedule
+    b.init(b.get_generator());
+    fw.init(fw.get_generator());
+    fb.init(fb.get_generator());
+    plan.scatter();
+    for (int s = 0; s < steps; ++s) plan.execute();
+    plan.gather(w, b, fw, fb, ce.out());
+    REQUIRE(compare_on_root(ctx.comm(), w, want.w, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), b, want.b, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), fw, want.fw, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), fb, want.fb, 1e-10) == "");
+    REQUIRE(compare_on_root(ctx.comm(), ce.out(), {want.loss}, 1e-10) == "");
+  };
+  SECTION("batch split: every map's first dimension over the P ranks") {
+    wp::schedule sch;
+    step.for_each_map([&](const auto& m) {
+      std::vector<index_t> g(std::size_t(m.rank), 1);
+      if (m.rank > 0) g[0] = P;
+      sch.set(m.name(), wp::grid_shape(g));
+    });
+    train(wp::distribute(step, sch, ctx));
+  }
+  SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+}

@@ -1,0 +1,238 @@
+// The layer library (<workpart/nn.hpp>) on one process (wp::run, double): every layer's
+// forward values against plain loops over the same parameters, its gradients (inputs and
+// parameters) against central finite differences, uneven extents; the parameters'
+// initial values; the errors a layer raises when it is made. tests/mpi/test_nn.cpp trains a
+// network of these layers at np 1-4.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <workpart/nn.hpp>
+
+#include "finite_differences.hpp"
+
+namespace wp = workpart;
+using Catch::Matchers::Contains;
+using fd::fill;
+using fd::require_gradient;
+using wp::index_t;
+
+namespace {
+
+/// L = sum y * g over y's shape, g filled with fixed values: the loss the layers' gradients
+/// are checked through.
+template <int N>
+struct weighted_sum {
+  wp::array<double, N> g;
+  wp::array<double, 0> L{"L", {}};
+  explicit weighted_sum(const wp::array<double, N>& y) : g("g", y.shape()) { fill(g, 7); }
+  auto program(wp::array<double, N>& y) {
+    std::array<wp::bounds, std::size_t(N)> b{};
+    for (int d = 0; d < N; ++d) b[std::size_t(d)] = {0, y.extent(d)};
+    const wp::space<N> sp(typename wp::space<N>::from_bounds_t{}, b);
+    return [&]<std::size_t... D>(std::index_sequence<D...>) {
+      return wp::program(
+          wp::map("l0", wp::space(), L() = 0.0),
+          wp::map("loss", sp, L() += y(wp::index<int(D)>{}...) * g(wp::index<int(D)>{}...)));
+    }
+    (std::make_index_sequence<std::size_t(N)>{});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("nn::linear: y = b + x W, and its gradients", "[nn]") {
+  const index_t B = 5, I = 4, O = 3;
+  wp::array<double, 2> x("x", {B, I}), dx("dx", {B, I});
+  fill(x, 1);
+  auto fc = wp::nn::linear("fc", x, O);
+  auto& W = *std::get<0>(fc.params).param;
+  auto& dW = *std::get<0>(fc.params).grad;
+  auto& b = *std::get<1>(fc.params).param;
+  auto& db = *std::get<1>(fc.params).grad;
+  CHECK(W.name() == "fc.W");
+  CHECK(b.name() == "fc.b");
+  REQUIRE(W.shape() == std::array<index_t, 2>{I, O});
+  weighted_sum<2> loss(fc.out());
+  auto fwd = wp::program(fc.program, loss.program(fc.out()));
+  auto bwd =
+      wp::backward(fwd, loss.L, wp::wrt(x, dx), std::get<0>(fc.params), std::get<1>(fc.params));
+  wp::run(wp::program(fwd, bwd));
+  for (index_t i = 0; i < B; ++i)
+    for (index_t o = 0; o < O; ++o) {
+      double want = b.at({o});
+      for (index_t k = 0; k < I; ++k) want += x.at({i, k}) * W.at({k, o});
+      REQUIRE(std::abs(fc.out().at({i, o}) - want) <= 1e-12);
+    }
+  require_gradient(fwd, loss.L, x, dx);
+  require_gradient(fwd, loss.L, W, dW);
+  require_gradient(fwd, loss.L, b, db);
+}
+
+TEST_CASE("nn::conv2d: stride 2, padding 1, two groups, and its gradients", "[nn][padded]") {
+  const index_t N = 2, C = 4, H = 7, W = 6, K = 6, R = 3, G = 2;
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W});
+  fill(x, 2);
+  auto conv = wp::nn::conv2d("conv", x, K, R, {.stride = 2, .padding = 1, .groups = G});
+  const index_t Ho = (H + 2 - R) / 2 + 1, Wo = (W + 2 - R) / 2 + 1;  // 4 x 3
+  auto& y = conv.out();
+  REQUIRE(y.shape() == std::array<index_t, 4>{N, K, Ho, Wo});
+  auto& w = *std::get<0>(conv.params).param;
+  auto& b = *std::get<1>(conv.params).param;
+  REQUIRE(w.shape() == std::array<index_t, 4>{K, C / G, R, R});
+  weighted_sum<4> loss(y);
+  auto fwd = wp::program(conv.program, loss.program(y));
+  auto bwd =
+      wp::backward(fwd, loss.L, wp::wrt(x, dx), std::get<0>(conv.params), std::get<1>(conv.params));
+  wp::run(wp::program(fwd, bwd));
+  for (index_t n = 0; n < N; ++n)
+    for (index_t k = 0; k < K; ++k)
+      for (index_t i = 0; i < Ho; ++i)
+        for (index_t j = 0; j < Wo; ++j) {
+          double want = b.at({k});
+          const index_t g = k / (K / G);
+          for (index_t c = 0; c < C / G; ++c)
+            for (index_t r = 0; r < R; ++r)
+              for (index_t s = 0; s < R; ++s) {
+                const index_t h = 2 * i + r - 1, v = 2 * j + s - 1;
+                if (h >= 0 && h < H && v >= 0 && v < W)
+                  want += x.at({n, g * (C / G) + c, h, v}) * w.at({k, c, r, s});
+              }
+          INFO("y(" << n << ", " << k << ", " << i << ", " << j << ")");
+          REQUIRE(std::abs(y.at({n, k, i, j}) - want) <= 1e-12);
+        }
+  require_gradient(fwd, loss.L, x, dx);
+  require_gradient(fwd, loss.L, w, *std::get<0>(conv.params).grad);
+  require_gradient(fwd, loss.L, b, *std::get<1>(conv.params).grad);
+}
+
+TEST_CASE("nn::max_pool2d, nn::avg_pool2d, nn::relu, nn::flatten, and their gradients",
+          "[nn][padded]") {
+  const index_t N = 2, C = 3, H = 7, W = 5;
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W});
+  fill(x, 3);
+  auto mp = wp::nn::max_pool2d("mp", x, 3, {.stride = 2, .padding = 1});         // 4 x 3
+  auto ap = wp::nn::avg_pool2d("ap", mp.out(), 2, {.stride = 1, .padding = 1});  // 5 x 4
+  auto re = wp::nn::relu("re", ap.out());
+  auto fl = wp::nn::flatten("fl", re.out());
+  const index_t Ho = 4, Wo = 3, Ao = 5, Bo = 4;
+  REQUIRE(mp.out().shape() == std::array<index_t, 4>{N, C, Ho, Wo});
+  REQUIRE(ap.out().shape() == std::array<index_t, 4>{N, C, Ao, Bo});
+  REQUIRE(fl.out().shape() == std::array<index_t, 2>{N, C * Ao * Bo});
+  weighted_sum<2> loss(fl.out());
+  auto fwd = wp::program(mp.program, ap.program, re.program, fl.program, loss.program(fl.out()));
+  auto bwd = wp::backward(fwd, loss.L, wp::wrt(x, dx));
+  wp::run(wp::program(fwd, bwd));
+  std::vector<double> m(std::size_t(N * C * Ho * Wo));
+  for (index_t n = 0; n < N; ++n)
+    for (index_t c = 0; c < C; ++c) {
+      for (index_t i = 0; i < Ho; ++i)
+        for (index_t j = 0; j < Wo; ++j) {
+          double best = -std::numeric_limits<double>::infinity();
+          for (index_t r = 0; r < 3; ++r)
+            for (index_t s = 0; s < 3; ++s) {
+              const index_t h = 2 * i + r - 1, v = 2 * j + s - 1;
+              if (h >= 0 && h < H && v >= 0 && v < W) best = std::max(best, x.at({n, c, h, v}));
+            }
+          m[std::size_t(((n * C + c) * Ho + i) * Wo + j)] = best;
+          REQUIRE(mp.out().at({n, c, i, j}) == best);
+        }
+      for (index_t i = 0; i < Ao; ++i)
+        for (index_t j = 0; j < Bo; ++j) {
+          double s = 0;
+          for (index_t r = 0; r < 2; ++r)
+            for (index_t q = 0; q < 2; ++q) {
+              const index_t h = i + r - 1, v = j + q - 1;
+              if (h >= 0 && h < Ho && v >= 0 && v < Wo)
+                s += m[std::size_t(((n * C + c) * Ho + h) * Wo + v)];
+            }
+          const double a = s / 4;
+          REQUIRE(std::abs(ap.out().at({n, c, i, j}) - a) <= 1e-12);
+          REQUIRE(std::abs(fl.out().at({n, (c * Ao + i) * Bo + j}) - std::max(a, 0.0)) <= 1e-12);
+        }
+    }
+  require_gradient(fwd, loss.L, x, dx);
+}
+
+TEST_CASE("nn::softmax_cross_entropy: the batch mean of -log softmax at the label", "[nn]") {
+  const index_t B = 5, C = 4;
+  wp::array<double, 2> z("z", {B, C}), dz("dz", {B, C});
+  wp::array<std::int32_t, 1> label("label", {B});
+  fill(z, 4, 0.0);
+  z.at({2, 1}) = z.at({2, 3});  // a tie at the row's maximum: its gradient stays exact
+  label.init([](const std::array<index_t, 1>& g) { return std::int32_t((g[0] * 3) % C); });
+  auto ce = wp::nn::softmax_cross_entropy("ce", z, label);
+  auto fwd = ce.program;
+  wp::run(wp::program(fwd, wp::backward(fwd, ce.out(), wp::wrt(z, dz))));
+  double want = 0;
+  for (index_t b = 0; b < B; ++b) {
+    double s = 0;
+    for (index_t c = 0; c < C; ++c) s += std::exp(z.at({b, c}));
+    want += (std::log(s) - z.at({b, (b * 3) % C})) / double(B);
+    for (index_t c = 0; c < C; ++c) {
+      const double g = (std::exp(z.at({b, c})) / s - (c == (b * 3) % C ? 1.0 : 0.0)) / double(B);
+      REQUIRE(std::abs(dz.at({b, c}) - g) <= 1e-12);
+    }
+  }
+  REQUIRE(std::abs(ce.out().at({}) - want) <= 1e-12);
+  require_gradient(fwd, ce.out(), z, dz);
+}
+
+TEST_CASE("nn: parameters start uniform in +-1/sqrt(fan-in), from their names", "[nn]") {
+  wp::array<double, 2> x("x", {2, 9});
+  auto a = wp::nn::linear("a", x, 40);
+  auto a2 = wp::nn::linear("a", x, 40);
+  auto b = wp::nn::linear("b", x, 40);
+  wp::run(wp::program(a.program, a2.program, b.program));
+  auto& Wa = *std::get<0>(a.params).param;
+  auto& Wa2 = *std::get<0>(a2.params).param;
+  auto& Wb = *std::get<0>(b.params).param;
+  double lo = 1, hi = -1;
+  int same = 0;
+  for (index_t e = 0; e < Wa.size(); ++e) {
+    lo = std::min(lo, Wa.data()[e]);
+    hi = std::max(hi, Wa.data()[e]);
+    REQUIRE(Wa.data()[e] == Wa2.data()[e]);  // the same name: the same values
+    same += Wa.data()[e] == Wb.data()[e];
+  }
+  CHECK(same == 0);
+  CHECK(lo >= -1.0 / 3);
+  CHECK(hi < 1.0 / 3);
+  CHECK(hi - lo > 0.5);  // 360 values spread over the interval
+}
+
+TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
+  wp::array<double, 4> x("x", {2, 6, 5, 5});
+  wp::array<double, 2> z("z", {3, 4});
+  wp::array<std::int32_t, 1> label("label", {2});
+  auto what = [](auto&& f) {
+    try {
+      f();
+    } catch (const wp::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(what([&] { wp::nn::conv2d("c", x, 8, 3, {.groups = 4}); }),
+             Contains("[workpart.shape_error] wp::nn: layer 'c': groups 4 must divide the input "
+                      "channels 6 and the output channels 8"));
+  CHECK_THAT(what([&] { wp::nn::conv2d("c", x, 8, 7); }),
+             Contains("layer 'c': the height 5 padded by 0 is smaller than the kernel 7"));
+  CHECK_THAT(what([&] { wp::nn::max_pool2d("p", x, 2, {.padding = 2}); }),
+             Contains("layer 'p': padding 2 is more than half the kernel 2"));
+  CHECK_THAT(what([&] { wp::nn::softmax_cross_entropy("ce", z, label); }),
+             Contains("layer 'ce': labels 'label' hold 2 entries for a batch of 3"));
+  CHECK_THAT(what([&] { wp::nn::linear("fc", z, 0); }),
+             Contains("layer 'fc': out_features must be at least 1"));
+  // a label outside the classes: an out-of-bounds error when the map runs
+  wp::array<std::int32_t, 1> bad("bad", {3});
+  bad.init([](const std::array<index_t, 1>& g) { return std::int32_t(g[0] == 1 ? 4 : 0); });
+  auto ce = wp::nn::softmax_cross_entropy("ce", z, bad);
+  CHECK_THAT(what([&] { wp::run(ce.program); }), Contains("'z'"));
+}
