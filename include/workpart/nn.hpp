@@ -17,9 +17,11 @@
 
 #include "nn/activation.hpp"
 #include "nn/conv.hpp"
+#include "nn/embedding.hpp"
 #include "nn/layer.hpp"
 #include "nn/linear.hpp"
 #include "nn/loss.hpp"
+#include "nn/norm.hpp"
 #include "nn/pool.hpp"
 #include "nn/reshape.hpp"
 #include "nn/train.hpp"

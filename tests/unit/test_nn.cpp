@@ -184,6 +184,89 @@ TEST_CASE("nn::softmax_cross_entropy: the batch mean of -log softmax at the labe
   require_gradient(fwd, ce.out(), z, dz);
 }
 
+TEST_CASE("nn::layer_norm, nn::gelu: per row, and their gradients", "[nn]") {
+  const index_t B = 4, F = 7;
+  wp::array<double, 2> x("x", {B, F}), dx("dx", {B, F});
+  fill(x, 5);
+  auto ln = wp::nn::layer_norm("ln", x);
+  auto ge = wp::nn::gelu("ge", ln.out());
+  auto& gamma = *std::get<0>(ln.params).param;
+  auto& beta = *std::get<1>(ln.params).param;
+  // gamma and beta start at 1 and 0; other values make their gradients matter more
+  gamma.init([](const std::array<index_t, 1>& g) { return 1.0 + 0.1 * double(g[0]); });
+  beta.init([](const std::array<index_t, 1>& g) { return 0.05 * double(g[0]) - 0.1; });
+  weighted_sum<2> loss(ge.out());
+  auto fwd = wp::program(ln.program, ge.program, loss.program(ge.out()));
+  auto bwd =
+      wp::backward(fwd, loss.L, wp::wrt(x, dx), std::get<0>(ln.params), std::get<1>(ln.params));
+  wp::run(wp::program(fwd, bwd));
+  for (index_t b = 0; b < B; ++b) {
+    double m = 0, v = 0;
+    for (index_t f = 0; f < F; ++f) m += x.at({b, f}) / double(F);
+    for (index_t f = 0; f < F; ++f) v += (x.at({b, f}) - m) * (x.at({b, f}) - m) / double(F);
+    for (index_t f = 0; f < F; ++f) {
+      const double z = (x.at({b, f}) - m) / std::sqrt(v + 1e-5) * gamma.at({f}) + beta.at({f});
+      REQUIRE(std::abs(ln.out().at({b, f}) - z) <= 1e-12);
+      REQUIRE(std::abs(ge.out().at({b, f}) - 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)))) <=
+              1e-12);
+    }
+  }
+  require_gradient(fwd, loss.L, x, dx);
+  require_gradient(fwd, loss.L, gamma, *std::get<0>(ln.params).grad);
+  require_gradient(fwd, loss.L, beta, *std::get<1>(ln.params).grad);
+}
+
+TEST_CASE("nn::batch_norm: per channel over the batch and the image, and its gradients", "[nn]") {
+  const index_t N = 3, C = 2, H = 3, W = 4;
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W});
+  fill(x, 6);
+  auto bn = wp::nn::batch_norm("bn", x);
+  auto& gamma = *std::get<0>(bn.params).param;
+  gamma.init([](const std::array<index_t, 1>& g) { return 0.8 + 0.3 * double(g[0]); });
+  weighted_sum<4> loss(bn.out());
+  auto fwd = wp::program(bn.program, loss.program(bn.out()));
+  auto bwd =
+      wp::backward(fwd, loss.L, wp::wrt(x, dx), std::get<0>(bn.params), std::get<1>(bn.params));
+  wp::run(wp::program(fwd, bwd));
+  for (index_t c = 0; c < C; ++c) {
+    double m = 0, v = 0;
+    const double cnt = double(N * H * W);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t h = 0; h < H; ++h)
+        for (index_t w = 0; w < W; ++w) m += x.at({n, c, h, w}) / cnt;
+    for (index_t n = 0; n < N; ++n)
+      for (index_t h = 0; h < H; ++h)
+        for (index_t w = 0; w < W; ++w)
+          v += (x.at({n, c, h, w}) - m) * (x.at({n, c, h, w}) - m) / cnt;
+    for (index_t n = 0; n < N; ++n)
+      for (index_t h = 0; h < H; ++h)
+        for (index_t w = 0; w < W; ++w)
+          REQUIRE(std::abs(bn.out().at({n, c, h, w}) -
+                           (x.at({n, c, h, w}) - m) / std::sqrt(v + 1e-5) * gamma.at({c})) <=
+                  1e-12);
+  }
+  require_gradient(fwd, loss.L, x, dx);
+  require_gradient(fwd, loss.L, gamma, *std::get<0>(bn.params).grad);
+  require_gradient(fwd, loss.L, *std::get<1>(bn.params).param, *std::get<1>(bn.params).grad);
+}
+
+TEST_CASE("nn::embedding: each token's row, its gradient a scatter-add", "[nn]") {
+  const index_t B = 3, S = 4, V = 5, D = 3;
+  wp::array<std::int64_t, 2> tok("tok", {B, S});
+  tok.init([](const std::array<index_t, 2>& g) { return std::int64_t((g[0] * 7 + g[1] * 3) % 4); });
+  auto em = wp::nn::embedding<double>("em", tok, V, D);
+  auto& E = *std::get<0>(em.params).param;
+  weighted_sum<3> loss(em.out());
+  auto fwd = wp::program(em.program, loss.program(em.out()));
+  wp::run(wp::program(fwd, wp::nn::backward(fwd, loss.L, em)));
+  for (index_t b = 0; b < B; ++b)
+    for (index_t s = 0; s < S; ++s)
+      for (index_t d = 0; d < D; ++d)
+        REQUIRE(em.out().at({b, s, d}) == E.at({(b * 7 + s * 3) % 4, d}));
+  require_gradient(fwd, loss.L, E, *std::get<0>(em.params).grad);
+  for (index_t d = 0; d < D; ++d) REQUIRE(std::get<0>(em.params).grad->at({4, d}) == 0.0);
+}
+
 TEST_CASE("nn: parameters start uniform in +-1/sqrt(fan-in), from their names", "[nn]") {
   wp::array<double, 2> x("x", {2, 9});
   auto a = wp::nn::linear("a", x, 40);

@@ -43,4 +43,12 @@ auto tanh(const std::string& name, array<T, N>& x) {
   return detail::elementwise(name, x, [](const auto& e) { return workpart::tanh(e); });
 }
 
+/// y = x (1 + erf(x / sqrt 2)) / 2: GELU, exact (not the tanh approximation).
+template <class T, int N>
+auto gelu(const std::string& name, array<T, N>& x) {
+  return detail::elementwise(name, x, [](const auto& e) {
+    return T(0.5) * e * (T(1) + workpart::erf(e * T(0.70710678118654752440)));
+  });
+}
+
 }  // namespace workpart::nn

@@ -1,0 +1,79 @@
+#pragma once
+/// \file norm.hpp
+/// Normalisation layers: `wp::nn::layer_norm(name, x)` over each row of x (rows, features),
+/// `wp::nn::batch_norm(name, x)` over each channel of x (N, C, H, W) with the batch's
+/// statistics (training mode). Both scale by a parameter gamma (starting at 1) and shift by
+/// beta (starting at 0); the variance is the biased one (divided by the count), as PyTorch
+/// normalises with.
+
+#include <string>
+
+#include "../core/space.hpp"
+#include "../expr/reduce.hpp"
+#include "layer.hpp"
+
+namespace workpart::nn {
+
+/// y(b, f) = (x(b, f) - mean(b)) / sqrt(var(b) + eps) gamma(f) + beta(f). Maps
+/// `<name>.mean`, `<name>.var` (inner sums over the features) and `<name>`; parameters
+/// `<name>.gamma`, `<name>.beta` (features).
+template <class T>
+auto layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
+  const index_t B = x.extent(0), F = x.extent(1);
+  if (F < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
+  detail::layer_arrays a;
+  auto& mean = a.make<T, 1>(name + ".mean", {B});
+  auto& var = a.make<T, 1>(name + ".var", {B});
+  auto& gamma = a.make<T, 1>(name + ".gamma", {F});
+  auto& dgamma = a.make<T, 1>("d" + name + ".gamma", {F});
+  auto& beta = a.make<T, 1>(name + ".beta", {F});
+  auto& dbeta = a.make<T, 1>("d" + name + ".beta", {F});
+  auto& y = a.make<T, 2>(name + ".y", {B, F});
+  gamma.init([](const std::array<index_t, 1>&) { return T(1); });
+  beta.init([](const std::array<index_t, 1>&) { return T(0); });
+  const T inv = T(1) / T(F), e = T(eps);
+  auto [b, f, k] = indices<3>();
+  auto p = detail::program_of(
+      a, map(name + ".mean", space(B), mean(b) = sum(range(k, 0, F), x(b, k)) * inv),
+      map(name + ".var", space(B),
+          var(b) = sum(range(k, 0, F), (x(b, k) - mean(b)) * (x(b, k) - mean(b))) * inv),
+      map(name, space(B, F),
+          y(b, f) = (x(b, f) - mean(b)) / workpart::sqrt(var(b) + e) * gamma(f) + beta(f)));
+  return detail::make_layer(std::move(p), y, std::tuple{wrt(gamma, dgamma), wrt(beta, dbeta)});
+}
+
+/// y(n, c, h, w) = (x(n, c, h, w) - mean(c)) / sqrt(var(c) + eps) gamma(c) + beta(c), the
+/// mean and variance over (n, h, w): maps `<name>.mean0`, `<name>.mean` (a '+=' over (N, C,
+/// H, W): split over the batch, the plans combine it rank to rank), `<name>.var0`,
+/// `<name>.var` and `<name>`; parameters `<name>.gamma`, `<name>.beta` (C). No running
+/// statistics are kept (training mode only).
+template <class T>
+auto batch_norm(const std::string& name, array<T, 4>& x, double eps = 1e-5) {
+  const index_t N = x.extent(0), C = x.extent(1), H = x.extent(2), W = x.extent(3);
+  if (N * H * W < 1) detail::refuse(name, "its input '" + x.name() + "' is empty");
+  detail::layer_arrays a;
+  auto& mean = a.make<T, 1>(name + ".mean", {C});
+  auto& var = a.make<T, 1>(name + ".var", {C});
+  auto& gamma = a.make<T, 1>(name + ".gamma", {C});
+  auto& dgamma = a.make<T, 1>("d" + name + ".gamma", {C});
+  auto& beta = a.make<T, 1>(name + ".beta", {C});
+  auto& dbeta = a.make<T, 1>("d" + name + ".beta", {C});
+  auto& y = a.make<T, 4>(name + ".y", {N, C, H, W});
+  gamma.init([](const std::array<index_t, 1>&) { return T(1); });
+  beta.init([](const std::array<index_t, 1>&) { return T(0); });
+  const T inv = T(1) / T(N * H * W), e = T(eps);
+  auto [n, c, h, w] = indices<4>();
+  auto [cc] = indices<1>();
+  auto p = detail::program_of(
+      a, map(name + ".mean0", space(C), mean(cc) = T(0)),
+      map(name + ".mean", space(N, C, H, W), mean(c) += x(n, c, h, w) * inv),
+      map(name + ".var0", space(C), var(cc) = T(0)),
+      map(name + ".var", space(N, C, H, W),
+          var(c) += (x(n, c, h, w) - mean(c)) * (x(n, c, h, w) - mean(c)) * inv),
+      map(name, space(N, C, H, W),
+          y(n, c, h, w) =
+              (x(n, c, h, w) - mean(c)) / workpart::sqrt(var(c) + e) * gamma(c) + beta(c)));
+  return detail::make_layer(std::move(p), y, std::tuple{wrt(gamma, dgamma), wrt(beta, dbeta)});
+}
+
+}  // namespace workpart::nn
