@@ -14,6 +14,24 @@
 
 namespace workpart::nn {
 
+namespace detail {
+/// A normalisation's scale gamma (starting at 1) and shift beta (starting at 0) over n
+/// features, with their gradients.
+template <class T>
+struct scale_shift {
+  array<T, 1>&gamma, &dgamma, &beta, &dbeta;
+  scale_shift(layer_arrays& a, const std::string& name, index_t n)
+      : gamma(a.make<T, 1>(name + ".gamma", {n})),
+        dgamma(a.make<T, 1>("d" + name + ".gamma", {n})),
+        beta(a.make<T, 1>(name + ".beta", {n})),
+        dbeta(a.make<T, 1>("d" + name + ".beta", {n})) {
+    gamma.init([](const std::array<index_t, 1>&) { return T(1); });
+    beta.init([](const std::array<index_t, 1>&) { return T(0); });
+  }
+  auto params() const { return std::tuple{wrt(gamma, dgamma), wrt(beta, dbeta)}; }
+};
+}  // namespace detail
+
 /// y(b, f) = (x(b, f) - mean(b)) / sqrt(var(b) + eps) gamma(f) + beta(f). Maps
 /// `<name>.mean`, `<name>.var` (inner sums over the features) and `<name>`; parameters
 /// `<name>.gamma`, `<name>.beta` (features).
@@ -24,13 +42,9 @@ auto layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
   detail::layer_arrays a;
   auto& mean = a.make<T, 1>(name + ".mean", {B});
   auto& var = a.make<T, 1>(name + ".var", {B});
-  auto& gamma = a.make<T, 1>(name + ".gamma", {F});
-  auto& dgamma = a.make<T, 1>("d" + name + ".gamma", {F});
-  auto& beta = a.make<T, 1>(name + ".beta", {F});
-  auto& dbeta = a.make<T, 1>("d" + name + ".beta", {F});
+  detail::scale_shift<T> ss(a, name, F);
+  auto &gamma = ss.gamma, &beta = ss.beta;
   auto& y = a.make<T, 2>(name + ".y", {B, F});
-  gamma.init([](const std::array<index_t, 1>&) { return T(1); });
-  beta.init([](const std::array<index_t, 1>&) { return T(0); });
   const T inv = T(1) / T(F), e = T(eps);
   auto [b, f, k] = indices<3>();
   auto p = detail::program_of(
@@ -39,7 +53,7 @@ auto layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
           var(b) = sum(range(k, 0, F), (x(b, k) - mean(b)) * (x(b, k) - mean(b))) * inv),
       map(name, space(B, F),
           y(b, f) = (x(b, f) - mean(b)) / workpart::sqrt(var(b) + e) * gamma(f) + beta(f)));
-  return detail::make_layer(std::move(p), y, std::tuple{wrt(gamma, dgamma), wrt(beta, dbeta)});
+  return detail::make_layer(std::move(p), y, ss.params());
 }
 
 /// y(n, c, h, w) = (x(n, c, h, w) - mean(c)) / sqrt(var(c) + eps) gamma(c) + beta(c), the
@@ -54,13 +68,9 @@ auto batch_norm(const std::string& name, array<T, 4>& x, double eps = 1e-5) {
   detail::layer_arrays a;
   auto& mean = a.make<T, 1>(name + ".mean", {C});
   auto& var = a.make<T, 1>(name + ".var", {C});
-  auto& gamma = a.make<T, 1>(name + ".gamma", {C});
-  auto& dgamma = a.make<T, 1>("d" + name + ".gamma", {C});
-  auto& beta = a.make<T, 1>(name + ".beta", {C});
-  auto& dbeta = a.make<T, 1>("d" + name + ".beta", {C});
+  detail::scale_shift<T> ss(a, name, C);
+  auto &gamma = ss.gamma, &beta = ss.beta;
   auto& y = a.make<T, 4>(name + ".y", {N, C, H, W});
-  gamma.init([](const std::array<index_t, 1>&) { return T(1); });
-  beta.init([](const std::array<index_t, 1>&) { return T(0); });
   const T inv = T(1) / T(N * H * W), e = T(eps);
   auto [n, c, h, w] = indices<4>();
   auto [cc] = indices<1>();
@@ -73,7 +83,7 @@ auto batch_norm(const std::string& name, array<T, 4>& x, double eps = 1e-5) {
       map(name, space(N, C, H, W),
           y(n, c, h, w) =
               (x(n, c, h, w) - mean(c)) / workpart::sqrt(var(c) + e) * gamma(c) + beta(c)));
-  return detail::make_layer(std::move(p), y, std::tuple{wrt(gamma, dgamma), wrt(beta, dbeta)});
+  return detail::make_layer(std::move(p), y, ss.params());
 }
 
 }  // namespace workpart::nn

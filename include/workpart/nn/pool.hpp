@@ -18,20 +18,35 @@ struct pool2d_options {
   index_t padding = 0;
 };
 
+namespace detail {
+/// A pooling's windows over x: stride, padding and the output extents, checked.
+struct pool_windows {
+  index_t stride, padding, N, C, Ho, Wo;
+  template <class T>
+  pool_windows(const std::string& name, const array<T, 4>& x, index_t kernel, pool2d_options o)
+      : stride(o.stride == 0 ? kernel : o.stride),
+        padding(o.padding),
+        N(x.extent(0)),
+        C(x.extent(1)) {
+    check_window(name, x.extent(2), kernel, stride, padding, "height");
+    check_window(name, x.extent(3), kernel, stride, padding, "width");
+    Ho = window_count(x.extent(2), kernel, stride, padding);
+    Wo = window_count(x.extent(3), kernel, stride, padding);
+  }
+};
+}  // namespace detail
+
 /// y(n, c, i, j) = the max of x over the window at (stride i - padding, stride j - padding),
 /// -infinity outside the image (which never wins: padding is at most half the kernel, as in
 /// PyTorch). Maps `<name>.init` (y = -infinity) and `<name>` (max_into over (batch, channels,
 /// Ho, Wo, kernel, kernel)); its gradient goes to the window's maximum, shared among ties.
 template <class T>
 auto max_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_options o = {}) {
-  const index_t st = o.stride == 0 ? kernel : o.stride, pd = o.padding;
-  const index_t N = x.extent(0), C = x.extent(1), H = x.extent(2), W = x.extent(3);
-  detail::check_window(name, H, kernel, st, pd, "height");
-  detail::check_window(name, W, kernel, st, pd, "width");
+  const detail::pool_windows win(name, x, kernel, o);
+  const index_t st = win.stride, pd = win.padding, N = win.N, C = win.C, Ho = win.Ho, Wo = win.Wo;
   if (2 * pd > kernel)
     detail::refuse(name, "padding " + std::to_string(pd) + " is more than half the kernel " +
                              std::to_string(kernel) + " (a window could hold only padding)");
-  const index_t Ho = window_count(H, kernel, st, pd), Wo = window_count(W, kernel, st, pd);
   detail::layer_arrays a;
   auto& y = a.make<T, 4>(name + ".y", {N, C, Ho, Wo});
   const T inf = std::numeric_limits<T>::infinity();
@@ -47,11 +62,8 @@ auto max_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_
 /// count_include_pad). Maps `<name>.init` (y = 0) and `<name>` (y += x / kernel^2).
 template <class T>
 auto avg_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_options o = {}) {
-  const index_t st = o.stride == 0 ? kernel : o.stride, pd = o.padding;
-  const index_t N = x.extent(0), C = x.extent(1), H = x.extent(2), W = x.extent(3);
-  detail::check_window(name, H, kernel, st, pd, "height");
-  detail::check_window(name, W, kernel, st, pd, "width");
-  const index_t Ho = window_count(H, kernel, st, pd), Wo = window_count(W, kernel, st, pd);
+  const detail::pool_windows win(name, x, kernel, o);
+  const index_t st = win.stride, pd = win.padding, N = win.N, C = win.C, Ho = win.Ho, Wo = win.Wo;
   detail::layer_arrays a;
   auto& y = a.make<T, 4>(name + ".y", {N, C, Ho, Wo});
   const T scale = T(1) / T(kernel * kernel);
