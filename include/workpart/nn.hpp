@@ -16,6 +16,7 @@
 #include "workpart.hpp"
 
 #include "nn/activation.hpp"
+#include "nn/attention.hpp"
 #include "nn/conv.hpp"
 #include "nn/embedding.hpp"
 #include "nn/layer.hpp"

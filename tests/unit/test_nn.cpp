@@ -267,6 +267,64 @@ TEST_CASE("nn::embedding: each token's row, its gradient a scatter-add", "[nn]")
   for (index_t d = 0; d < D; ++d) REQUIRE(std::get<0>(em.params).grad->at({4, d}) == 0.0);
 }
 
+TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]") {
+  const index_t B = 2, S = 5, E = 6, H = 2, D = E / H;
+  for (const bool causal : {false, true}) {
+    INFO("causal " << causal);
+    wp::array<double, 3> x("x", {B, S, E}), dx("dx", {B, S, E});
+    fill(x, 8);
+    auto at = wp::nn::multi_head_attention("at", x, H, {.causal = causal});
+    weighted_sum<3> loss(at.out());
+    auto fwd = wp::program(at.program, loss.program(at.out()));
+    auto bwd = std::apply(
+        [&](const auto&... w) { return wp::backward(fwd, loss.L, wp::wrt(x, dx), w...); },
+        at.params);
+    wp::run(wp::program(fwd, bwd));
+    auto& Wq = *std::get<0>(at.params).param;
+    auto& Wk = *std::get<1>(at.params).param;
+    auto& Wv = *std::get<2>(at.params).param;
+    auto& Wo = *std::get<3>(at.params).param;
+    for (index_t b = 0; b < B; ++b) {
+      std::vector<double> O(std::size_t(S * H * D), 0.0);
+      auto proj = [&](auto& Wm, index_t s, index_t h, index_t d) {
+        double v = 0;
+        for (index_t e = 0; e < E; ++e) v += x.at({b, s, e}) * Wm.at({e, h, d});
+        return v;
+      };
+      for (index_t h = 0; h < H; ++h)
+        for (index_t s = 0; s < S; ++s) {
+          std::vector<double> p(std::size_t(S), 0.0);
+          double mx = -1e300, z = 0;
+          const index_t last = causal ? s : S - 1;
+          for (index_t t = 0; t <= last; ++t) {
+            double q = 0;
+            for (index_t d = 0; d < D; ++d) q += proj(Wq, s, h, d) * proj(Wk, t, h, d);
+            p[std::size_t(t)] = q / std::sqrt(double(D));
+            mx = std::max(mx, p[std::size_t(t)]);
+          }
+          for (index_t t = 0; t <= last; ++t)
+            z += (p[std::size_t(t)] = std::exp(p[std::size_t(t)] - mx));
+          for (index_t d = 0; d < D; ++d)
+            for (index_t t = 0; t <= last; ++t)
+              O[std::size_t((s * H + h) * D + d)] += p[std::size_t(t)] / z * proj(Wv, t, h, d);
+        }
+      for (index_t s = 0; s < S; ++s)
+        for (index_t e = 0; e < E; ++e) {
+          double y = 0;
+          for (index_t h = 0; h < H; ++h)
+            for (index_t d = 0; d < D; ++d)
+              y += O[std::size_t((s * H + h) * D + d)] * Wo.at({h, d, e});
+          REQUIRE(std::abs(at.out().at({b, s, e}) - y) <= 1e-12);
+        }
+    }
+    require_gradient(fwd, loss.L, x, dx);
+    require_gradient(fwd, loss.L, Wq, *std::get<0>(at.params).grad);
+    require_gradient(fwd, loss.L, Wk, *std::get<1>(at.params).grad);
+    require_gradient(fwd, loss.L, Wv, *std::get<2>(at.params).grad);
+    require_gradient(fwd, loss.L, Wo, *std::get<3>(at.params).grad);
+  }
+}
+
 TEST_CASE("nn: parameters start uniform in +-1/sqrt(fan-in), from their names", "[nn]") {
   wp::array<double, 2> x("x", {2, 9});
   auto a = wp::nn::linear("a", x, 40);
@@ -313,6 +371,9 @@ TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
              Contains("layer 'ce': labels 'label' hold 2 entries for a batch of 3"));
   CHECK_THAT(what([&] { wp::nn::linear("fc", z, 0); }),
              Contains("layer 'fc': out_features must be at least 1"));
+  wp::array<double, 3> seq("seq", {2, 3, 6});
+  CHECK_THAT(what([&] { wp::nn::multi_head_attention("at", seq, 4); }),
+             Contains("layer 'at': heads 4 must divide the embedding 6"));
   // a label outside the classes: an out-of-bounds error when the map runs
   wp::array<std::int32_t, 1> bad("bad", {3});
   bad.init([](const std::array<index_t, 1>& g) { return std::int32_t(g[0] == 1 ? 4 : 0); });
