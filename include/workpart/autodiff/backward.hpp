@@ -226,10 +226,7 @@ auto plain_access(A& a) {
 template <class T, int R>
 auto zero_map(array<T, R>& g, gradient_table& grads) {
   const auto [runs, name] = grads.claim_zeroing(&g, g.name());
-  std::array<bounds, std::size_t(R)> b{};
-  for (int d = 0; d < R; ++d) b[std::size_t(d)] = {0, g.extent(d)};
-  const space<R> sp(typename space<R>::from_bounds_t{}, b);
-  auto m = workpart::map(name, sp, plain_access<R>(g) = T(0));
+  auto m = workpart::map(name, space_of(g), plain_access<R>(g) = T(0));
   if (!runs) m.prune_statement(0);
   return m;
 }
@@ -422,7 +419,7 @@ template <class... C>
 auto unpad_maps(const std::tuple<C...>& terms, gradient_table& grads) {
   auto one = [&](const auto& c) {
     if constexpr (is_padded_adjoint_v<std::remove_cvref_t<decltype(c)>>) {
-      const auto sp = unpad_space(c);
+      const auto sp = space_of(*c.acc.arr);
       using T = typename std::remove_cvref_t<decltype(c.acc)>::value_type;
       const std::string& padded =
           static_cast<array<T, std::remove_cvref_t<decltype(c.acc)>::array_type::rank>*>(c.grad)
@@ -674,10 +671,8 @@ template <class T, int N>
 auto seed_map(const seed_t<T, N>& s, gradient_table& grads) {
   array<T, N>& gy = grads.of(*s.y);
   grads.note_write(&gy, true);
-  std::array<bounds, std::size_t(N)> b{};
-  for (int d = 0; d < N; ++d) b[d] = {0, s.y->extent(d)};
-  const space<N> sp(typename space<N>::from_bounds_t{}, b);
-  return workpart::map("seed." + gy.name(), sp, plain_access<N>(gy) = plain_access<N>(*s.dy));
+  return workpart::map("seed." + gy.name(), space_of(*s.y),
+                       plain_access<N>(gy) = plain_access<N>(*s.dy));
 }
 
 template <class... M, class Seed, class... W>

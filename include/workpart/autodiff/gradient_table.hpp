@@ -10,8 +10,18 @@
 #include <vector>
 
 #include "../core/array.hpp"
+#include "../core/space.hpp"
 
 namespace workpart::detail {
+
+/// The space [0, extent) on every axis of `a`: the maps the backward program (and the layers
+/// of nn/) run over a whole array.
+template <class T, int N>
+space<N> space_of(const array<T, N>& a) {
+  std::array<bounds, std::size_t(N)> b{};
+  for (int d = 0; d < N; ++d) b[std::size_t(d)] = {0, a.extent(d)};
+  return space<N>(typename space<N>::from_bounds_t{}, b);
+}
 
 class gradient_table {
  public:

@@ -88,29 +88,8 @@ auto padded_write(padded_adjoint<A, S>& c, const space<N>& sp, gradient_table& g
   return std::tuple{make_statement<add_tag>(write, c.seed)};
 }
 
-/// A derivative's terms with every padded read's contribution turned into its write
-/// (padded_write); the contributions keep what unpad_statement needs.
-template <int N, class... C>
-auto with_padded_writes(std::tuple<C...>& terms, const space<N>& sp, gradient_table& grads) {
-  auto one = [&](auto& c) {
-    if constexpr (is_padded_adjoint_v<std::remove_cvref_t<decltype(c)>>)
-      return padded_write(c, sp, grads);
-    else
-      return std::tuple{c};
-  };
-  return std::apply([&](auto&... c) { return std::tuple_cat(one(c)...); }, terms);
-}
-
-/// The space of X's shape, over which unpad_statement runs.
-template <class A, class S>
-auto unpad_space(const padded_adjoint<A, S>& c) {
-  constexpr int R = A::array_type::rank;
-  std::array<bounds, std::size_t(R)> b{};
-  for (int d = 0; d < R; ++d) b[std::size_t(d)] = {0, c.acc.arr->extent(d)};
-  return space<R>(typename space<R>::from_bounds_t{}, b);
-}
-
-/// `dX(i...) += dX.padded(i - lo...)`: the part of a padded read's gradient over X.
+/// `dX(i...) += dX.padded(i - lo...)` over space_of(X): the part of a padded read's gradient
+/// over X.
 template <class A, class S>
 auto unpad_statement(const padded_adjoint<A, S>& c, gradient_table& grads) {
   using T = typename A::value_type;

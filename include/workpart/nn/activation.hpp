@@ -19,9 +19,7 @@ template <class T, int N, class F>
 auto elementwise(const std::string& name, array<T, N>& x, F f) {
   layer_arrays a;
   auto& y = a.make<T, N>(name + ".y", x.shape());
-  std::array<bounds, std::size_t(N)> b{};
-  for (int d = 0; d < N; ++d) b[std::size_t(d)] = {0, x.extent(d)};
-  const space<N> sp(typename space<N>::from_bounds_t{}, b);
+  const auto sp = workpart::detail::space_of(x);
   auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
     return map(name, sp, y(index<int(D)>{}...) = f(x(index<int(D)>{}...)));
   }

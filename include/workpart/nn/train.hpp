@@ -31,9 +31,7 @@ auto backward(const Fwd& fwd, const Loss& loss, const L&... layers) {
 namespace detail {
 template <class T, int N>
 auto sgd_map(T lr, const wrt_t<T, N>& w) {
-  std::array<bounds, std::size_t(N)> b{};
-  for (int d = 0; d < N; ++d) b[std::size_t(d)] = {0, w.param->extent(d)};
-  const space<N> sp(typename space<N>::from_bounds_t{}, b);
+  const auto sp = workpart::detail::space_of(*w.param);
   array<T, N>& W = *w.param;
   array<T, N>& dW = *w.grad;
   return [&]<std::size_t... D>(std::index_sequence<D...>) {
