@@ -1,12 +1,13 @@
 # Helpers that register workpart's tests and examples with CTest.
 #
 #   workpart_add_test(NAME <name> SOURCES <src>... [LABELS <l>...] [TIMEOUT <s>]
-#                     [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH])
+#                     [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH] [NOT_SANITIZED])
 #       executable test_<name> (Catch2 v2, main from workpart_catch_main; never initialises
 #       MPI), CTest test unit.<name>, labels unit + LABELS, timeout 120 by default.
 #
 #   workpart_add_mpi_test(NAME <name> SOURCES <src>... NPROCS <p>... [LABELS <l>...]
-#                         [TIMEOUT <s>] [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH])
+#                         [TIMEOUT <s>] [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH]
+#                         [NOT_SANITIZED])
 #       one executable test_mpi_<name> (main from workpart_mpi_main: MPI init,
 #       Catch::Session, failures summed over ranks), one CTest test per P:
 #       mpi.<name>.np<P> = mpiexec -n P <preflags> exe <postflags> <args>,
@@ -31,6 +32,13 @@
 #   NO_PCH compiles without it. Targets link workpart::compiled (the planner compiled once)
 #   where the project builds it; a target given LIBRARIES links header-only workpart::workpart.
 #
+#   NOT_SANITIZED: the test is left out of the sanitizer build (WORKPART_SANITIZE) unless
+#   WORKPART_SANITIZE_ALL is ON. For tests whose subject is what the types derive (gradients,
+#   layers, expression forms) checked against loops: their run-time paths (the loop executor,
+#   the plans, the collectives) are the ones the sanitized tests run, and their translation
+#   units are the costliest to build under the sanitizers (2 to 8 minutes each), which the CI
+#   budget cannot hold.
+#
 # Cache variables:
 #   WORKPART_TEST_PCH             ON: tests and examples share precompiled headers
 #   WORKPART_MPIEXEC_EXTRA_FLAGS  extra mpiexec flags after MPIEXEC_PREFLAGS,
@@ -49,6 +57,7 @@ endif()
 # when allocations record full stacks (fast_unwind_on_malloc=0: exact, slower
 # malloc). WORKPART_SANITIZE_LEAKS=OFF turns leak checking off instead.
 if(WORKPART_SANITIZE)
+  option(WORKPART_SANITIZE_ALL "Build the NOT_SANITIZED tests in the sanitizer build too" OFF)
   option(WORKPART_SANITIZE_LEAKS "LeakSanitizer in sanitized test runs (MPI stack suppressed)" ON)
   set(_WORKPART_LSAN_SUPP ${workpart_BINARY_DIR}/workpart_lsan.supp)
   file(WRITE ${_WORKPART_LSAN_SUPP}
@@ -253,8 +262,11 @@ function(_workpart_add_mpiexec_tests prefix name exe nprocs timeout labels args)
 endfunction()
 
 function(workpart_add_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
   _workpart_check_args(workpart_add_test)
+  if(arg_NOT_SANITIZED AND WORKPART_SANITIZE AND NOT WORKPART_SANITIZE_ALL)
+    return()
+  endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "workpart_add_test(${arg_NAME}): SOURCES is required")
   endif()
@@ -278,8 +290,11 @@ function(workpart_add_test)
 endfunction()
 
 function(workpart_add_mpi_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH" "NAME;TIMEOUT" "SOURCES;NPROCS;LABELS;LIBRARIES;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED" "NAME;TIMEOUT" "SOURCES;NPROCS;LABELS;LIBRARIES;ARGS")
   _workpart_check_args(workpart_add_mpi_test)
+  if(arg_NOT_SANITIZED AND WORKPART_SANITIZE AND NOT WORKPART_SANITIZE_ALL)
+    return()
+  endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "workpart_add_mpi_test(${arg_NAME}): SOURCES is required")
   endif()
