@@ -18,6 +18,7 @@
 #include "nn/activation.hpp"
 #include "nn/attention.hpp"
 #include "nn/conv.hpp"
+#include "nn/dropout.hpp"
 #include "nn/embedding.hpp"
 #include "nn/layer.hpp"
 #include "nn/linear.hpp"

@@ -3,7 +3,8 @@
 /// conv2d (3x3, padding 1, stride 2) -> relu -> max_pool2d (2x2) -> flatten -> linear ->
 /// softmax cross-entropy, two SGD steps (nn::backward, nn::sgd), uneven extents. The
 /// parameters and the loss after the steps equal the loops' (double, 1e-10 relative) under a
-/// batch split and wp::automatic.
+/// batch split and wp::automatic. Dropout (nn::dropout) draws the same mask on every grid,
+/// forward and backward, as the documented generator in plain loops.
 
 #include "mpi_test_support.hpp"
 
@@ -182,4 +183,71 @@ TEST_CASE("nn: a small CNN trains distributed as in plain loops", "[nn][train]")
     train(wp::distribute(step, sch, ctx));
   }
   SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
+}
+
+namespace {
+// wp::random_uniform as documented (expr/ops.hpp), written out again (see unit.nn).
+std::uint64_t ref_mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+std::int64_t ref_hash(std::int64_t a, std::int64_t b) {
+  return std::int64_t(ref_mix(ref_mix(std::uint64_t(a)) + std::uint64_t(b)) >> 1);
+}
+double ref_uniform(std::int64_t h) { return double(std::uint64_t(h) >> 10) * 0x1.0p-53; }
+std::int64_t ref_name_seed(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return std::int64_t(h >> 1);
+}
+}  // namespace
+
+TEST_CASE("nn::dropout: the same mask on every grid, forward and backward", "[nn][dropout]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  constexpr index_t B = 13, E = 11;
+  constexpr double p = 0.4;
+  constexpr std::int64_t k = 7;
+  wp::array<double, 2> x("x", {B, E}), g("g", {B, E}), dx("dx", {B, E});
+  wp::array<double, 0> L("L", {});
+  wp::array<std::int64_t, 0> step("step", {});
+  auto dr = wp::nn::dropout("drop", x, p, step);
+  auto [i, j] = wp::indices<2>();
+  auto fwd = wp::program(dr.program, wp::map("l0", wp::space(), L() = 0.0),
+                         wp::map("loss", wp::space(B, E), L() += dr.out()(i, j) * g(i, j)));
+  auto prog = wp::program(fwd, wp::backward(fwd, L, wp::wrt(x, dx)));
+
+  std::vector<double> want_y, want_dx;
+  for (index_t b = 0; b < B; ++b)
+    for (index_t e = 0; e < E; ++e) {
+      const bool keep =
+          ref_uniform(ref_hash(ref_hash(ref_hash(ref_name_seed("drop"), k), b), e)) >= p;
+      const double xv = std::cos(0.3 * double(b * E + e)), gv = 1.0 + 0.01 * double(b - e);
+      want_y.push_back(keep ? xv / (1 - p) : 0.0);
+      want_dx.push_back(keep ? gv / (1 - p) : 0.0);
+    }
+  auto check = [&](auto&& plan) {
+    x.init([](const std::array<index_t, 2>& q) { return std::cos(0.3 * double(q[0] * E + q[1])); });
+    g.init([](const std::array<index_t, 2>& q) { return 1.0 + 0.01 * double(q[0] - q[1]); });
+    step.init([](const std::array<index_t, 0>&) { return k; });
+    plan.scatter();
+    plan.execute();
+    plan.gather(dr.out(), dx);
+    REQUIRE(compare_on_root(ctx.comm(), dr.out(), want_y, 1e-14) == "");
+    REQUIRE(compare_on_root(ctx.comm(), dx, want_dx, 1e-14) == "");
+  };
+  auto split = [&](std::vector<index_t> two_d) {
+    wp::schedule sch;
+    prog.for_each_map([&](const auto& m) {
+      std::vector<index_t> s(std::size_t(m.rank), 1);
+      for (std::size_t d = 0; d < s.size() && d < two_d.size(); ++d) s[d] = two_d[d];
+      sch.set(m.name(), wp::grid_shape(s));
+    });
+    return sch;
+  };
+  SECTION("rows over the ranks") { check(wp::distribute(prog, split({index_t(P), 1}), ctx)); }
+  SECTION("columns over the ranks") { check(wp::distribute(prog, split({1, index_t(P)}), ctx)); }
+  SECTION("wp::automatic") { check(wp::distribute(prog, wp::automatic, ctx)); }
 }

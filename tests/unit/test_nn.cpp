@@ -325,6 +325,89 @@ TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]")
   }
 }
 
+namespace {
+// wp::random_uniform as documented (expr/ops.hpp), written out again: splitmix64's output
+// function, hash(a, b) = mix(mix(a) + b) >> 1, the hash's top 53 bits as a double.
+std::uint64_t ref_mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+std::int64_t ref_hash(std::int64_t a, std::int64_t b) {
+  return std::int64_t(ref_mix(ref_mix(std::uint64_t(a)) + std::uint64_t(b)) >> 1);
+}
+double ref_uniform(std::int64_t h) { return double(std::uint64_t(h) >> 10) * 0x1.0p-53; }
+std::int64_t ref_name_seed(const std::string& s) {  // FNV-1a, halved
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return std::int64_t(h >> 1);
+}
+}  // namespace
+
+TEST_CASE("wp::random_uniform: a counter-based generator of its integer arguments", "[nn]") {
+  const index_t n = 4001;
+  wp::array<double, 1> u("u", {n});
+  wp::array<std::int64_t, 0> key("key", {});
+  key.init([](const std::array<index_t, 0>&) { return std::int64_t(-12); });
+  auto [i] = wp::indices<1>();
+  wp::run(wp::program(wp::map("u", wp::space(n), u(i) = wp::random_uniform(key(), wp::val(i), 3))));
+  double mean = 0;
+  for (index_t k = 0; k < n; ++k) {
+    const double want = ref_uniform(ref_hash(ref_hash(-12, k), 3));
+    REQUIRE(u.at({k}) == want);
+    REQUIRE((u.at({k}) >= 0.0 && u.at({k}) < 1.0));
+    mean += u.at({k}) / double(n);
+  }
+  CHECK(std::abs(mean - 0.5) < 0.02);
+  // one argument: hash(k, 0)
+  wp::run(wp::program(wp::map("u1", wp::space(n), u(i) = wp::random_uniform(wp::val(i)))));
+  for (index_t k = 0; k < n; ++k) REQUIRE(u.at({k}) == ref_uniform(ref_hash(k, 0)));
+}
+
+TEST_CASE("nn::dropout: a mask from (layer, step, coordinates), and its gradient", "[nn]") {
+  const index_t B = 37, F = 23;
+  const double p = 0.3;
+  wp::array<double, 2> x("x", {B, F}), dx("dx", {B, F});
+  wp::array<std::int64_t, 0> step("step", {});
+  fill(x, 3);
+  auto dr = wp::nn::dropout("drop", x, p, step);
+  weighted_sum<2> loss(dr.out());
+  auto fwd = wp::program(dr.program, loss.program(dr.out()));
+  auto bwd = wp::backward(fwd, loss.L, wp::wrt(x, dx));
+  std::vector<int> kept_before;
+  for (std::int64_t k : {std::int64_t(1), std::int64_t(2)}) {
+    step.init([k](const std::array<index_t, 0>&) { return k; });
+    wp::run(wp::program(fwd, bwd));
+    index_t dropped = 0;
+    std::vector<int> kept;
+    for (index_t b = 0; b < B; ++b)
+      for (index_t f = 0; f < F; ++f) {
+        const double r = ref_uniform(ref_hash(ref_hash(ref_hash(ref_name_seed("drop"), k), b), f));
+        const bool keep = r >= p;
+        kept.push_back(keep);
+        dropped += !keep;
+        REQUIRE(dr.out().at({b, f}) == (keep ? x.at({b, f}) * (1.0 / (1.0 - p)) : 0.0));
+        // dL/dx = g / (1 - p) where kept, 0 where dropped: the same mask backward
+        REQUIRE(std::abs(dx.at({b, f}) - (keep ? loss.g.at({b, f}) / (1.0 - p) : 0.0)) <= 1e-12);
+      }
+    const double rate = double(dropped) / double(B * F);
+    CHECK((rate > p - 0.05 && rate < p + 0.05));
+    if (!kept_before.empty()) {  // another step, another mask
+      index_t differ = 0;
+      for (std::size_t e = 0; e < kept.size(); ++e) differ += kept[e] != kept_before[e];
+      CHECK(differ > index_t(kept.size() / 5));
+    }
+    kept_before = kept;
+    require_gradient(fwd, loss.L, x, dx);
+  }
+  // p = 0 keeps everything
+  auto all = wp::nn::dropout("keep_all", x, 0.0, step);
+  wp::run(all.program);
+  for (index_t b = 0; b < B; ++b)
+    for (index_t f = 0; f < F; ++f) REQUIRE(all.out().at({b, f}) == x.at({b, f}));
+}
+
 TEST_CASE("nn: parameters start uniform in +-1/sqrt(fan-in), from their names", "[nn]") {
   wp::array<double, 2> x("x", {2, 9});
   auto a = wp::nn::linear("a", x, 40);
@@ -372,6 +455,9 @@ TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
   CHECK_THAT(what([&] { wp::nn::linear("fc", z, 0); }),
              Contains("layer 'fc': out_features must be at least 1"));
   wp::array<double, 3> seq("seq", {2, 3, 6});
+  wp::array<std::int64_t, 0> step("step", {});
+  CHECK_THAT(what([&] { wp::nn::dropout("dr", z, 1.0, step); }),
+             Contains("layer 'dr': the drop probability must be in [0, 1), got 1"));
   CHECK_THAT(what([&] { wp::nn::multi_head_attention("at", seq, 4); }),
              Contains("layer 'at': heads 4 must divide the embedding 6"));
   // a label outside the classes: an out-of-bounds error when the map runs

@@ -260,6 +260,15 @@ struct adjoint_rule<unary_node<Op, E>> {
   }
 };
 
+/// wp::random_uniform(...): a constant of what is differentiated (its arguments are integers).
+template <class E>
+struct adjoint_rule<unary_node<op_unit_interval, E>> {
+  template <class S, class G>
+  static constexpr auto apply(const unary_node<op_unit_interval, E>&, const S&, G&) {
+    return std::tuple<>{};
+  }
+};
+
 // ---- binary operations: seeds for the left and the right operand ----
 
 template <class Op>

@@ -3,6 +3,7 @@
 /// Arithmetic, functions, comparisons, `select` and `val` over expression nodes.
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -123,6 +124,38 @@ WORKPART_UNARY_OP(op_sigmoid, "sigmoid", sigmoid_value(a))
 // the zero's sign).
 WORKPART_UNARY_OP(op_abs, "abs", abs_value(a))
 #undef WORKPART_UNARY_OP
+
+// ---- a counter-based generator: wp::random_uniform ----
+
+/// splitmix64's output function (Steele, Lea and Flood 2014): a bijection of 64-bit words
+/// whose outputs on consecutive counters pass BigCrush. Unsigned, so it wraps, never overflows.
+WORKPART_HD WORKPART_ALWAYS_INLINE constexpr std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/// hash(a, b) = mix64(mix64(a) + b) >> 1 over the integers' 64-bit two's complement words:
+/// a non-negative std::int64_t that depends on both (and on their order).
+struct op_hash {
+  static constexpr const char* sym = "hash";
+  static constexpr bool infix = false;
+  template <class A, class B>
+  WORKPART_HD WORKPART_ALWAYS_INLINE static constexpr std::int64_t apply(A a, B b) {
+    static_assert(std::is_integral_v<A> && std::is_integral_v<B>,
+                  "wp::random_uniform: every argument must be an integer (an index's wp::val, an "
+                  "integer array's element, an integer constant)");
+    return std::int64_t(mix64(mix64(std::uint64_t(a)) + std::uint64_t(b)) >> 1);
+  }
+};
+/// A hash's top 53 bits as a double in [0, 1).
+struct op_unit_interval {
+  static constexpr const char* sym = "uniform";
+  template <class A>
+  WORKPART_HD WORKPART_ALWAYS_INLINE static double apply(A a) {
+    return double(std::uint64_t(a) >> 10) * 0x1.0p-53;
+  }
+};
 
 template <class Op, class R>
 struct unary_row {
@@ -390,6 +423,16 @@ constexpr const E& operator+(const E& e) {
   return e;
 }
 
+/// hash(...hash(hash(a, b), c)..., z) as nodes (wp::random_uniform).
+template <class A, class B, class... Rest>
+constexpr auto hash_fold(const A& a, const B& b, const Rest&... rest) {
+  auto h = binary_node<op_hash, node_t<A>, node_t<B>>(as_node(a), as_node(b));
+  if constexpr (sizeof...(Rest) == 0)
+    return h;
+  else
+    return hash_fold(h, rest...);
+}
+
 }  // namespace workpart::detail
 
 namespace workpart {
@@ -430,6 +473,26 @@ requires detail::is_expr_v<C> &&(detail::is_expr_v<A> || detail::arithmetic_scal
     detail::arithmetic_scalar<B>)constexpr auto select(const C& c, const A& a, const B& b) {
   return detail::select_node<C, detail::node_t<A>, detail::node_t<B>>(c, detail::as_node(a),
                                                                       detail::as_node(b));
+}
+
+/// `wp::random_uniform(k1, k2, ...)`: a double in [0, 1) that depends only on its integer
+/// arguments, a counter-based generator: uniform(hash(...hash(hash(k1, k2), k3)..., kn)) with
+/// hash and uniform as in detail::op_hash and detail::op_unit_interval (one argument: hash(k1,
+/// 0)). Arguments are expressions of integer type (`wp::val(i)`, an integer array's element)
+/// or integer constants, so `wp::random_uniform(seed, step(), wp::val(i), wp::val(j))` is the
+/// same number for point (i, j) on every rank, every grid and the device: dropout's mask
+/// (wp::nn::dropout). Its gradient is zero (a constant of the arrays that are differentiated).
+template <class K1, class... K>
+requires((detail::is_expr_v<K1> || std::is_integral_v<K1>)&&(
+    (detail::is_expr_v<K> ||
+     std::is_integral_v<K>)&&...)) constexpr auto random_uniform(const K1& k1, const K&... k) {
+  if constexpr (sizeof...(K) == 0)
+    return detail::unary_node<detail::op_unit_interval,
+                              decltype(detail::hash_fold(k1, std::int64_t(0)))>(
+        detail::hash_fold(k1, std::int64_t(0)));
+  else
+    return detail::unary_node<detail::op_unit_interval, decltype(detail::hash_fold(k1, k...))>(
+        detail::hash_fold(k1, k...));
 }
 
 /// `wp::val(i)`: the global coordinate of index i (std::int64_t).

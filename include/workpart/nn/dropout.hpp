@@ -1,0 +1,52 @@
+#pragma once
+/// \file dropout.hpp
+/// Inverted dropout with a counter-based mask: `wp::nn::dropout(name, x, p, step)`.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../core/space.hpp"
+#include "../expr/ops.hpp"
+#include "layer.hpp"
+
+namespace workpart::nn {
+
+/// y(i...) = x(i...) / (1 - p) where random_uniform(seed, step(), val(i)...) >= p, else 0,
+/// with seed = the FNV-1a hash of `name`: each element is dropped with probability p, by a
+/// counter-based generator of (layer, step, global coordinates), so the mask is the same on
+/// every rank, every grid and the device, and the backward pass (which evaluates the same
+/// expression) drops the same elements. `step` is a rank-0 integer array the caller owns and
+/// changes between training steps (root's value is the program input; one array can serve
+/// every dropout layer, each mixes in its own name). p = 0 keeps every element.
+template <class T, int N, class S>
+auto dropout(const std::string& name, array<T, N>& x, double p, array<S, 0>& step) {
+  static_assert(std::is_integral_v<S>,
+                "wp::nn::dropout: the step counter must be an integer array");
+  if (!(p >= 0.0 && p < 1.0)) {
+    std::ostringstream got;
+    got << p;
+    detail::refuse(name, "the drop probability must be in [0, 1), got " + got.str());
+  }
+  detail::layer_arrays a;
+  auto& y = a.make<T, N>(name + ".y", x.shape());
+  const auto sp = workpart::detail::space_of(x);
+  const auto seed = std::int64_t(detail::name_seed(name) >> 1);
+  const T scale = T(1.0 / (1.0 - p));
+  auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
+    const auto keep =
+        workpart::random_uniform(seed, step(), workpart::val(index<int(D)>{})...) >= p;
+    return workpart::map(
+        name, sp,
+        y(index<int(D)>{}...) = workpart::select(keep, x(index<int(D)>{}...) * scale, T(0)));
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+  return detail::make_layer(detail::program_of(a, m), y, std::tuple<>{});
+}
+
+}  // namespace workpart::nn
