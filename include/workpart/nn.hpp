@@ -22,6 +22,7 @@
 #include "nn/embedding.hpp"
 #include "nn/layer.hpp"
 #include "nn/linear.hpp"
+#include "nn/lstm.hpp"
 #include "nn/loss.hpp"
 #include "nn/norm.hpp"
 #include "nn/pool.hpp"

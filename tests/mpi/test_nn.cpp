@@ -4,7 +4,8 @@
 /// softmax cross-entropy, two SGD steps (nn::backward, nn::sgd), uneven extents. The
 /// parameters and the loss after the steps equal the loops' (double, 1e-10 relative) under a
 /// batch split and wp::automatic. Dropout (nn::dropout) draws the same mask on every grid,
-/// forward and backward, as the documented generator in plain loops.
+/// forward and backward, as the documented generator in plain loops; an LSTM (nn::lstm) gives
+/// the loops' outputs and the central differences of their loss as gradients.
 
 #include "mpi_test_support.hpp"
 
@@ -249,5 +250,117 @@ TEST_CASE("nn::dropout: the same mask on every grid, forward and backward", "[nn
   };
   SECTION("rows over the ranks") { check(wp::distribute(prog, split({index_t(P), 1}), ctx)); }
   SECTION("columns over the ranks") { check(wp::distribute(prog, split({1, index_t(P)}), ctx)); }
+  SECTION("wp::automatic") { check(wp::distribute(prog, wp::automatic, ctx)); }
+}
+
+namespace {
+/// An LSTM (PyTorch's cell, h_0 = c_0 = 0) in plain loops: y (b, t, k) flattened, and the loss
+/// sum y * g. Parameters flattened row-major: Wx (I, 4, H), Wh (H, 4, H), b (4, H).
+struct lstm_loops {
+  index_t B, S, I, H;
+  std::vector<double> x, g;
+  double loss(const std::vector<double>& Wx, const std::vector<double>& Wh,
+              const std::vector<double>& b, std::vector<double>* y = nullptr) const {
+    auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+    std::vector<double> h(std::size_t(B * H), 0.0), c(h);
+    double L = 0;
+    for (index_t t = 0; t < S; ++t) {
+      std::vector<double> hn(h.size()), cn(c.size());
+      for (index_t n = 0; n < B; ++n)
+        for (index_t k = 0; k < H; ++k) {
+          double z[4];
+          for (index_t q = 0; q < 4; ++q) {
+            z[q] = b[std::size_t(q * H + k)];
+            for (index_t r = 0; r < I; ++r)
+              z[q] += x[std::size_t((n * S + t) * I + r)] * Wx[std::size_t((r * 4 + q) * H + k)];
+            for (index_t r = 0; r < H; ++r)
+              z[q] += h[std::size_t(n * H + r)] * Wh[std::size_t((r * 4 + q) * H + k)];
+          }
+          const std::size_t e = std::size_t(n * H + k);
+          cn[e] = sig(z[1]) * c[e] + sig(z[0]) * std::tanh(z[2]);
+          hn[e] = sig(z[3]) * std::tanh(cn[e]);
+          const std::size_t o = std::size_t((n * S + t) * H + k);
+          L += hn[e] * g[o];
+          if (y) (*y)[o] = hn[e];
+        }
+      h = hn;
+      c = cn;
+    }
+    return L;
+  }
+};
+/// Central differences of the loops' loss along each element of `which` (0: Wx, 1: Wh, 2: b).
+std::vector<double> lstm_fd(const lstm_loops& m, std::vector<double> p[3], int which) {
+  std::vector<double> d;
+  for (std::size_t e = 0; e < p[which].size(); ++e) {
+    const double v = p[which][e], h = 1e-6;
+    p[which][e] = v + h;
+    const double up = m.loss(p[0], p[1], p[2]);
+    p[which][e] = v - h;
+    const double down = m.loss(p[0], p[1], p[2]);
+    p[which][e] = v;
+    d.push_back((up - down) / (2 * h));
+  }
+  return d;
+}
+}  // namespace
+
+TEST_CASE("nn::lstm: outputs and gradients distributed as in plain loops", "[nn][lstm]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  constexpr index_t B = 5, S = 3, I = 3, H = 4;
+  wp::array<double, 3> x("x", {B, S, I}), g("g", {B, S, H});
+  wp::array<double, 0> L("L", {});
+  auto ls = wp::nn::lstm<S>("lstm", x, H);
+  auto [n, t, k] = wp::indices<3>();
+  auto fwd =
+      wp::program(ls.program, wp::map("l0", wp::space(), L() = 0.0),
+                  wp::map("loss", wp::space(B, S, H), L() += ls.out()(n, t, k) * g(n, t, k)));
+  auto prog = wp::program(fwd, wp::nn::backward(fwd, L, ls));
+  auto& Wx = *std::get<0>(ls.params).param;
+  auto& Wh = *std::get<1>(ls.params).param;
+  auto& b = *std::get<2>(ls.params).param;
+
+  auto xv = [](index_t a, index_t s, index_t r) {
+    return std::sin(0.7 * double((a * S + s) * I + r) + 0.2);
+  };
+  auto gv = [](index_t a, index_t s, index_t q) {
+    return 1.0 - 0.05 * double((a * S + s) * H + q);
+  };
+  lstm_loops m{B, S, I, H, {}, {}};
+  for (index_t a = 0; a < B; ++a)
+    for (index_t s = 0; s < S; ++s) {
+      for (index_t r = 0; r < I; ++r) m.x.push_back(xv(a, s, r));
+      for (index_t q = 0; q < H; ++q) m.g.push_back(gv(a, s, q));
+    }
+  std::vector<double> p[3] = {initial_values(Wx), initial_values(Wh), initial_values(b)};
+  std::vector<double> want_y(std::size_t(B * S * H));
+  const double want_L = m.loss(p[0], p[1], p[2], &want_y);
+  const std::vector<double> want_d[3] = {lstm_fd(m, p, 0), lstm_fd(m, p, 1), lstm_fd(m, p, 2)};
+
+  auto check = [&](auto&& plan) {
+    x.init([&](const std::array<index_t, 3>& q) { return xv(q[0], q[1], q[2]); });
+    g.init([&](const std::array<index_t, 3>& q) { return gv(q[0], q[1], q[2]); });
+    plan.scatter();
+    plan.execute();
+    auto& dWx = *std::get<0>(ls.params).grad;
+    auto& dWh = *std::get<1>(ls.params).grad;
+    auto& db = *std::get<2>(ls.params).grad;
+    plan.gather(ls.out(), L, dWx, dWh, db);
+    REQUIRE(compare_on_root(ctx.comm(), ls.out(), want_y, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), L, {want_L}, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), dWx, want_d[0], 1e-6) == "");
+    REQUIRE(compare_on_root(ctx.comm(), dWh, want_d[1], 1e-6) == "");
+    REQUIRE(compare_on_root(ctx.comm(), db, want_d[2], 1e-6) == "");
+  };
+  SECTION("batch split") {
+    wp::schedule sch;
+    prog.for_each_map([&](const auto& mp) {
+      std::vector<index_t> s(std::size_t(mp.rank), 1);
+      if (mp.rank > 0) s[0] = P;
+      sch.set(mp.name(), wp::grid_shape(s));
+    });
+    check(wp::distribute(prog, sch, ctx));
+  }
   SECTION("wp::automatic") { check(wp::distribute(prog, wp::automatic, ctx)); }
 }

@@ -408,6 +408,47 @@ TEST_CASE("nn::dropout: a mask from (layer, step, coordinates), and its gradient
     for (index_t f = 0; f < F; ++f) REQUIRE(all.out().at({b, f}) == x.at({b, f}));
 }
 
+TEST_CASE("nn::lstm: a cell per step, against loops, and its gradients", "[nn][lstm]") {
+  constexpr index_t S = 3;
+  const index_t B = 2, I = 3, H = 4;
+  wp::array<double, 3> x("x", {B, S, I}), dx("dx", {B, S, I});
+  fill(x, 11);
+  auto ls = wp::nn::lstm<S>("lstm", x, H);
+  auto& Wx = *std::get<0>(ls.params).param;
+  auto& Wh = *std::get<1>(ls.params).param;
+  auto& bias = *std::get<2>(ls.params).param;
+  weighted_sum<3> loss(ls.out());
+  auto fwd = wp::program(ls.program, loss.program(ls.out()));
+  auto bwd = wp::backward(fwd, loss.L, wp::wrt(x, dx), std::get<0>(ls.params),
+                          std::get<1>(ls.params), std::get<2>(ls.params));
+  wp::run(wp::program(fwd, bwd));
+  // PyTorch's cell in plain loops
+  auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  std::vector<double> h(std::size_t(B * H), 0.0), c(std::size_t(B * H), 0.0);
+  for (index_t t = 0; t < S; ++t) {
+    std::vector<double> hn(h.size()), cn(c.size());
+    for (index_t b = 0; b < B; ++b)
+      for (index_t k = 0; k < H; ++k) {
+        double z[4];
+        for (index_t q = 0; q < 4; ++q) {
+          z[q] = bias.at({q, k});
+          for (index_t r = 0; r < I; ++r) z[q] += x.at({b, t, r}) * Wx.at({r, q, k});
+          for (index_t r = 0; r < H; ++r) z[q] += h[std::size_t(b * H + r)] * Wh.at({r, q, k});
+        }
+        const std::size_t e = std::size_t(b * H + k);
+        cn[e] = sig(z[1]) * c[e] + sig(z[0]) * std::tanh(z[2]);
+        hn[e] = sig(z[3]) * std::tanh(cn[e]);
+        REQUIRE(std::abs(ls.out().at({b, t, k}) - hn[e]) <= 1e-12);
+      }
+    h = hn;
+    c = cn;
+  }
+  require_gradient(fwd, loss.L, x, dx);
+  require_gradient(fwd, loss.L, Wx, *std::get<0>(ls.params).grad);
+  require_gradient(fwd, loss.L, Wh, *std::get<1>(ls.params).grad);
+  require_gradient(fwd, loss.L, bias, *std::get<2>(ls.params).grad);
+}
+
 TEST_CASE("nn: parameters start uniform in +-1/sqrt(fan-in), from their names", "[nn]") {
   wp::array<double, 2> x("x", {2, 9});
   auto a = wp::nn::linear("a", x, 40);
@@ -458,6 +499,8 @@ TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
   wp::array<std::int64_t, 0> step("step", {});
   CHECK_THAT(what([&] { wp::nn::dropout("dr", z, 1.0, step); }),
              Contains("layer 'dr': the drop probability must be in [0, 1), got 1"));
+  CHECK_THAT(what([&] { wp::nn::lstm<2>("ls", seq, 5); }),
+             Contains("layer 'ls': its input 'seq' holds 3 steps, the layer 2"));
   CHECK_THAT(what([&] { wp::nn::multi_head_attention("at", seq, 4); }),
              Contains("layer 'at': heads 4 must divide the embedding 6"));
   // a label outside the classes: an out-of-bounds error when the map runs
