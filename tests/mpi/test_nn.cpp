@@ -9,6 +9,8 @@
 
 #include "mpi_test_support.hpp"
 
+#include "../random_uniform_reference.hpp"
+
 #include <workpart/nn.hpp>
 
 #include <cstdint>
@@ -117,6 +119,18 @@ void train_in_loops(params& p) {
   }
 }
 
+/// Every map's first dimension (the batch) over the P ranks.
+template <class Program>
+wp::schedule batch_split(const Program& prog, int P) {
+  wp::schedule sch;
+  prog.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    if (m.rank > 0) g[0] = P;
+    sch.set(m.name(), wp::grid_shape(g));
+  });
+  return sch;
+}
+
 /// An array's initial values, from its generator (the layer's init), flattened.
 template <int D>
 std::vector<double> initial_values(const wp::array<double, D>& a) {
@@ -175,35 +189,10 @@ TEST_CASE("nn: a small CNN trains distributed as in plain loops", "[nn][train]")
     REQUIRE(compare_on_root(ctx.comm(), ce.out(), {want.loss}, 1e-10) == "");
   };
   SECTION("batch split: every map's first dimension over the P ranks") {
-    wp::schedule sch;
-    step.for_each_map([&](const auto& m) {
-      std::vector<index_t> g(std::size_t(m.rank), 1);
-      if (m.rank > 0) g[0] = P;
-      sch.set(m.name(), wp::grid_shape(g));
-    });
-    train(wp::distribute(step, sch, ctx));
+    train(wp::distribute(step, batch_split(step, P), ctx));
   }
   SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
 }
-
-namespace {
-// wp::random_uniform as documented (expr/ops.hpp), written out again (see unit.nn).
-std::uint64_t ref_mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-std::int64_t ref_hash(std::int64_t a, std::int64_t b) {
-  return std::int64_t(ref_mix(ref_mix(std::uint64_t(a)) + std::uint64_t(b)) >> 1);
-}
-double ref_uniform(std::int64_t h) { return double(std::uint64_t(h) >> 10) * 0x1.0p-53; }
-std::int64_t ref_name_seed(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return std::int64_t(h >> 1);
-}
-}  // namespace
 
 TEST_CASE("nn::dropout: the same mask on every grid, forward and backward", "[nn][dropout]") {
   wp::context ctx(g_argc, g_argv);
@@ -224,7 +213,7 @@ TEST_CASE("nn::dropout: the same mask on every grid, forward and backward", "[nn
   for (index_t b = 0; b < B; ++b)
     for (index_t e = 0; e < E; ++e) {
       const bool keep =
-          ref_uniform(ref_hash(ref_hash(ref_hash(ref_name_seed("drop"), k), b), e)) >= p;
+          ref::uniform(ref::hash(ref::hash(ref::hash(ref::name_seed("drop"), k), b), e)) >= p;
       const double xv = std::cos(0.3 * double(b * E + e)), gv = 1.0 + 0.01 * double(b - e);
       want_y.push_back(keep ? xv / (1 - p) : 0.0);
       want_dx.push_back(keep ? gv / (1 - p) : 0.0);
@@ -353,14 +342,6 @@ TEST_CASE("nn::lstm: outputs and gradients distributed as in plain loops", "[nn]
     REQUIRE(compare_on_root(ctx.comm(), dWh, want_d[1], 1e-6) == "");
     REQUIRE(compare_on_root(ctx.comm(), db, want_d[2], 1e-6) == "");
   };
-  SECTION("batch split") {
-    wp::schedule sch;
-    prog.for_each_map([&](const auto& mp) {
-      std::vector<index_t> s(std::size_t(mp.rank), 1);
-      if (mp.rank > 0) s[0] = P;
-      sch.set(mp.name(), wp::grid_shape(s));
-    });
-    check(wp::distribute(prog, sch, ctx));
-  }
+  SECTION("batch split") { check(wp::distribute(prog, batch_split(prog, P), ctx)); }
   SECTION("wp::automatic") { check(wp::distribute(prog, wp::automatic, ctx)); }
 }

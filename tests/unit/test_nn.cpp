@@ -15,6 +15,7 @@
 
 #include <workpart/nn.hpp>
 
+#include "../random_uniform_reference.hpp"
 #include "finite_differences.hpp"
 
 namespace wp = workpart;
@@ -325,26 +326,6 @@ TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]")
   }
 }
 
-namespace {
-// wp::random_uniform as documented (expr/ops.hpp), written out again: splitmix64's output
-// function, hash(a, b) = mix(mix(a) + b) >> 1, the hash's top 53 bits as a double.
-std::uint64_t ref_mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-std::int64_t ref_hash(std::int64_t a, std::int64_t b) {
-  return std::int64_t(ref_mix(ref_mix(std::uint64_t(a)) + std::uint64_t(b)) >> 1);
-}
-double ref_uniform(std::int64_t h) { return double(std::uint64_t(h) >> 10) * 0x1.0p-53; }
-std::int64_t ref_name_seed(const std::string& s) {  // FNV-1a, halved
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return std::int64_t(h >> 1);
-}
-}  // namespace
-
 TEST_CASE("wp::random_uniform: a counter-based generator of its integer arguments", "[nn]") {
   const index_t n = 4001;
   wp::array<double, 1> u("u", {n});
@@ -354,7 +335,7 @@ TEST_CASE("wp::random_uniform: a counter-based generator of its integer argument
   wp::run(wp::program(wp::map("u", wp::space(n), u(i) = wp::random_uniform(key(), wp::val(i), 3))));
   double mean = 0;
   for (index_t k = 0; k < n; ++k) {
-    const double want = ref_uniform(ref_hash(ref_hash(-12, k), 3));
+    const double want = ref::uniform(ref::hash(ref::hash(-12, k), 3));
     REQUIRE(u.at({k}) == want);
     REQUIRE((u.at({k}) >= 0.0 && u.at({k}) < 1.0));
     mean += u.at({k}) / double(n);
@@ -362,7 +343,7 @@ TEST_CASE("wp::random_uniform: a counter-based generator of its integer argument
   CHECK(std::abs(mean - 0.5) < 0.02);
   // one argument: hash(k, 0)
   wp::run(wp::program(wp::map("u1", wp::space(n), u(i) = wp::random_uniform(wp::val(i)))));
-  for (index_t k = 0; k < n; ++k) REQUIRE(u.at({k}) == ref_uniform(ref_hash(k, 0)));
+  for (index_t k = 0; k < n; ++k) REQUIRE(u.at({k}) == ref::uniform(ref::hash(k, 0)));
 }
 
 TEST_CASE("nn::dropout: a mask from (layer, step, coordinates), and its gradient", "[nn]") {
@@ -383,7 +364,8 @@ TEST_CASE("nn::dropout: a mask from (layer, step, coordinates), and its gradient
     std::vector<int> kept;
     for (index_t b = 0; b < B; ++b)
       for (index_t f = 0; f < F; ++f) {
-        const double r = ref_uniform(ref_hash(ref_hash(ref_hash(ref_name_seed("drop"), k), b), f));
+        const double r =
+            ref::uniform(ref::hash(ref::hash(ref::hash(ref::name_seed("drop"), k), b), f));
         const bool keep = r >= p;
         kept.push_back(keep);
         dropped += !keep;
