@@ -237,6 +237,20 @@ TEST_CASE("nn::dropout: the same mask on every grid, forward and backward", "[nn
     });
     return sch;
   };
+  SECTION("next_step: each execute() draws the next step's mask") {
+    auto steps = wp::program(prog, wp::nn::next_step(step));
+    auto plan = wp::distribute(steps, wp::automatic, ctx);
+    x.init([](const std::array<index_t, 2>& q) { return std::cos(0.3 * double(q[0] * E + q[1])); });
+    g.init([](const std::array<index_t, 2>& q) { return 1.0 + 0.01 * double(q[0] - q[1]); });
+    step.init([](const std::array<index_t, 0>&) { return k - 1; });
+    plan.scatter();
+    plan.execute();  // step k - 1
+    plan.execute();  // step k: the mask want_y was made with
+    plan.gather(dr.out(), dx, step);
+    REQUIRE(compare_on_root(ctx.comm(), dr.out(), want_y, 1e-14) == "");
+    REQUIRE(compare_on_root(ctx.comm(), dx, want_dx, 1e-14) == "");
+    REQUIRE(compare_on_root(ctx.comm(), step, {double(k + 1)}) == "");
+  }
   SECTION("rows over the ranks") { check(wp::distribute(prog, split({index_t(P), 1}), ctx)); }
   SECTION("columns over the ranks") { check(wp::distribute(prog, split({1, index_t(P)}), ctx)); }
   SECTION("wp::automatic") { check(wp::distribute(prog, wp::automatic, ctx)); }

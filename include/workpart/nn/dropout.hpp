@@ -21,9 +21,11 @@ namespace workpart::nn {
 /// with seed = the FNV-1a hash of `name`: each element is dropped with probability p, by a
 /// counter-based generator of (layer, step, global coordinates), so the mask is the same on
 /// every rank, every grid and the device, and the backward pass (which evaluates the same
-/// expression) drops the same elements. `step` is a rank-0 integer array the caller owns and
-/// changes between training steps (root's value is the program input; one array can serve
-/// every dropout layer, each mixes in its own name). p = 0 keeps every element.
+/// expression) drops the same elements. `step` is a rank-0 integer array the caller owns: its
+/// root value when the plan scatters is the first step's; `next_step(step)` at the end of the
+/// training step's program advances it on the ranks, so each execute() draws new masks. One
+/// counter can serve every dropout layer (each mixes in its own name). p = 0 keeps every
+/// element.
 template <class T, int N, class S>
 auto dropout(const std::string& name, array<T, N>& x, double p, array<S, 0>& step) {
   static_assert(std::is_integral_v<S>,
@@ -47,6 +49,16 @@ auto dropout(const std::string& name, array<T, N>& x, double p, array<S, 0>& ste
   }
   (std::make_index_sequence<std::size_t(N)>{});
   return detail::make_layer(detail::program_of(a, m), y, std::tuple<>{});
+}
+
+/// The map `<name>`: step() += 1. Put it after the updates in a training step's program
+/// (wp::program(fwd, backward, sgd, next_step(step))): each execute() then runs with the next
+/// counter, on every rank, as the weights it updates.
+template <class S>
+auto next_step(array<S, 0>& step, const std::string& name = "step.next") {
+  static_assert(std::is_integral_v<S>,
+                "wp::nn::next_step: the step counter must be an integer array");
+  return workpart::program(workpart::map(name, space(), step() += S(1)));
 }
 
 }  // namespace workpart::nn
