@@ -6,6 +6,7 @@
 //  - maps that must not be blocked along some dimension (a shifted or transposed read of
 //    what an earlier statement wrote): fused along the others or not at all, same results;
 //  - a later statement writing what an earlier one reads (the earlier reads the old values);
+//  - a statement wp::backward pruned: not bound (its arrays have no buffers), not run;
 //  - a column sum inside a fused map, on one thread and on OpenMP threads (blocks then go to
 //    threads only along the dimension every left side moves along);
 //  - data-dependent subscripts and statements reading their own output: never fused;
@@ -235,6 +236,31 @@ TEST_CASE("fusion: a later statement writes what an earlier one reads", "[local]
   for (int64_t k = 0; k < n; ++k) {
     REQUIRE(a.data()[k] == x.data()[k] + double(k % 17));  // the old b
     REQUIRE(b.data()[k] == x.data()[k] * 2.0);
+  }
+}
+
+TEST_CASE("fusion: a statement wp::backward pruned is neither bound nor run", "[local][fusion]") {
+  // A pruned statement's arrays have no buffers (wp::backward prunes the statements writing
+  // gradients nobody needs): binding it for the fused blocks raised "has no buffer" (met in
+  // AlexNet's training step, examples/networks/).
+  budget_scope bs(512);
+  const int64_t n = 3001;
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> x("x", {n}), a("a", {n}), y("y", {n}), b("b", {n}), c("c", {n});
+  for (int64_t k = 0; k < n; ++k) {
+    x.data()[k] = value<double>(k);
+    b.data()[k] = -1.0;
+  }
+  auto m =
+      wp::map("pruned", wp::space(n), a(i) = x(i) + 1.0, b(i) = y(i) * 2.0, c(i) = a(i) * x(i));
+  m.prune_statement(1);
+  const long before = fused_maps();
+  wp::run(m);
+  CHECK(fused_maps() - before == 1);
+  for (int64_t k = 0; k < n; ++k) {
+    REQUIRE(a.data()[k] == x.data()[k] + 1.0);
+    REQUIRE(c.data()[k] == (x.data()[k] + 1.0) * x.data()[k]);
+    REQUIRE(b.data()[k] == -1.0);  // not run
   }
 }
 

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../expr/interval.hpp"
@@ -241,12 +244,18 @@ void run_fused(const std::string& map_name, const Map& m, const buffer_env& wenv
                const buffer_env& renv, const fusion_plan& p, const index_t* lo, const index_t* hi) {
   using stmts = typename Map::statements_type;
   constexpr std::size_t S = Map::statement_count;
-  const auto bound = std::apply(
-      [&](const auto&... st) {
-        return std::make_tuple(
-            std::make_pair(st.lhs.bind(wenv, 0, &renv), st.rhs.bind(renv, 0))...);
-      },
-      m.statements());
+  // Only the statements that run are bound: a pruned one's arrays (a gradient wp::backward
+  // need not make, and what only it reads) have no buffers in the plan.
+  auto bind_if_runs = [&](std::size_t s, const auto& st) {
+    using bound_pair = decltype(std::make_pair(st.lhs.bind(wenv, 0, &renv), st.rhs.bind(renv, 0)));
+    return m.runs(s) ? std::optional<bound_pair>(std::in_place, st.lhs.bind(wenv, 0, &renv),
+                                                 st.rhs.bind(renv, 0))
+                     : std::optional<bound_pair>();
+  };
+  const auto bound = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::make_tuple(bind_if_runs(I, std::get<I>(m.statements()))...);
+  }
+  (std::make_index_sequence<S>{});
   long running = 0;
   for (std::size_t s = 0; s < S; ++s) running += m.runs(s) ? 1 : 0;
   counters().loop_statements.fetch_add(running, std::memory_order_relaxed);
@@ -257,7 +266,7 @@ void run_fused(const std::string& map_name, const Map& m, const buffer_env& wenv
     fusion_block_box(p, N, lo, hi, b, blo, bhi);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((m.runs(I) ? run_statement_loop<N, std::tuple_element_t<I, stmts>>(
-                        std::get<I>(bound).first, std::get<I>(bound).second, blo, bhi)
+                        std::get<I>(bound)->first, std::get<I>(bound)->second, blo, bhi)
                   : void()),
        ...);
     }
