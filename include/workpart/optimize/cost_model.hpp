@@ -439,6 +439,53 @@ std::vector<priced_map> priced_views(const program_t<Maps...>& p) {
   return v;
 }
 
+struct program_pricer;
+
+/// Edge prices by what they depend on: where the writer's grid leaves the array (its
+/// holders' boxes) and what the reader's grid needs of it (its boxes). Grids of many
+/// dimensions hold and need one array alike in many ways (a convolution's 8-D grids that
+/// differ only along the channels it sums over, say), so each distinct pair is priced once:
+/// the same figures, in far fewer box intersections. Combines of partial sums
+/// (split_transfer) depend on the whole grids and are priced each time.
+struct transfer_memo {
+  using key = std::vector<index_t>;
+  std::map<key, int> held_ids, need_ids;
+  std::map<std::pair<const void*, int>, int> held_of;  // (holders object, ...) -> id
+  std::map<std::pair<int, int>, double> seconds_of;    // (held id, need id) -> seconds
+
+  static void append(key& k, const std::vector<box>& boxes) {
+    k.push_back(index_t(boxes.size()));
+    for (const box& b : boxes) {
+      k.push_back(b.empty() ? -1 : b.rank);
+      if (b.empty()) continue;
+      k.insert(k.end(), b.lo, b.lo + b.rank);
+      k.insert(k.end(), b.hi, b.hi + b.rank);
+    }
+  }
+  static int id_of(std::map<key, int>& ids, key k) {
+    return ids.emplace(std::move(k), int(ids.size())).first->second;
+  }
+  int held_id(const holders& h, std::size_t elem_size) {
+    auto it = held_of.find({&h, int(elem_size)});
+    if (it != held_of.end()) return it->second;
+    key k{index_t(elem_size)};
+    append(k, h.boxes);
+    const int id = id_of(held_ids, std::move(k));
+    held_of.emplace(std::make_pair(static_cast<const void*>(&h), int(elem_size)), id);
+    return id;
+  }
+  int need_id(const reader_need& n) {
+    key k;
+    append(k, n.reads);
+    append(k, n.old);
+    return id_of(need_ids, std::move(k));
+  }
+  /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub,
+  /// needing `need`, whose need_id is `nid`), in seconds.
+  inline double seconds(const program_pricer& pr, int u, std::size_t ku, std::size_t ua, int v,
+                        std::size_t kv, std::size_t ub, const reader_need& need, int nid);
+};
+
 struct program_pricer {
   const std::vector<priced_map>& maps;
   int nranks;
@@ -609,6 +656,7 @@ struct program_pricer {
       e.first[ku * KV + kv] += s;
       if (std::find(e.second.begin(), e.second.end(), a) == e.second.end()) e.second.push_back(a);
     };
+    transfer_memo memo;
     // per execute(): the scatter and the gather are shared by E executions, and values a
     // later map writes for the next execute() come from it in all but the first
     const double E = executions(), once = 1 / E, again = (E - 1) / E;
@@ -629,22 +677,20 @@ struct program_pricer {
               const auto& cls = configs[std::size_t(later)];
               const std::size_t ua = std::size_t(find(cls.front(), use.id));
               const reader_need need = needs_of(cv, ub, nranks);
-              for (std::size_t kl = 0; kl < cls.size(); ++kl) {
-                const transfer_cost c = edge_cost(later, kl, ua, v, kv, ub, &need);
+              const int nid = memo.need_id(need);
+              for (std::size_t kl = 0; kl < cls.size(); ++kl)
                 add(std::size_t(v) + 1, std::size_t(later) + 1, kv, kl,
-                    step_seconds(mm, c.sent, c.received, c.messages) * again, use.name);
-              }
+                    memo.seconds(*this, later, kl, ua, v, kv, ub, need, nid) * again, use.name);
             }
             continue;
           }
           const auto& cws = configs[std::size_t(writer)];
           const std::size_t ua = std::size_t(find(cws.front(), use.id));
           const reader_need need = needs_of(cv, ub, nranks);  // one per reader grid
-          for (std::size_t ku = 0; ku < cws.size(); ++ku) {
-            const transfer_cost c = edge_cost(writer, ku, ua, v, kv, ub, &need);
+          const int nid = memo.need_id(need);
+          for (std::size_t ku = 0; ku < cws.size(); ++ku)
             add(std::size_t(writer) + 1, std::size_t(v) + 1, ku, kv,
-                step_seconds(mm, c.sent, c.received, c.messages), use.name);
-          }
+                memo.seconds(*this, writer, ku, ua, v, kv, ub, need, nid), use.name);
         }
         // the last writer of the array gathers it to root (combining its partial results
         // first where no map reads them)
@@ -675,6 +721,22 @@ struct program_pricer {
     return t;
   }
 };
+
+inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_t ku,
+                                     std::size_t ua, int v, std::size_t kv, std::size_t ub,
+                                     const reader_need& need, int nid) {
+  const map_config& cw = pr.configs[std::size_t(u)][ku];
+  const bool combine =
+      pr.names.size() > 1 && cw.split(ua) && pr.first_reader_after(u, cw.arrays[ua].use.id) == v;
+  if (!combine) {
+    const auto k = std::make_pair(held_id(*cw.held[ua], cw.arrays[ua].use.elem_size), nid);
+    if (auto it = seconds_of.find(k); it != seconds_of.end()) return it->second;
+    const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
+    return seconds_of[k] = step_seconds(pr.mm, c.sent, c.received, c.messages);
+  }
+  const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
+  return step_seconds(pr.mm, c.sent, c.received, c.messages);
+}
 
 }  // namespace detail
 
