@@ -452,6 +452,9 @@ struct transfer_memo {
   std::map<key, int> held_ids, need_ids;
   std::map<std::pair<const void*, int>, int> held_of;  // (holders object, ...) -> id
   std::map<std::pair<int, int>, double> seconds_of;    // (held id, need id) -> seconds
+  /// Combines: per (writer, its array, reader, its array), the boxes each rank writes of it
+  /// (ranks writing one box are one group of partial results) and the reader's boxes.
+  std::map<key, double> combine_seconds;
 
   static void append(key& k, const std::vector<box>& boxes) {
     k.push_back(index_t(boxes.size()));
@@ -734,8 +737,22 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
     const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
     return seconds_of[k] = step_seconds(pr.mm, c.sent, c.received, c.messages);
   }
+  const array_solution& w = cw.arrays[ua];
+  const array_solution& r = pr.configs[std::size_t(v)][kv].arrays[ub];
+  key k{index_t(u),
+        index_t(ua),
+        index_t(v),
+        index_t(ub),
+        index_t(w.w_init_old),
+        index_t(w.w_combine_on_root),
+        index_t(r.reads_own_writes),
+        index_t(r.w_init_old)};
+  append(k, w.wbox);
+  append(k, r.rbox);
+  append(k, r.wbox);
+  if (auto it = combine_seconds.find(k); it != combine_seconds.end()) return it->second;
   const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
-  return step_seconds(pr.mm, c.sent, c.received, c.messages);
+  return combine_seconds[std::move(k)] = step_seconds(pr.mm, c.sent, c.received, c.messages);
 }
 
 }  // namespace detail
