@@ -6,6 +6,11 @@
 
 #include <mpi.h>
 
+#include <boost/mpi/collectives/broadcast.hpp>
+
+#include <cstddef>
+#include <vector>
+
 #include "comm/context.hpp"
 #include "comm/map_plan.hpp"
 #include "comm/program_plan.hpp"
@@ -103,20 +108,47 @@ map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const schedule& s, 
   return distribute(program(m), s, opt);
 }
 
+namespace detail {
+/// Root's schedule on every rank. The optimizer prices an init() array as generated in place
+/// only where root holds no copy of it, and a gather leaves one on root alone: the ranks can
+/// price alike-built programs differently, and root's choice is the one its data needs.
+template <class... M>
+schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M...>& p,
+                        const schedule& s) {
+  std::vector<index_t> dims;  // every map's grid in program order (ranks agree on the maps)
+  p.for_each_map([&](const auto& m) {
+    const grid_shape* g = s.find(m.name());
+    if (g) dims.insert(dims.end(), g->dims.begin(), g->dims.end());
+  });
+  if (comm.size() > 1) boost::mpi::broadcast(comm, dims.data(), int(dims.size()), 0);
+  schedule out;
+  std::size_t at = 0;
+  p.for_each_map([&](const auto& m) {
+    const grid_shape* g = s.find(m.name());
+    if (!g) return;
+    const std::size_t n = g->dims.size();
+    out.set(m.name(), grid_shape(std::vector<index_t>(dims.begin() + std::ptrdiff_t(at),
+                                                      dims.begin() + std::ptrdiff_t(at + n))));
+    at += n;
+  });
+  return out;
+}
+}  // namespace detail
+
 /// `wp::distribute(prog, wp::automatic [, ctx] [, options])`: the optimizer's schedule for the
-/// context's ranks (every rank computes the same one, with no communication), then the plan
-/// of that schedule.
+/// context's ranks (each rank computes it, root's is broadcast: see roots_schedule), then the
+/// plan of that schedule.
 template <class... M>
 auto distribute(const program_t<M...>& p, const automatic_t& a, const context& ctx,
                 options opt = {}) {
   const optimized r = optimize(p, ctx.size(), a.model, {a.configs, {}});
-  return distribute(p, r.schedule, ctx, opt);
+  return distribute(p, detail::roots_schedule(ctx.comm(), p, r.schedule), ctx, opt);
 }
 template <class... M>
 auto distribute(const program_t<M...>& p, const automatic_t& a, options opt = {}) {
   const boost::mpi::communicator comm = detail::default_communicator();
   const optimized r = optimize(p, comm.size(), a.model, {a.configs, {}});
-  return distribute(p, r.schedule, opt);
+  return distribute(p, detail::roots_schedule(comm, p, r.schedule), opt);
 }
 template <int N, class... S>
 auto distribute(const map_t<N, S...>& m, const automatic_t& a, const context& ctx,

@@ -1,0 +1,82 @@
+#pragma once
+/// \file network.hpp
+/// What the networks of examples/networks/ share: a training step as one program with its
+/// loss and parameters, and the three strategies the issue compares a found one against --
+/// data parallelism and the experts' splits -- as schedules over any training step's maps.
+
+#include <workpart/nn.hpp>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace wpnet {
+
+namespace wp = workpart;
+using wp::index_t;
+
+/// One training step (forward, wp::backward, SGD) as one program; the program owns every
+/// array its layers made, so `loss` and `params` live as long as it does.
+template <class Program, class Loss, class Params>
+struct training_step {
+  Program program;
+  Loss* loss;     ///< the rank-0 loss array
+  Params params;  ///< std::tuple of wp::wrt(W, dW), every parameter in layer order
+};
+template <class Program, class Loss, class Params>
+training_step<Program, Loss, Params> make_step(Program p, Loss& loss, Params params) {
+  return {std::move(p), &loss, std::move(params)};
+}
+
+/// A channel or feature count divided by the network's width divisor (at least 1).
+inline index_t narrow(index_t n, index_t divisor) { return std::max<index_t>(1, n / divisor); }
+
+/// Data parallelism: every map's first dimension over the P ranks -- the batch in the forward
+/// and backward maps (the weight gradients summed rank to rank), a weight's first axis in its
+/// update -- the rest whole. Maps over wp::space() run on one rank.
+template <class Program>
+wp::schedule data_parallel(const Program& prog, int P) {
+  wp::schedule s;
+  prog.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    if (m.rank > 0) g[0] = std::min<index_t>(P, m.iteration_space().extent(0));
+    s.set(m.name(), wp::grid_shape(g));
+  });
+  return s;
+}
+
+/// The layer a training step's map belongs to, from the names the layers and wp::backward
+/// give: without a "zero.", "seed.", "unpad." or "sgd." prefix, a derivative's "d" and
+/// everything from the first '.': "sgd.fc1.W", "dfc1.bias" and "zero.dfc1.W" are fc1's,
+/// "unpad.drelu5.y.padded" relu5's. (Layer names must not begin with 'd'.)
+inline std::string layer_of(std::string n) {
+  for (const std::string p : {"zero.", "seed.", "unpad.", "sgd."})
+    if (n.rfind(p, 0) == 0) {
+      n.erase(0, p.size());
+      break;
+    }
+  if (!n.empty() && n[0] == 'd') n.erase(0, 1);
+  return n.substr(0, n.find('.'));
+}
+
+/// The experts' strategy: the layers named in `model_parallel` split their features over the
+/// P ranks (a map's second dimension -- fully connected (batch, out, in), activations (batch,
+/// features), a weight's update (in, out) -- or the first of a bias's), every other layer is
+/// data-parallel. With the fully connected layers named this is Krizhevsky's "one weird
+/// trick" for CNNs (data-parallel convolutions, model-parallel classifier).
+template <class Program>
+wp::schedule expert(const Program& prog, int P, const std::vector<std::string>& model_parallel) {
+  wp::schedule s;
+  prog.for_each_map([&](const auto& m) {
+    std::vector<index_t> g(std::size_t(m.rank), 1);
+    const bool mp = std::find(model_parallel.begin(), model_parallel.end(), layer_of(m.name())) !=
+                    model_parallel.end();
+    const int d = mp && m.rank > 1 ? 1 : 0;
+    if (m.rank > 0) g[std::size_t(d)] = std::min<index_t>(P, m.iteration_space().extent(d));
+    s.set(m.name(), wp::grid_shape(g));
+  });
+  return s;
+}
+
+}  // namespace wpnet
