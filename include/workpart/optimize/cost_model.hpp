@@ -445,13 +445,13 @@ struct program_pricer;
 /// holders' boxes) and what the reader's grid needs of it (its boxes). Grids of many
 /// dimensions hold and need one array alike in many ways (a convolution's 8-D grids that
 /// differ only along the channels it sums over, say), so each distinct pair is priced once:
-/// the same figures, in far fewer box intersections. Combines of partial sums
-/// (split_transfer) depend on the whole grids and are priced each time.
+/// the same figures, in far fewer box intersections. A combine of partial sums
+/// (split_transfer) is priced once per (maps, arrays, boxes each rank writes and reads).
 struct transfer_memo {
   using key = std::vector<index_t>;
   std::map<key, int> held_ids, need_ids;
-  std::map<std::pair<const void*, int>, int> held_of;  // (holders object, ...) -> id
-  std::map<std::pair<int, int>, double> seconds_of;    // (held id, need id) -> seconds
+  std::map<const holders*, int> held_of;             // a writer grid's holders -> id
+  std::map<std::pair<int, int>, double> seconds_of;  // (held id, need id) -> seconds
   /// Combines: per (writer, its array, reader, its array), the boxes each rank writes of it
   /// (ranks writing one box are one group of partial results) and the reader's boxes.
   std::map<key, double> combine_seconds;
@@ -469,13 +469,10 @@ struct transfer_memo {
     return ids.emplace(std::move(k), int(ids.size())).first->second;
   }
   int held_id(const holders& h, std::size_t elem_size) {
-    auto it = held_of.find({&h, int(elem_size)});
-    if (it != held_of.end()) return it->second;
+    if (auto it = held_of.find(&h); it != held_of.end()) return it->second;
     key k{index_t(elem_size)};
     append(k, h.boxes);
-    const int id = id_of(held_ids, std::move(k));
-    held_of.emplace(std::make_pair(static_cast<const void*>(&h), int(elem_size)), id);
-    return id;
+    return held_of[&h] = id_of(held_ids, std::move(k));
   }
   int need_id(const reader_need& n) {
     key k;
@@ -604,6 +601,12 @@ struct program_pricer {
     const void* id = c.arrays[u].use.id;
     return first_reader_after(m, id) >= 0 || last_writer(m, id);
   }
+  /// Whether writer u's partial results of array ua (config ku) are combined on the way to
+  /// reader v: v is the first map that needs them combined.
+  bool combines_for(int u, std::size_t ku, std::size_t ua, int v) const {
+    const map_config& cw = configs[std::size_t(u)][ku];
+    return names.size() > 1 && cw.split(ua) && first_reader_after(u, cw.arrays[ua].use.id) == v;
+  }
   /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub):
   /// the combine and the pieces, as the program plan moves them, when v is the first map that
   /// needs the writer's partial results combined; else the pieces from where the writer's
@@ -612,7 +615,7 @@ struct program_pricer {
                           std::size_t ub, const reader_need* need = nullptr) const {
     const map_config& cw = configs[std::size_t(u)][ku];
     const map_config& cr = configs[std::size_t(v)][kv];
-    if (names.size() > 1 && cw.split(ua) && first_reader_after(u, cw.arrays[ua].use.id) == v)
+    if (combines_for(u, ku, ua, v))
       return split_transfer(names[std::size_t(u)], cw, ua, names[std::size_t(v)], &cr, ub, nranks);
     if (need) return edge_transfer(*cw.held[ua], cw.arrays[ua].use.elem_size, *need, nranks);
     return edge_transfer(cw, ua, cr, ub, nranks);
@@ -729,9 +732,7 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
                                      std::size_t ua, int v, std::size_t kv, std::size_t ub,
                                      const reader_need& need, int nid) {
   const map_config& cw = pr.configs[std::size_t(u)][ku];
-  const bool combine =
-      pr.names.size() > 1 && cw.split(ua) && pr.first_reader_after(u, cw.arrays[ua].use.id) == v;
-  if (!combine) {
+  if (!pr.combines_for(u, ku, ua, v)) {
     const auto k = std::make_pair(held_id(*cw.held[ua], cw.arrays[ua].use.elem_size), nid);
     if (auto it = seconds_of.find(k); it != seconds_of.end()) return it->second;
     const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
