@@ -82,7 +82,7 @@ template <class... M>
 auto distribute(const program_t<M...>& p, const schedule& s, const context& ctx, options opt = {}) {
   if constexpr (sizeof...(M) == 1) {
     const auto grids = detail::schedule_grids(p, s, ctx.comm());
-    return map_plan<M...>(std::get<0>(p.maps()), grids[0], ctx.comm(), opt);
+    return map_plan<M...>(p.maps().template get<0>(), grids[0], ctx.comm(), opt);
   } else {
     return program_plan<M...>(p, s, ctx.comm(), opt);
   }
@@ -92,7 +92,7 @@ auto distribute(const program_t<M...>& p, const schedule& s, options opt = {}) {
   const boost::mpi::communicator comm = detail::default_communicator();
   if constexpr (sizeof...(M) == 1) {
     const auto grids = detail::schedule_grids(p, s, comm);
-    return map_plan<M...>(std::get<0>(p.maps()), grids[0], comm, opt);
+    return map_plan<M...>(p.maps().template get<0>(), grids[0], comm, opt);
   } else {
     return program_plan<M...>(p, s, comm, opt);
   }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../core/array.hpp"
+#include "../core/flat_tuple.hpp"
 #include "../core/index.hpp"
 #include "../core/space.hpp"
 #include "../error.hpp"
@@ -705,40 +706,33 @@ auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const voi
   (name_one(wrts), ...);
 
   auto seed = seed_map(seed_of, grads);
-  // Built in order (a braced list): each map's first writes are known to the next.
-  auto contributions = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    constexpr std::size_t n = sizeof...(M);
-    return flatten(std::tuple<decltype(backward_map(std::get<n - 1 - I>(fwd.maps()), grads))...>{
-        backward_map(std::get<n - 1 - I>(fwd.maps()), grads)...});
-  }
-  (std::index_sequence_for<M...>{});
+  // The program-level lists are flat_tuples (core/flat_tuple.hpp): a network's backward
+  // program has a hundred maps and more. Built in order (a braced list, last forward map
+  // first): each map's first writes are known to the next.
+  const auto last_first =
+      reversed(fwd.maps().unpack([](const M&... m) { return flat_tuple<const M*...>(&m...); }));
+  auto contributions = concat_parts(last_first.unpack([&](const auto*... m) {
+    return flat_tuple<decltype(backward_map(*m, grads))...>{backward_map(*m, grads)...};
+  }));
   // In order: the first map asked for a buffer zeroes it, the others run over empty spaces.
   // Reversed, the one that runs is the last of them: the last writer before the buffer's
   // readers, which is the writer the optimizer's pairwise model prices.
   auto zero_named =
-      std::tuple<decltype(zero_map(*wrts.grad, grads))...>{zero_map(*wrts.grad, grads)...};
-  auto zero_written = std::apply(
-      [&](const auto&... m) {
-        return flatten(std::tuple<decltype(zero_maps_of_written(m, grads))...>{
-            zero_maps_of_written(m, grads)...});
-      },
-      fwd.maps());
-  auto zero_read = std::apply(
-      [&](const auto&... m) {
-        return flatten(std::tuple<decltype(zero_maps_of(m, grads))...>{zero_maps_of(m, grads)...});
-      },
-      contributions);
-  auto zeros = reversed(
-      std::tuple_cat(std::move(zero_named), std::move(zero_written), std::move(zero_read)));
-  auto maps =
-      std::tuple_cat(std::move(zeros), std::tuple{std::move(seed)}, std::move(contributions));
+      flat_tuple<decltype(zero_map(*wrts.grad, grads))...>{zero_map(*wrts.grad, grads)...};
+  auto zero_written = concat_parts(fwd.maps().unpack([&](const auto&... m) {
+    return flat_tuple<decltype(zero_maps_of_written(m, grads))...>{
+        zero_maps_of_written(m, grads)...};
+  }));
+  auto zero_read = concat_parts(contributions.unpack([&](const auto&... m) {
+    return flat_tuple<decltype(zero_maps_of(m, grads))...>{zero_maps_of(m, grads)...};
+  }));
+  auto zeros =
+      reversed(concat(std::move(zero_named), std::move(zero_written), std::move(zero_read)));
+  auto maps = concat(std::move(zeros), flat_tuple<decltype(seed)>(std::move(seed)),
+                     std::move(contributions));
   const std::vector<const void*> needed = arrays_needing_gradients(recs, params);
-  std::apply([&](auto&... m) { (prune_unneeded(m, grads, needed), ...); }, maps);
-  return std::apply(
-      [&](const auto&... m) {
-        return program_t<std::remove_cvref_t<decltype(m)>...>(std::tuple(m...), grads.owned());
-      },
-      maps);
+  maps.unpack([&](auto&... m) { (prune_unneeded(m, grads, needed), ...); });
+  return program_from(std::move(maps), grads.owned());
 }
 
 }  // namespace detail

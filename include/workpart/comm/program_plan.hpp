@@ -63,7 +63,7 @@ std::vector<grid_shape> schedule_grids(const program_t<Maps...>& p, const schedu
 /// \endcode
 template <class... Maps>
 class program_plan : private detail::program_runtime {
-  using plans_type = std::tuple<map_plan<Maps>...>;
+  using plans_type = detail::flat_tuple<map_plan<Maps>...>;
 
  public:
   program_plan(const program_t<Maps...>& p, const schedule& s, const boost::mpi::communicator& comm,
@@ -127,11 +127,15 @@ class program_plan : private detail::program_runtime {
       : program_runtime(comm),
         // braces: the plans (each a collective) are built in program order on every rank; on
         // the heap, so that the runtimes keep their addresses when the plan moves
-        plans_(
-            new plans_type{map_plan<Maps>(std::get<I>(p.maps()), grids[I], comm, opt, false)...}),
+        plans_(p.maps().unpack([&](const Maps&... m) {
+          return new plans_type{map_plan<Maps>(m, grids[I], comm, opt, false)...};
+        })),
         owned_(p.owned_arrays()) {
     const detail::log_clock clock;  // (the maps' plans log their own times)
-    init({&std::get<I>(*plans_).runtime()...}, {std::get<I>(p.maps()).name()...}, grids);
+    init(plans_->unpack(
+             [](auto&... pl) { return std::vector<detail::map_runtime*>{&pl.runtime()...}; }),
+         p.maps().unpack([](const Maps&... m) { return std::vector<std::string>{m.name()...}; }),
+         grids);
     if (detail::log_on())
       detail::log_line(comm.rank(), "program plan of " + std::to_string(sizeof...(Maps)) +
                                         " maps: what moves between them solved in " +

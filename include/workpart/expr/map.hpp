@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../core/flat_tuple.hpp"
 #include "../core/space.hpp"
 #include "access_list.hpp"
 #include "interval.hpp"
@@ -233,15 +234,16 @@ template <class... Maps>
 class program_t {
  public:
   static constexpr std::size_t map_count = sizeof...(Maps);
-  using maps_type = std::tuple<Maps...>;
+  /// Flat (core/flat_tuple.hpp): a training step's hundred maps and more compile in seconds.
+  using maps_type = detail::flat_tuple<Maps...>;
   explicit program_t(const Maps&... m) : maps_(m...) {}
   /// Maps and the arrays the program made and keeps alive (wp::backward's gradients).
-  program_t(const maps_type& m, std::vector<std::shared_ptr<const void>> owned)
-      : maps_(m), owned_(std::move(owned)) {}
+  program_t(maps_type m, std::vector<std::shared_ptr<const void>> owned)
+      : maps_(std::move(m)), owned_(std::move(owned)) {}
   const maps_type& maps() const noexcept { return maps_; }
   template <class F>
   void for_each_map(F&& f) const {
-    std::apply([&](const auto&... m) { (f(m), ...); }, maps_);
+    maps_.unpack([&](const auto&... m) { (f(m), ...); });
   }
   /// The arrays this program owns (gradients of intermediates made by wp::backward): they
   /// live as long as the program or any program made from it.
@@ -259,12 +261,18 @@ template <class... M>
 inline constexpr bool is_program_v<program_t<M...>> = true;
 
 template <int N, class... S>
-std::tuple<map_t<N, S...>> maps_of_part(const map_t<N, S...>& m) {
-  return std::tuple<map_t<N, S...>>(m);
+flat_tuple<map_t<N, S...>> maps_of_part(const map_t<N, S...>& m) {
+  return flat_tuple<map_t<N, S...>>(m);
 }
 template <class... M>
-const std::tuple<M...>& maps_of_part(const program_t<M...>& p) {
+const flat_tuple<M...>& maps_of_part(const program_t<M...>& p) {
   return p.maps();
+}
+/// The program of a flat_tuple of maps owning `owned`.
+template <class... M>
+program_t<M...> program_from(flat_tuple<M...> maps,
+                             std::vector<std::shared_ptr<const void>> owned) {
+  return program_t<M...>(std::move(maps), std::move(owned));
 }
 template <int N, class... S>
 void append_owned(std::vector<std::shared_ptr<const void>>&, const map_t<N, S...>&) {}
@@ -283,12 +291,7 @@ auto program(const Parts&... parts) {
                 "workpart::program: every argument must be a wp::map or a wp::program");
   std::vector<std::shared_ptr<const void>> owned;
   (detail::append_owned(owned, parts), ...);
-  auto maps = std::tuple_cat(detail::maps_of_part(parts)...);
-  return std::apply(
-      [&](const auto&... m) {
-        return program_t<std::remove_cvref_t<decltype(m)>...>(std::tuple(m...), std::move(owned));
-      },
-      maps);
+  return detail::program_from(detail::concat(detail::maps_of_part(parts)...), std::move(owned));
 }
 
 }  // namespace workpart

@@ -48,7 +48,7 @@ struct layer_arrays {
 /// The program of `maps` owning `arrays`.
 template <class... M>
 auto program_of(const layer_arrays& arrays, const M&... maps) {
-  return program_t<M...>(std::tuple<M...>(maps...), arrays.owned);
+  return program_t<M...>(workpart::detail::flat_tuple<M...>(maps...), arrays.owned);
 }
 
 template <class Program, class Out, class Params>
