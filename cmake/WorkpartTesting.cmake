@@ -39,6 +39,12 @@
 #   units are the costliest to build under the sanitizers (2 to 8 minutes each), which the CI
 #   budget cannot hold.
 #
+#   WORKPART_TEST_SANITIZED_ELSEWHERE (a build without WORKPART_SANITIZE): the tests the
+#   sanitizer build runs -- every test not marked NOT_SANITIZED -- are neither built nor
+#   registered here. scripts/test.sh runs them in its sanitizer build (build-asan/), so that
+#   the whole suite compiles each test once; WORKPART_BUILDS_SANITIZED_TESTS says whether
+#   this build has them (for the registrations that follow a helper's).
+#
 # Cache variables:
 #   WORKPART_TEST_PCH             ON: tests and examples share precompiled headers
 #   WORKPART_MPIEXEC_EXTRA_FLAGS  extra mpiexec flags after MPIEXEC_PREFLAGS,
@@ -47,6 +53,14 @@ include_guard(GLOBAL)
 
 set(WORKPART_MPIEXEC_EXTRA_FLAGS "" CACHE STRING
   "Extra mpiexec flags for MPI tests and examples, space separated (e.g. --mca btl tcp,self)")
+
+option(WORKPART_TEST_SANITIZED_ELSEWHERE
+  "Leave the tests the sanitizer build runs to it (scripts/test.sh: each test compiled once)" OFF)
+if(WORKPART_TEST_SANITIZED_ELSEWHERE AND NOT WORKPART_SANITIZE)
+  set(WORKPART_BUILDS_SANITIZED_TESTS FALSE)
+else()
+  set(WORKPART_BUILDS_SANITIZED_TESTS TRUE)
+endif()
 
 if(NOT TARGET MPI::MPI_CXX)
   find_package(MPI REQUIRED COMPONENTS CXX)
@@ -267,6 +281,9 @@ function(workpart_add_test)
   if(arg_NOT_SANITIZED AND WORKPART_SANITIZE AND NOT WORKPART_SANITIZE_ALL)
     return()
   endif()
+  if(NOT arg_NOT_SANITIZED AND NOT WORKPART_BUILDS_SANITIZED_TESTS)
+    return()
+  endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "workpart_add_test(${arg_NAME}): SOURCES is required")
   endif()
@@ -293,6 +310,9 @@ function(workpart_add_mpi_test)
   cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED" "NAME;TIMEOUT" "SOURCES;NPROCS;LABELS;LIBRARIES;ARGS")
   _workpart_check_args(workpart_add_mpi_test)
   if(arg_NOT_SANITIZED AND WORKPART_SANITIZE AND NOT WORKPART_SANITIZE_ALL)
+    return()
+  endif()
+  if(NOT arg_NOT_SANITIZED AND NOT WORKPART_BUILDS_SANITIZED_TESTS)
     return()
   endif()
   if(NOT arg_SOURCES)

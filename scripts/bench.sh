@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the benchmarks for timing (-O3, Release) into build-bench/, with the CUDA benchmark
-# where nvcc is; the test command only checks that they compile (-O1, build-test/).
+# where nvcc is; the test command only checks that they compile (-O0, build-test/).
 #   scripts/bench.sh                       every benchmark
 #   scripts/bench.sh bench_train ...       the ones named
 # Then run them from build-bench/benchmarks/, e.g.

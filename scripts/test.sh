@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Configures, builds and runs every test (benchmarks are built, not run).
-#   scripts/test.sh              build-test/, Release
-#   scripts/test.sh --sanitize   build-asan/, Debug, ASan + UBSan (or WORKPART_SANITIZE=1); the
-#                                tests marked NOT_SANITIZED only with WORKPART_SANITIZE_ALL=1
+# Configures, builds and runs the whole test suite (benchmarks are built, not run).
+#   scripts/test.sh              the whole suite, each test compiled once: the tests the
+#                                sanitizers run (every test not marked NOT_SANITIZED) in
+#                                build-asan/ (Debug, ASan + UBSan), everything else -- the tests
+#                                of what the types derive, examples, benchmarks, compile-fail,
+#                                header, package and CUDA tests -- in build-test/ (Release -O1)
+#   scripts/test.sh --sanitize   the sanitizer part alone (build-asan/; or WORKPART_SANITIZE=1);
+#                                the NOT_SANITIZED tests too with WORKPART_SANITIZE_ALL=1
+#   scripts/test.sh --plain      every test without sanitizers, in build-test/
 # Exits nonzero when configuring, building or any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sanitize="${WORKPART_SANITIZE:-0}"
+mode=whole
+[[ "${WORKPART_SANITIZE:-0}" == 1 ]] && mode=sanitize
 for arg in "$@"; do
   case "$arg" in
-    --sanitize) sanitize=1 ;;
-    *) echo "test.sh: unknown argument '$arg' (only --sanitize)" >&2; exit 2 ;;
+    --sanitize) mode=sanitize ;;
+    --plain) mode=plain ;;
+    *) echo "test.sh: unknown argument '$arg' (--sanitize or --plain)" >&2; exit 2 ;;
   esac
 done
 
@@ -20,42 +27,55 @@ bash scripts/setup.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-if [[ "$sanitize" == 1 ]]; then
-  # Left out: benchmarks (built, not run, by the plain suite), compile-fail and package tests
-  # (nothing of the library runs in them), the examples (the plain suite runs them; the
-  # library paths they take run here in tests/), and the tests marked NOT_SANITIZED (what the
-  # types derive -- gradients, layers, expression forms -- checked against loops; their
-  # run-time paths are the ones the tests built here run; WORKPART_SANITIZE_ALL=1 builds them
-  # too). That keeps CI under its time budget. Line tables only (-g1) keep the template-heavy
-  # debug build fast while sanitizer reports still name files and lines.
-  dir=build-asan
-  config=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" -DWORKPART_SANITIZE=ON
-          -DWORKPART_BUILD_BENCHMARKS=OFF -DWORKPART_TEST_COMPILE=OFF -DWORKPART_TEST_PACKAGE=OFF
-          -DWORKPART_BUILD_EXAMPLES=OFF "-DWORKPART_SANITIZE_ALL=${WORKPART_SANITIZE_ALL:-0}")
-else
-  # Tests and examples at -O1: they check results, not speed, and build in about half the
-  # time of -O3. Benchmarks at -O0: here only that they compile is checked (scripts/bench.sh
-  # builds them at -O3 for timing). With nvcc installed, the CUDA backend's tests are compiled too
-  # (tests/cuda; run only where a GPU is).
-  dir=build-test
-  config=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
-          -DWORKPART_SANITIZE=OFF -DWORKPART_BUILD_BENCHMARKS=ON -DWORKPART_BENCHMARK_OPT=-O0
-          -DWORKPART_TEST_COMPILE=ON -DWORKPART_TEST_PACKAGE=ON -DWORKPART_BUILD_EXAMPLES=ON)
-  if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
-    config+=(-DWORKPART_ENABLE_CUDA=ON "-DCMAKE_CUDA_FLAGS_RELEASE=-O1 -DNDEBUG")
-  fi
-fi
-
 # The published cost tables (../shared beside the checkout) let tools.optimize check the
 # optimizer's command-line tool on real graphs too.
 anchors="$(cd .. && pwd)/shared/anchors/pase-tables"
-[[ -d "$anchors" ]] && config+=("-DWORKPART_PASE_TABLES_DIR=$anchors")
+common=(-DWORKPART_BUILD_TESTS=ON)
+[[ -d "$anchors" ]] && common+=("-DWORKPART_PASE_TABLES_DIR=$anchors")
 
-# The layout check (.clang-format) with the plain suite: a file that differs fails the run.
-if [[ "$sanitize" != 1 ]]; then
+run_suite() {  # run_suite <build dir> <cmake options>...
+  local dir="$1"
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@" "${common[@]}"
+  cmake --build "$dir" -j2
+  ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600
+}
+
+# Tests and examples at -O1: they check results, not speed, and build in about half the time
+# of -O3. Benchmarks at -O0: here only that they compile is checked (scripts/bench.sh builds
+# them at -O3 for timing). With nvcc installed, the CUDA backend's tests are compiled too
+# (tests/cuda; run only where a GPU is).
+plain_suite() {  # plain_suite <sanitized tests elsewhere: ON/OFF>
+  local config=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+                -DWORKPART_SANITIZE=OFF "-DWORKPART_TEST_SANITIZED_ELSEWHERE=$1"
+                -DWORKPART_BUILD_BENCHMARKS=ON -DWORKPART_BENCHMARK_OPT=-O0
+                -DWORKPART_TEST_COMPILE=ON -DWORKPART_TEST_PACKAGE=ON -DWORKPART_BUILD_EXAMPLES=ON)
+  if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
+    config+=(-DWORKPART_ENABLE_CUDA=ON "-DCMAKE_CUDA_FLAGS_RELEASE=-O1 -DNDEBUG")
+  fi
+  # The layout check (.clang-format): a file that differs fails the run.
   bash scripts/format.sh --check
-fi
+  run_suite build-test "${config[@]}"
+}
 
-cmake -S . -B "$dir" -G Ninja "${config[@]}" -DWORKPART_BUILD_TESTS=ON
-cmake --build "$dir" -j2
-ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600
+# Left out of the sanitizer build: benchmarks, compile-fail and package tests (nothing of the
+# library runs in them), the examples (the plain part runs them; the library paths they take
+# run here in tests/), and the tests marked NOT_SANITIZED (what the types derive -- gradients,
+# layers, expression forms -- checked against loops; their run-time paths are the ones the
+# tests built here run; WORKPART_SANITIZE_ALL=1 builds them too). Line tables only (-g1) keep
+# the template-heavy debug build fast while sanitizer reports still name files and lines.
+sanitized_suite() {
+  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
+    -DWORKPART_SANITIZE=ON -DWORKPART_BUILD_BENCHMARKS=OFF -DWORKPART_TEST_COMPILE=OFF \
+    -DWORKPART_TEST_PACKAGE=OFF -DWORKPART_BUILD_EXAMPLES=OFF \
+    "-DWORKPART_SANITIZE_ALL=${WORKPART_SANITIZE_ALL:-0}"
+}
+
+case "$mode" in
+  whole)
+    plain_suite ON
+    sanitized_suite
+    ;;
+  sanitize) sanitized_suite ;;
+  plain) plain_suite OFF ;;
+esac
