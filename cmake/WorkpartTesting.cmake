@@ -37,7 +37,8 @@
 #   layers, expression forms) checked against loops: their run-time paths (the loop executor,
 #   the plans, the collectives) are the ones the sanitized tests run, and their translation
 #   units are the costliest to build under the sanitizers (2 to 8 minutes each), which the CI
-#   budget cannot hold.
+#   budget cannot hold. Also for tests that cannot run under them (a memory limit set with
+#   RLIMIT_AS, which cannot bound AddressSanitizer's shadow memory).
 #
 #   WORKPART_TEST_SANITIZED_ELSEWHERE (a build without WORKPART_SANITIZE): the tests the
 #   sanitizer build runs -- every test not marked NOT_SANITIZED -- are neither built nor

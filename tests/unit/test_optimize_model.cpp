@@ -122,9 +122,9 @@ TEST_CASE("optimize: the schedule is the cheapest of all under the model", "[uni
   };
   const wp::machine_model models[] = {wp::machine_model{}, wp::machine_model{1e3, 1e-9, 1e-12},
                                       wp::machine_model{1e12, 1e-3, 1e-6}};
-  // Every rank count to 16 in the plain suite; under the sanitizers (scripts/test.sh
-  // --sanitize, where pricing runs some 17 times slower) the memory checks take a sample of
-  // them, prime, even and square counts among it.
+  // Every rank count to 16 without sanitizers (scripts/test.sh --plain); under them (the
+  // whole suite's build-asan/, where pricing runs some 17 times slower) the memory checks take
+  // a sample of them, prime, even and square counts among it.
 #if defined(__SANITIZE_ADDRESS__)
   const std::vector<int> few = {1, 3, 4, 6}, more = {7, 12, 16};
 #else

@@ -4,7 +4,7 @@
 /// of its maps and its maps' plans (a hundred elements and more for a network's training
 /// step). libstdc++'s std::tuple nests one `_Tuple_impl` per element, each naming every
 /// element after it, and GCC's time and memory grow with the square of that: a training
-/// step of AlexNet (140 maps) spent minutes of its compile in tuple machinery. Here every
+/// step of AlexNet (198 maps) spent minutes of its compile in tuple machinery. Here every
 /// element is reached by one pack expansion (`unpack`) and no operation makes a tuple per
 /// prefix: `concat` builds its result once, from all its parts' elements at once.
 
