@@ -3,7 +3,8 @@
 //   workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]
 //                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
-//                     [--use-all-ranks] [--powers-of-two] [--time-budget S] [--no-runner-ups]
+//                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K]
+//                     [--time-budget S] [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
 // (include/workpart/io/program_reader.hpp) under workpart's cost model for P ranks.
@@ -36,8 +37,8 @@ constexpr const char* usage_text =
     "usage: workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]\n"
     "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
-    "                         [--use-all-ranks] [--powers-of-two] [--time-budget S] "
-    "[--no-runner-ups]\n"
+    "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
+    "                         [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
     "                       flops_per_point and accesses; see program_reader.hpp), priced\n"
@@ -48,6 +49,8 @@ constexpr const char* usage_text =
     "  --beta B             seconds per byte (default 1e-9)\n"
     "  --use-all-ranks      only grids whose product is P\n"
     "  --powers-of-two      only grid entries that are powers of two\n"
+    "  --max-split-dims K   only grids with at most K entries > 1 (as PaSE splits few\n"
+    "                       dimensions of a layer; data parallelism stays a candidate)\n"
     "  --time-budget S      stop after S seconds with the best strategy found so far\n"
     "                       (reported as not proven optimal)\n"
     "  --no-runner-ups      skip the runner-up pass (about half the search time)\n"
@@ -179,7 +182,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
-        a == "--use-all-ranks" || a == "--powers-of-two")
+        a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -228,6 +231,15 @@ int main(int argc, char** argv) {
       popt.configs.use_all_ranks = true;
     } else if (a == "--powers-of-two") {
       popt.configs.powers_of_two = true;
+    } else if (a == "--max-split-dims") {
+      const char* s = value("a number of dimensions");
+      char* end = nullptr;
+      const long k = std::strtol(s, &end, 10);
+      if (end == s || *end != '\0' || k < 1 || k > 64)
+        return usage(("--max-split-dims: '" + std::string(s) +
+                      "' is not a number of dimensions from 1 to 64")
+                         .c_str());
+      popt.configs.max_split_dims = int(k);
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage_text, stdout);
       return 0;
@@ -241,8 +253,8 @@ int main(int argc, char** argv) {
   if (!program.empty() && table_flags) return usage("--max-inflated goes with --tables");
   if (!tables.empty() && program_flags)
     return usage(
-        "--nprocs, --flops, --alpha, --beta, --use-all-ranks and "
-        "--powers-of-two go with --program, not --tables");
+        "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two and "
+        "--max-split-dims go with --program, not --tables");
 
   try {
     if (!program.empty()) {

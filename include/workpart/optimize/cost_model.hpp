@@ -61,6 +61,12 @@ struct config_options {
   /// carries values from one execute() to the next (a map writes an array an earlier map
   /// read, as a training step's update writes the weights), else 1 (one run).
   double executions = 0;
+  /// At most this many entries > 1 per grid (0: no limit), as PaSE limits how many dimensions
+  /// of a layer it splits: a map of 8 dimensions on 64 ranks has 743 power-of-two grids that
+  /// use them all, 61 that split at most 2 dimensions, and the tables grow with the square.
+  /// Data parallelism (the first dimension over all ranks) splits one dimension, so it stays a
+  /// candidate (where the options allow it at all), and the optimum found costs no more.
+  int max_split_dims = 0;
 };
 
 namespace detail {
@@ -144,26 +150,32 @@ inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& e
                                                    std::string* unmet = nullptr) {
   std::vector<grid_shape> out;
   std::vector<index_t> g(extents.size(), 1);
-  auto rec = [&](auto& self, std::size_t d, index_t prod) -> void {
+  const int max_split = opt.max_split_dims > 0 ? opt.max_split_dims : int(extents.size());
+  auto rec = [&](auto& self, std::size_t d, index_t prod, int split) -> void {
     if (d == extents.size()) {
       if (!opt.use_all_ranks || prod == nprocs) out.push_back(grid_shape(g));
       return;
     }
     for (index_t x = 1; prod * x <= nprocs && x <= std::max<index_t>(1, extents[d]); ++x) {
       if (opt.powers_of_two && (x & (x - 1)) != 0) continue;
+      if (x > 1 && split == max_split) break;
       g[d] = x;
-      self(self, d + 1, prod * x);
+      self(self, d + 1, prod * x, split + (x > 1 ? 1 : 0));
     }
     g[d] = 1;
   };
-  rec(rec, 0, 1);
+  rec(rec, 0, 1, 0);
   if (out.empty()) {
     out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)));
     if (unmet) {
       std::string ext;
       for (index_t e : extents) ext += (ext.empty() ? "" : ", ") + std::to_string(e);
       *unmet = "no grid of its space [" + ext + "] uses all " + std::to_string(nprocs) + " ranks" +
-               (opt.powers_of_two ? " with powers of two" : "") + "; it keeps " + out.front().str();
+               (opt.powers_of_two ? " with powers of two" : "") +
+               (opt.max_split_dims > 0
+                    ? " splitting at most " + std::to_string(opt.max_split_dims) + " dimensions"
+                    : "") +
+               "; it keeps " + out.front().str();
     }
   }
   return out;
@@ -321,6 +333,7 @@ inline transfer_cost split_transfer(const std::string& wname, const map_config& 
   in.grids = {w.grid};
   in.arrays = {{&w.arrays[ua]}};
   if (r) {
+    in.gathers = false;  // the pieces into the reader are priced, not root's gather
     in.names.push_back(rname);
     in.grids.push_back(r->grid);
     in.arrays.push_back({&r->arrays[ub]});

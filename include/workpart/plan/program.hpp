@@ -51,6 +51,10 @@ struct program_maps {
   std::vector<grid_shape> grids;                           ///< [map]
   std::vector<std::vector<const array_solution*>> arrays;  ///< [map][u]
   int nranks = 1;
+  /// Whether the solution plans root's gather of the final values. The cost model
+  /// (optimize/cost_model.hpp) prices a combine and the pass into the next map alone, and the
+  /// gather, never consulted when choosing a combine, would be planned once per choice.
+  bool gathers = true;
 };
 
 /// The program_maps of solved maps (pointers into `maps`, which must outlive the solution).

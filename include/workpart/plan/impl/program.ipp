@@ -298,14 +298,17 @@ WORKPART_DECL void program_solution::build_redists() {
           r.steady_layers = writers_before(a, m, true);
         }
         r.first = plan_transfer(need, source_layers(r, true));
-        r.steady = plan_transfer(need, source_layers(r, false));
+        // the same layers (a reader after the program's only writer): the same transfer
+        r.steady = !r.first_reads && r.steady_layers == r.first_layers
+                       ? r.first
+                       : plan_transfer(need, source_layers(r, false));
         finish(r);
         into_[std::size_t(m)].push_back(redists_.size());
         redists_.push_back(std::move(r));
       }
     }
   // root's gather of the final values: the last writer of each element
-  for (std::size_t a = 0; a < arrays_.size(); ++a) {
+  for (std::size_t a = 0; a < arrays_.size() && in_.gathers; ++a) {
     if (arrays_[a].writers.empty() || gathered_by_map(a)) continue;
     std::vector<box> need(static_cast<std::size_t>(nranks()));
     need[0] = whole_box(slot(arrays_[a].writers.front(), a).use);
