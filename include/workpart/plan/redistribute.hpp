@@ -13,6 +13,7 @@
 /// already hold it.
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 

@@ -133,14 +133,32 @@ WORKPART_DECL void program_solution::choose_combines() {
     for (int m : arrays_[a].writers)
       if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root)
         arrays_[a].partial[std::size_t(m)] = combine_mode::all_reduce;
+  // the last combine chosen: its best candidate's redistributions are the final ones (every
+  // other combine is settled by then), kept rather than planned again
+  std::size_t last_a = arrays_.size();
+  int last_m = -1;
+  for (std::size_t a = 0; a < arrays_.size(); ++a)
+    for (int m : arrays_[a].writers)
+      if (arrays_[a].partial[std::size_t(m)] != combine_mode::none) last_a = a, last_m = m;
+  std::vector<program_redist> kept_redists;
+  std::vector<std::vector<std::size_t>> kept_into;
+  bool kept = false;
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers) {
       if (arrays_[a].partial[std::size_t(m)] == combine_mode::none) continue;
       auto& pa = arrays_[a];
+      const bool last = a == last_a && m == last_m;
       combine_mode best_mode = combine_mode::all_reduce;
       std::vector<box> best_owned;
       build_redists();
       index_t best = combine_cost(a, m);
+      auto keep = [&] {
+        if (!last) return;
+        kept_redists.swap(redists_);
+        kept_into.swap(into_);
+        kept = true;
+      };
+      keep();
       auto consider = [&](combine_mode mode, std::vector<box> owned) {
         pa.partial[std::size_t(m)] = mode;
         pa.owned[std::size_t(m)] = owned;
@@ -150,6 +168,7 @@ WORKPART_DECL void program_solution::choose_combines() {
           best = c;
           best_mode = mode;
           best_owned = std::move(owned);
+          keep();
         }
       };
       for (auto& owned : ownership_candidates(a, m))
@@ -158,7 +177,12 @@ WORKPART_DECL void program_solution::choose_combines() {
       pa.partial[std::size_t(m)] = best_mode;
       pa.owned[std::size_t(m)] = std::move(best_owned);
     }
-  build_redists();
+  if (kept) {
+    redists_.swap(kept_redists);
+    into_.swap(kept_into);
+  } else {
+    build_redists();
+  }
   // the combines, in the order the maps run
   combines_of_.assign(std::size_t(M), {});
   for (std::size_t a = 0; a < arrays_.size(); ++a)

@@ -100,15 +100,24 @@ WORKPART_DECL transfer plan_transfer(const std::vector<box>& need,
                 [&](int a, int b) { return (a - r + P) % P < (b - r + P) % P; });
       for (std::size_t k = 0; k < senders.size() && !left.empty(); ++k) {
         const int s = senders[k];
-        next.clear();
-        for (const box& x : left) {
-          const box c = box::intersect(x, held[std::size_t(s)]);
+        const box& h = held[std::size_t(s)];
+        // the first piece left that s holds any of; where none, nothing changes (no copies)
+        std::size_t i = 0;
+        box c;
+        for (; i < left.size(); ++i) {
+          c = box::intersect(left[i], h);
+          if (!c.empty()) break;
+        }
+        if (i == left.size()) continue;
+        next.assign(left.begin(), left.begin() + std::ptrdiff_t(i));
+        for (const std::size_t first = i; i < left.size(); ++i) {
+          if (i > first) c = box::intersect(left[i], h);
           if (c.empty()) {
-            next.push_back(x);
+            next.push_back(left[i]);
             continue;
           }
           t.pieces.push_back({s, r, int(l), c});
-          subtract_into(x, c, next);
+          subtract_into(left[i], c, next);
         }
         left.swap(next);
       }
