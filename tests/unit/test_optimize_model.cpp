@@ -9,6 +9,7 @@
 #include <workpart/workpart.hpp>
 #include <workpart/optimize/optimize.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -18,37 +19,50 @@ using workpart::index_t;
 TEST_CASE("optimize: candidate grids are every tuple within the extents and the ranks",
           "[unit][optimize]") {
   for (index_t P = 1; P <= 9; ++P)
-    for (const std::vector<index_t>& ext : {std::vector<index_t>{3, 8}, {1, 5, 4}, {7}}) {
+    for (const std::vector<index_t>& ext :
+         {std::vector<index_t>{3, 8}, {1, 5, 4}, {7}, {9, 2, 3, 2}}) {
       for (bool all : {false, true})
-        for (bool pow2 : {false, true}) {
-          const auto got = wp::detail::grid_configurations(ext, P, {all, pow2});
-          std::size_t want = 0;
-          // brute force over the box [1, ext] per dimension
-          std::vector<index_t> c(ext.size(), 1);
-          for (;;) {
-            index_t prod = 1;
-            bool ok = true;
-            for (index_t x : c) {
-              prod *= x;
-              ok = ok && (!pow2 || (x & (x - 1)) == 0);
+        for (bool pow2 : {false, true})
+          for (int cap : {0, 1, 2}) {
+            wp::config_options opt{all, pow2};
+            opt.max_split_dims = cap;
+            const auto got = wp::detail::grid_configurations(ext, P, opt);
+            std::size_t want = 0;
+            // brute force over the box [1, ext] per dimension
+            std::vector<index_t> c(ext.size(), 1);
+            for (;;) {
+              index_t prod = 1;
+              int split = 0;
+              bool ok = true;
+              for (index_t x : c) {
+                prod *= x;
+                split += x > 1 ? 1 : 0;
+                ok = ok && (!pow2 || (x & (x - 1)) == 0);
+              }
+              ok = ok && (cap == 0 || split <= cap);
+              if (ok && prod <= P && (!all || prod == P)) ++want;
+              std::size_t d = 0;
+              for (; d < c.size(); ++d) {
+                if (++c[d] <= ext[d]) break;
+                c[d] = 1;
+              }
+              if (d == c.size()) break;
             }
-            if (ok && prod <= P && (!all || prod == P)) ++want;
-            std::size_t d = 0;
-            for (; d < c.size(); ++d) {
-              if (++c[d] <= ext[d]) break;
-              c[d] = 1;
+            INFO("P " << P << " all " << all << " pow2 " << pow2 << " cap " << cap);
+            if (want == 0) {  // nothing fits: the one-rank grid
+              REQUIRE(got.size() == 1);
+              REQUIRE(got[0].product() == 1);
+            } else {
+              REQUIRE(got.size() == want);
             }
-            if (d == c.size()) break;
+            for (const auto& g : got) REQUIRE(g.product() <= P);
+            // data parallelism (the first dimension over all ranks) stays a candidate
+            if (P <= ext[0] && (!pow2 || (P & (P - 1)) == 0)) {
+              std::vector<index_t> dp(ext.size(), 1);
+              dp[0] = P;
+              REQUIRE(std::find(got.begin(), got.end(), wp::grid_shape(dp)) != got.end());
+            }
           }
-          INFO("P " << P << " all " << all << " pow2 " << pow2);
-          if (want == 0) {  // nothing fits: the one-rank grid
-            REQUIRE(got.size() == 1);
-            REQUIRE(got[0].product() == 1);
-          } else {
-            REQUIRE(got.size() == want);
-          }
-          for (const auto& g : got) REQUIRE(g.product() <= P);
-        }
     }
 }
 
