@@ -8,6 +8,14 @@
 
 namespace workpart::detail {
 
+/// Whether box::intersect(x, y) is not empty, without building it (a box is 264 bytes).
+inline bool boxes_meet(const box& x, const box& y) {
+  if (x.empty() || y.empty()) return false;
+  for (int a = 0; a < x.rank; ++a)
+    if (std::max(x.lo[a], y.lo[a]) >= std::min(x.hi[a], y.hi[a])) return false;
+  return true;
+}
+
 WORKPART_DECL void subtract_into(const box& a, const box& b, std::vector<box>& out) {
   if (a.empty()) return;
   const box c = box::intersect(a, b);
@@ -103,19 +111,15 @@ WORKPART_DECL transfer plan_transfer(const std::vector<box>& need,
         const box& h = held[std::size_t(s)];
         // the first piece left that s holds any of; where none, nothing changes (no copies)
         std::size_t i = 0;
-        box c;
-        for (; i < left.size(); ++i) {
-          c = box::intersect(left[i], h);
-          if (!c.empty()) break;
-        }
+        while (i < left.size() && !boxes_meet(left[i], h)) ++i;
         if (i == left.size()) continue;
         next.assign(left.begin(), left.begin() + std::ptrdiff_t(i));
-        for (const std::size_t first = i; i < left.size(); ++i) {
-          if (i > first) c = box::intersect(left[i], h);
-          if (c.empty()) {
+        for (; i < left.size(); ++i) {
+          if (!boxes_meet(left[i], h)) {
             next.push_back(left[i]);
             continue;
           }
+          const box c = box::intersect(left[i], h);
           t.pieces.push_back({s, r, int(l), c});
           subtract_into(left[i], c, next);
         }
