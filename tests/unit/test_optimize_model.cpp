@@ -131,6 +131,27 @@ TEST_CASE("optimize: the schedule is the cheapest of all under the model", "[uni
     for (std::size_t e = 0; e < t.graph.num_edges(); ++e)
       again += t.graph.edge_cost(e, chosen[t.graph.edge_source(e)], chosen[t.graph.edge_target(e)]);
     REQUIRE(again == Approx(r.cost).epsilon(1e-12));
+    // wp::modelled_cost prices a given schedule alike: the optimum's, and data parallelism's
+    // (every map's first dimension over the ranks), summed here from the full tables, no less
+    REQUIRE(wp::modelled_cost(prog, r.schedule, P, mm) == Approx(r.cost).epsilon(1e-12));
+    wp::schedule dp;
+    std::vector<std::size_t> dp_chosen(t.graph.num_vertices(), 0);
+    for (std::size_t m = 0; m < t.maps.size(); ++m) {
+      std::vector<index_t> g(t.grids[m].front().dims.size(), 1);
+      g[0] = std::min<index_t>(P, index_t(B));  // every map's first extent is B
+      dp.set(t.maps[m], wp::grid_shape(g));
+      std::size_t c = 0;
+      while (!(t.grids[m][c] == wp::grid_shape(g))) ++c;
+      dp_chosen[m + 1] = c;
+    }
+    double dp_cost = 0;
+    for (std::size_t v = 0; v < t.graph.num_vertices(); ++v)
+      dp_cost += t.graph.vertex_cost(v, dp_chosen[v]);
+    for (std::size_t e = 0; e < t.graph.num_edges(); ++e)
+      dp_cost += t.graph.edge_cost(e, dp_chosen[t.graph.edge_source(e)],
+                                   dp_chosen[t.graph.edge_target(e)]);
+    REQUIRE(wp::modelled_cost(prog, dp, P, mm) == Approx(dp_cost).epsilon(1e-12));
+    REQUIRE(dp_cost >= r.cost * (1 - 1e-12));
     for (const auto& c : r.maps) REQUIRE(c.grid.product() <= P);
     REQUIRE(!r.str().empty());
   };

@@ -812,6 +812,31 @@ std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, c
   return modelled_transfers(detail::priced_views(p), s, nranks, mm);
 }
 
+/// What schedule `s` costs under the model, as wp::optimize prices it (`optimized::cost`):
+/// modelled seconds of one run, or of one execute() with the scatter and gather shared among
+/// config_options::executions of them. For baselines beside an optimum: the optimum found by
+/// wp::optimize with the same model and options costs no more than any schedule whose grids
+/// those options allow. Raises grid_error where a map has no grid in `s`, plan_error where a
+/// grid cannot be planned.
+inline double modelled_cost(const std::vector<detail::priced_map>& maps, const schedule& s,
+                            int nranks, const machine_model& mm = {},
+                            const config_options& opt = {}) {
+  if (nranks < 1)
+    throw grid_error("wp::modelled_cost: " + std::to_string(nranks) + " ranks; give at least 1");
+  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}};
+  pr.fixed = &s;
+  const program_cost_tables t = pr.build();  // one configuration per map: the schedule's
+  double cost = 0;
+  for (std::size_t v = 0; v < t.graph.num_vertices(); ++v) cost += t.graph.vertex_cost(v, 0);
+  for (std::size_t e = 0; e < t.graph.num_edges(); ++e) cost += t.graph.edge_cost(e, 0, 0);
+  return cost;
+}
+template <class... Maps>
+double modelled_cost(const program_t<Maps...>& p, const schedule& s, int nranks,
+                     const machine_model& mm = {}, const config_options& opt = {}) {
+  return modelled_cost(detail::priced_views(p), s, nranks, mm, opt);
+}
+
 /// The cost tables of a program on `nranks` ranks (no MPI; any rank count).
 inline program_cost_tables program_costs(const std::vector<detail::priced_map>& maps, int nranks,
                                          const machine_model& mm = {},

@@ -422,4 +422,10 @@ inline std::vector<modelled_transfer> modelled_transfers(const program_descripti
   return modelled_transfers(detail::priced_views(p), s, nranks, mm);
 }
 
+/// What schedule `s` of the described program costs under the model (as wp::optimize prices it).
+inline double modelled_cost(const program_description& p, const schedule& s, int nranks,
+                            const machine_model& mm = {}, const config_options& opt = {}) {
+  return modelled_cost(detail::priced_views(p), s, nranks, mm, opt);
+}
+
 }  // namespace workpart

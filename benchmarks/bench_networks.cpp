@@ -1,0 +1,289 @@
+// Whole networks' training steps (examples/networks/) optimised for P ranks beside the two
+// baselines the same model prices: data parallelism and the experts' strategy.
+//
+//   ./bench_networks [--p=4,8,16,32,64] [--exact] [--flops=1e13] [--bandwidth=16e9]
+//                    [--latency=1e-5] [--csv FILE]
+//
+// One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float)
+// as one typed program (forward, wp::backward, SGD), priced with the machine model PaSE uses
+// (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
+// wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel)
+// and the experts' (wpnet::alexnet_expert: data-parallel convolutions, model-parallel fully
+// connected layers) priced by wp::modelled_cost under the same model and options, the
+// modelled speed-ups of the found strategy over each, the seconds wp::optimize took (pricing
+// and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
+// Then the found strategy per layer: each forward layer's grid.
+//
+// The grids considered: powers of two splitting at most 2 dimensions of each map
+// (config_options::powers_of_two, max_split_dims = 2, as PaSE restricts a layer's splits);
+// both baselines are among them, so the optimum costs no more than either. --exact: every
+// grid (no restriction; practical to P = 8).
+//
+// --csv FILE writes one line per network and P: benchmark, network, p, found_s, data_parallel_s,
+// expert_s, speedup_vs_data_parallel, speedup_vs_expert, optimize_s, candidates,
+// peak_rss_bytes, proven_optimal.
+//
+//   mpirun -np P ./bench_networks --run [--reps=9] [--batch=16] [--image=67] [--width=8]
+//                                       [--csv FILE]
+//
+// The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
+// features / 8, float) trained on the P ranks under data parallelism, the experts' strategy and
+// the one wp::optimize finds with a model calibrated on these ranks
+// (wp::machine_model::calibrate), each one execute() (a training step) timed alternately with
+// the others in a balanced order, the median of --reps rounds of the slowest rank's seconds,
+// beside the step's modelled seconds (wp::modelled_cost, the same calibrated model), so the
+// model's ranking of the strategies is checked against measurement. --csv FILE: benchmark,
+// network, p, strategy, measured_s, modelled_s, measured_over_modelled.
+
+#include "../examples/networks/alexnet.hpp"
+
+#include <workpart/optimize.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench_mpi.hpp"
+
+using namespace workpart_bench;
+
+namespace {
+
+namespace wp = workpart;
+
+double peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;
+}
+
+/// Whether every grid of `s` is a candidate under `opt` (else the baseline is priced but the
+/// optimum is not bound by it).
+template <class Program>
+bool among_candidates(const Program& prog, const wp::schedule& s, int P,
+                      const wp::config_options& opt) {
+  bool all = true;
+  prog.for_each_map([&](const auto& m) {
+    std::vector<wp::index_t> ext;
+    for (int d = 0; d < m.rank; ++d) ext.push_back(m.iteration_space().extent(d));
+    const auto grids = wp::detail::grid_configurations(ext, P, opt);
+    const wp::grid_shape* g = s.find(m.name());
+    bool found = false;
+    for (const auto& c : grids) found = found || (g && c == *g);
+    all = all && found;
+  });
+  return all;
+}
+
+int usage(const wp::context& ctx) {
+  if (ctx.is_root())
+    std::fprintf(stderr,
+                 "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--flops=F] "
+                 "[--bandwidth=B] [--latency=A] [--csv FILE]\n"
+                 "       mpirun -np P bench_networks --run [--reps=9] [--batch=16] [--image=67] "
+                 "[--width=8] [--csv FILE]\n");
+  return 2;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Item 5: the scaled-down network trained under the three strategies on these ranks, each
+/// step timed alternately with the others, beside its modelled seconds.
+int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv) {
+  const int P = ctx.size();
+  const bool root = ctx.is_root();
+  if (root) print_run_environment(P);
+  const wp::machine_model mm = wp::machine_model::calibrate(ctx);
+  wpnet::alexnet<float> net(size);
+  auto step = net.step(0.01f);
+  net.x.init([](const std::array<wp::index_t, 4>& g) {
+    return float(std::sin(0.013 * double(((g[0] * 3 + g[1]) * 67 + g[2]) * 67 + g[3]) + 0.2));
+  });
+  net.label.init(
+      [](const std::array<wp::index_t, 1>& g) { return std::int32_t((g[0] * 7 + 3) % 64); });
+  const wp::optimized found = wp::optimize(step.program, P, mm);
+  const std::vector<std::pair<std::string, wp::schedule>> strategies = {
+      {"data parallel", wpnet::data_parallel(step.program, P)},
+      {"experts'", wpnet::alexnet_expert(step.program, P)},
+      // root's (pricing reads root-only state: every rank plans with root's schedule, as
+      // wp::distribute(prog, wp::automatic, ctx) does)
+      {"found", wp::detail::roots_schedule(ctx.comm(), step.program, found.schedule)}};
+  using plan_type = decltype(wp::distribute(step.program, strategies[0].second, ctx));
+  std::vector<plan_type> plans;
+  std::vector<double> modelled;
+  for (const auto& [name, s] : strategies) {
+    plans.push_back(wp::distribute(step.program, s, ctx));
+    modelled.push_back(wp::modelled_cost(step.program, s, P, mm));
+  }
+  for (auto& p : plans) p.scatter();
+  for (auto& p : plans) p.execute();  // warm-up: buffers, threads, connections, datatypes
+  std::vector<std::vector<double>> t(plans.size());
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t v : round_order(r, plans.size())) {
+      quiet_barrier(ctx.comm());
+      const auto t0 = std::chrono::steady_clock::now();
+      plans[v].execute();
+      const double sec = slowest(seconds_since(t0), ctx.comm());
+      if (root) t[v].push_back(sec);
+    }
+  if (!root) return 0;
+  std::printf(
+      "\nAlexNet scaled down (batch %lld, %lld x %lld, width / %lld, float) on %d ranks; "
+      "calibrated model: %.3g FLOP/s, alpha %.3g s, beta %.3g s/B; %d rounds\n",
+      static_cast<long long>(size.batch), static_cast<long long>(size.image),
+      static_cast<long long>(size.image), static_cast<long long>(size.width), P, mm.flops, mm.alpha,
+      mm.beta, reps);
+  std::printf("%-14s %12s %12s %10s\n", "strategy", "measured s", "modelled s", "meas/model");
+  std::ofstream out;
+  if (!csv.empty()) {
+    out.open(csv, std::ios::app);
+    out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
+  }
+  for (std::size_t v = 0; v < plans.size(); ++v) {
+    const double m = median(t[v]);
+    std::printf("%-14s %12.5g %12.5g %10.2f\n", strategies[v].first.c_str(), m, modelled[v],
+                m / modelled[v]);
+    if (out)
+      out << "bench_networks_run,alexnet," << P << ',' << strategies[v].first << ',' << m << ','
+          << modelled[v] << ',' << m / modelled[v] << '\n';
+  }
+  auto order = [&](auto value) {
+    std::vector<std::size_t> o(plans.size());
+    for (std::size_t k = 0; k < o.size(); ++k) o[k] = k;
+    std::stable_sort(o.begin(), o.end(),
+                     [&](std::size_t a, std::size_t b) { return value(a) < value(b); });
+    std::string txt;
+    for (std::size_t k : o) txt += (txt.empty() ? "" : " < ") + strategies[k].first;
+    return txt;
+  };
+  std::printf("ranked by measurement: %s\nranked by the model:   %s\n",
+              order([&](std::size_t k) { return median(t[k]); }).c_str(),
+              order([&](std::size_t k) { return modelled[k]; }).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  wp::context ctx(argc, argv);
+  bool run = false;
+  int reps = 9;
+  wpnet::alexnet_size small{.batch = 16, .image = 67, .width = 8, .classes = 1024};
+  std::vector<std::int64_t> ps = {4, 8, 16, 32, 64};
+  bool exact = false;
+  double flops = 1e13, bandwidth = 16e9, latency = 1e-5;
+  std::string csv;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (const char* v = option_value(arg, "--p=")) {
+      ps = parse_sizes(v);
+      if (ps.empty()) return usage(ctx);
+    } else if (arg == "--exact") {
+      exact = true;
+    } else if (const char* f = option_value(arg, "--flops=")) {
+      flops = std::atof(f);
+    } else if (const char* bw = option_value(arg, "--bandwidth=")) {
+      bandwidth = std::atof(bw);
+    } else if (const char* l = option_value(arg, "--latency=")) {
+      latency = std::atof(l);
+    } else if (arg == "--run") {
+      run = true;
+    } else if (const char* r = option_value(arg, "--reps=")) {
+      reps = std::atoi(r);
+    } else if (const char* n = option_value(arg, "--batch=")) {
+      small.batch = std::atoll(n);
+    } else if (const char* im = option_value(arg, "--image=")) {
+      small.image = std::atoll(im);
+    } else if (const char* w = option_value(arg, "--width=")) {
+      small.width = std::atoll(w);
+    } else if (arg == "--csv" && a + 1 < argc) {
+      csv = argv[++a];
+    } else {
+      return usage(ctx);
+    }
+  }
+  if (!(flops > 0) || !(bandwidth > 0) || !(latency >= 0) || reps < 1 || small.batch < 1 ||
+      small.image < 67 || small.width < 1)
+    return usage(ctx);
+  if (run) return run_strategies(ctx, reps, small, csv);
+  if (!ctx.is_root()) return 0;  // the tables: one process
+  const wp::machine_model mm{flops, latency, 1.0 / bandwidth};
+  wp::optimize_options opt;
+  if (!exact) {
+    opt.configs.powers_of_two = true;
+    opt.configs.max_split_dims = 2;
+  }
+  std::printf(
+      "machine model: %.3g FLOP/s per rank, %.3g B/s links, %.3g s per message; grids: %s\n", flops,
+      bandwidth, latency, exact ? "every grid" : "powers of two, at most 2 split dimensions");
+  print_load_average();
+
+  std::ofstream out;
+  if (!csv.empty()) {
+    out.open(csv);
+    out << "benchmark,network,p,found_s,data_parallel_s,expert_s,speedup_vs_data_parallel,"
+           "speedup_vs_expert,optimize_s,candidates,peak_rss_bytes,proven_optimal\n";
+  }
+
+  wpnet::alexnet<float> net(wpnet::alexnet_size{});
+  auto step = net.step(0.01f);
+  int maps = 0;
+  step.program.for_each_map([&](const auto&) { ++maps; });
+  std::printf("\nAlexNet (batch 128, 3 x 227 x 227, float): one training step, %d maps\n", maps);
+  std::printf("%4s %12s %12s %12s %9s %9s %10s %10s %9s\n", "P", "found s", "data-par s",
+              "expert s", "vs d-p", "vs expert", "optimize s", "candidates", "peak MB");
+  std::vector<std::pair<int, wp::optimized>> found;
+  for (std::int64_t P : ps) {
+    const auto t0 = std::chrono::steady_clock::now();
+    wp::optimized r = wp::optimize(step.program, P, mm, opt);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const wp::schedule dp = wpnet::data_parallel(step.program, int(P));
+    const wp::schedule ex = wpnet::alexnet_expert(step.program, int(P));
+    const double dp_s = wp::modelled_cost(step.program, dp, int(P), mm, opt.configs);
+    const double ex_s = wp::modelled_cost(step.program, ex, int(P), mm, opt.configs);
+    const bool bound = among_candidates(step.program, dp, int(P), opt.configs) &&
+                       among_candidates(step.program, ex, int(P), opt.configs);
+    const double rss = peak_rss_bytes();
+    std::printf("%4lld %12.5g %12.5g %12.5g %8.2fx %8.2fx %10.2f %10zu %9.0f%s%s\n",
+                static_cast<long long>(P), r.cost, dp_s, ex_s, dp_s / r.cost, ex_s / r.cost, secs,
+                r.candidates, rss / 1e6, r.proven_optimal ? "" : "  (search cut short)",
+                bound ? "" : "  (a baseline's grid is outside the candidates)");
+    if (out)
+      out << "bench_networks,alexnet," << P << ',' << r.cost << ',' << dp_s << ',' << ex_s << ','
+          << dp_s / r.cost << ',' << ex_s / r.cost << ',' << secs << ',' << r.candidates << ','
+          << rss << ',' << (r.proven_optimal ? 1 : 0) << '\n';
+    found.emplace_back(int(P), std::move(r));
+  }
+
+  // the found strategy per layer: each forward layer's own map
+  const std::vector<std::string> layers = {
+      "conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "conv3", "relu3", "conv4", "relu4",
+      "conv5", "relu5", "pool3", "flat",  "fc1",   "relu6", "fc2",   "relu7", "fc3",   "loss"};
+  std::printf(
+      "\nfound strategy per layer (the grid of the layer's forward map, its space's "
+      "dimensions in order)\n%-8s",
+      "layer");
+  for (const auto& f : found) std::printf(" %18s", ("P = " + std::to_string(f.first)).c_str());
+  std::printf("\n");
+  for (const auto& l : layers) {
+    std::printf("%-8s", l.c_str());
+    for (const auto& f : found) {
+      const wp::grid_shape* g = f.second.schedule.find(l);
+      std::printf(" %18s", g ? g->str().c_str() : "-");
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
