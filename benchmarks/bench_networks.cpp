@@ -14,10 +14,10 @@
 // and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
 // Then the found strategy per layer: each forward layer's grid.
 //
-// The grids considered: powers of two splitting at most 2 dimensions of each map
-// (config_options::powers_of_two, max_split_dims = 2, as PaSE restricts a layer's splits);
-// both baselines are among them, so the optimum costs no more than either. --exact: every
-// grid (no restriction; practical to P = 8).
+// The grids considered: all P ranks, powers of two, splitting at most 2 dimensions of each
+// map (config_options::use_all_ranks, powers_of_two, max_split_dims = 2, as PaSE restricts a
+// layer's splits); both baselines are among them (checked: a line says where not), so the
+// optimum costs no more than either. --exact: every grid (no restriction; practical to P = 8).
 //
 // --csv FILE writes one line per network and P: benchmark, network, p, found_s, data_parallel_s,
 // expert_s, speedup_vs_data_parallel, speedup_vs_expert, optimize_s, candidates,
@@ -221,12 +221,14 @@ int main(int argc, char** argv) {
   const wp::machine_model mm{flops, latency, 1.0 / bandwidth};
   wp::optimize_options opt;
   if (!exact) {
+    opt.configs.use_all_ranks = true;
     opt.configs.powers_of_two = true;
     opt.configs.max_split_dims = 2;
   }
   std::printf(
       "machine model: %.3g FLOP/s per rank, %.3g B/s links, %.3g s per message; grids: %s\n", flops,
-      bandwidth, latency, exact ? "every grid" : "powers of two, at most 2 split dimensions");
+      bandwidth, latency,
+      exact ? "every grid" : "all P ranks, powers of two, at most 2 split dimensions");
   print_load_average();
 
   std::ofstream out;

@@ -509,8 +509,24 @@ struct program_pricer {
   std::vector<std::vector<map_config>> configs;  // [map][config]
   std::vector<double> ops;                       // [map]
 
-  const schedule* fixed = nullptr;  // price only this schedule's grids
-  std::vector<std::string> unmet;   // maps whose options no grid meets
+  const schedule* fixed = nullptr;   // price only this schedule's grids
+  std::vector<std::string> unmet;    // maps whose options no grid meets
+  std::map<const void*, int> users;  // array -> how many of the maps use it
+
+  /// A grid whose split reduction is combined on root with root's old values (partial results
+  /// that overlap) is refused by the program solver (check_split_writes) where the program
+  /// uses the array again: another map uses it, or the map reads it again next run.
+  bool refused_in_program(const map_solution& ms) {
+    if (users.empty())
+      for (const auto& pm : maps)
+        for (const auto& u :
+             pm.constraints(grid_shape(std::vector<index_t>(pm.extents.size(), 1)), 1).arrays)
+          ++users[u.id];
+    for (const auto& ap : ms.arrays)
+      if (ap.w_combine_on_root && (users[ap.use.id] > 1 || (ap.use.read && !ap.reads_own_writes)))
+        return true;
+    return false;
+  }
 
   void add_map(const priced_map& m) {
     const int N = int(m.extents.size());
@@ -544,6 +560,14 @@ struct program_pricer {
       } catch (const plan_error& e) {
         if (fixed) throw;
         if (first_refusal.empty()) first_refusal = e.what();
+        continue;
+      }
+      if (refused_in_program(ms)) {
+        const std::string why = "map '" + m.name + "': under grid " + g.str() +
+                                " partial results that overlap are combined on root, and the "
+                                "program uses the array again";
+        if (fixed) throw plan_error("wp::optimize: " + why);
+        if (first_refusal.empty()) first_refusal = why;
         continue;
       }
       c.max_points = ms.largest_block;
@@ -785,7 +809,7 @@ struct modelled_transfer {
 inline std::vector<modelled_transfer> modelled_transfers(
     const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
     const machine_model& mm = {}) {
-  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}};
+  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}, {}};
   pr.fixed = &s;
   for (const auto& m : maps) pr.add_map(m);
   std::vector<modelled_transfer> out;
@@ -823,7 +847,7 @@ inline double modelled_cost(const std::vector<detail::priced_map>& maps, const s
                             const config_options& opt = {}) {
   if (nranks < 1)
     throw grid_error("wp::modelled_cost: " + std::to_string(nranks) + " ranks; give at least 1");
-  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}};
+  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}};
   pr.fixed = &s;
   const program_cost_tables t = pr.build();  // one configuration per map: the schedule's
   double cost = 0;
@@ -843,7 +867,7 @@ inline program_cost_tables program_costs(const std::vector<detail::priced_map>& 
                                          const config_options& opt = {}) {
   if (nranks < 1)
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
-  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}}.build();
+  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}}.build();
 }
 template <class... Maps>
 program_cost_tables program_costs(const program_t<Maps...>& p, int nranks,
