@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +44,11 @@ inline double print_load_average() {
     std::fclose(f);
   }
   return load;
+}
+
+/// Seconds since t0 on the steady clock.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 /// The median of v (0 when empty): figures are medians, never means, on a noisy machine.

@@ -94,10 +94,6 @@ int usage(const wp::context& ctx) {
   return 2;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /// Item 5: the scaled-down network trained under the three strategies on these ranks, each
 /// step timed alternately with the others, beside its modelled seconds.
 int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv) {

@@ -101,10 +101,6 @@ float w_at(index_t u, index_t v, index_t salt, index_t fan_in) {
                std::sqrt(double(fan_in)));
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /// The largest relative difference of a from b (root's arrays, n elements).
 double max_rel_diff(const float* a, const float* b, index_t n) {
   double worst = 0;

@@ -238,16 +238,6 @@ template <class... T>
 auto flatten(std::tuple<T...>&& parts) {
   return std::apply([](auto&&... t) { return std::tuple_cat(std::move(t)...); }, std::move(parts));
 }
-/// The tuple in reverse order.
-template <class... T>
-auto reversed(std::tuple<T...>&& t) {
-  constexpr std::size_t n = sizeof...(T);
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::tuple<std::tuple_element_t<n - 1 - I, std::tuple<T...>>...>{
-        std::get<n - 1 - I>(std::move(t))...};
-  }
-  (std::make_index_sequence<n>{});
-}
 
 /// Zeroing maps of the buffers a backward map accumulates into ('+=': a '=' form's buffer
 /// has its '+=' twin next, and a scratch array is written with '=' before it is read).

@@ -513,9 +513,8 @@ struct program_pricer {
   std::vector<std::string> unmet;    // maps whose options no grid meets
   std::map<const void*, int> users;  // array -> how many of the maps use it
 
-  /// A grid whose split reduction is combined on root with root's old values (partial results
-  /// that overlap) is refused by the program solver (check_split_writes) where the program
-  /// uses the array again: another map uses it, or the map reads it again next run.
+  /// A grid the program solver refuses (check_split_writes): a split write combined on root in
+  /// an array the program uses again (combine_on_root_used_again).
   bool refused_in_program(const map_solution& ms) {
     if (users.empty())
       for (const auto& pm : maps)
@@ -523,8 +522,7 @@ struct program_pricer {
              pm.constraints(grid_shape(std::vector<index_t>(pm.extents.size(), 1)), 1).arrays)
           ++users[u.id];
     for (const auto& ap : ms.arrays)
-      if (ap.w_combine_on_root && (users[ap.use.id] > 1 || (ap.use.read && !ap.reads_own_writes)))
-        return true;
+      if (combine_on_root_used_again(ap, users[ap.use.id] > 1)) return true;
     return false;
   }
 

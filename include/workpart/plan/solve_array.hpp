@@ -93,6 +93,14 @@ struct array_solution {
   std::vector<comm_step> init_steps, out_steps;
 };
 
+/// Whether a split write combined on root (`w_combine_on_root`: partial results that overlap,
+/// combined with root's old values) cannot be planned because the program uses the array
+/// again: another map uses it, or this map reads it on its next run. One test for the program
+/// solver, which refuses such a grid, and the cost model, which drops it from the candidates.
+inline bool combine_on_root_used_again(const array_solution& ap, bool used_by_other_maps) {
+  return ap.w_combine_on_root && (used_by_other_maps || (ap.use.read && !ap.reads_own_writes));
+}
+
 /// The arrays of a plan, as the solver sees them (a plan's runtime records derive from
 /// array_solution).
 using solutions = std::vector<const array_solution*>;

@@ -110,11 +110,10 @@ WORKPART_DECL void program_solution::check_split_writes() {
     for (int m : arrays_[a].writers) {
       const auto& ap = slot(m, a);
       if (!ap.w_combine_on_root) continue;
-      // another map uses it, or this map reads it again on the next execute()
-      bool used_elsewhere = arrays_[a].writers.size() > 1 || (ap.use.read && !ap.reads_own_writes);
+      bool other_maps = arrays_[a].writers.size() > 1;
       for (int k = 0; k < M; ++k)
-        if (k != m && arrays_[a].slot[std::size_t(k)] >= 0) used_elsewhere = true;
-      if (used_elsewhere)
+        if (k != m && arrays_[a].slot[std::size_t(k)] >= 0) other_maps = true;
+      if (combine_on_root_used_again(ap, other_maps))
         throw plan_error("map '" + name(m) + "': under grid " + grid(m).str() +
                          " the ranks' partial results of '" + arrays_[a].name +
                          "' overlap (they are combined on root, with root's old values), and the "
