@@ -1,7 +1,7 @@
 // Whole networks' training steps (examples/networks/) optimised for P ranks beside the two
 // baselines the same model prices: data parallelism and the experts' strategy.
 //
-//   ./bench_networks [--p=4,8,16,32,64] [--exact] [--flops=1e13] [--bandwidth=16e9]
+//   ./bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=1e13] [--bandwidth=16e9]
 //                    [--latency=1e-5] [--csv FILE]
 //
 // One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float)
@@ -18,6 +18,8 @@
 // map (config_options::use_all_ranks, powers_of_two, max_split_dims = 2, as PaSE restricts a
 // layer's splits); both baselines are among them (checked: a line says where not), so the
 // optimum costs no more than either. --exact: every grid (no restriction; practical to P = 8).
+// --threads=N: threads pricing the combines (config_options::threads; default one per hardware
+// thread).
 //
 // --csv FILE writes one line per network and P: benchmark, network, p, found_s, data_parallel_s,
 // expert_s, speedup_vs_data_parallel, speedup_vs_expert, optimize_s, candidates,
@@ -50,6 +52,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_mpi.hpp"
@@ -87,7 +90,7 @@ bool among_candidates(const Program& prog, const wp::schedule& s, int P,
 int usage(const wp::context& ctx) {
   if (ctx.is_root())
     std::fprintf(stderr,
-                 "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--flops=F] "
+                 "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=F] "
                  "[--bandwidth=B] [--latency=A] [--csv FILE]\n"
                  "       mpirun -np P bench_networks --run [--reps=9] [--batch=16] [--image=67] "
                  "[--width=8] [--csv FILE]\n");
@@ -178,6 +181,7 @@ int main(int argc, char** argv) {
   wpnet::alexnet_size small{.batch = 16, .image = 67, .width = 8, .classes = 1024};
   std::vector<std::int64_t> ps = {4, 8, 16, 32, 64};
   bool exact = false;
+  int threads = 0;
   double flops = 1e13, bandwidth = 16e9, latency = 1e-5;
   std::string csv;
   for (int a = 1; a < argc; ++a) {
@@ -187,6 +191,9 @@ int main(int argc, char** argv) {
       if (ps.empty()) return usage(ctx);
     } else if (arg == "--exact") {
       exact = true;
+    } else if (const char* t = option_value(arg, "--threads=")) {
+      threads = std::atoi(t);
+      if (threads < 1) return usage(ctx);
     } else if (const char* f = option_value(arg, "--flops=")) {
       flops = std::atof(f);
     } else if (const char* bw = option_value(arg, "--bandwidth=")) {
@@ -216,6 +223,7 @@ int main(int argc, char** argv) {
   if (!ctx.is_root()) return 0;  // the tables: one process
   const wp::machine_model mm{flops, latency, 1.0 / bandwidth};
   wp::optimize_options opt;
+  opt.configs.threads = threads;
   if (!exact) {
     opt.configs.use_all_ranks = true;
     opt.configs.powers_of_two = true;
@@ -225,6 +233,8 @@ int main(int argc, char** argv) {
       "machine model: %.3g FLOP/s per rank, %.3g B/s links, %.3g s per message; grids: %s\n", flops,
       bandwidth, latency,
       exact ? "every grid" : "all P ranks, powers of two, at most 2 split dimensions");
+  std::printf("pricing threads: %u\n",
+              threads > 0 ? unsigned(threads) : std::thread::hardware_concurrency());
   print_load_average();
 
   std::ofstream out;

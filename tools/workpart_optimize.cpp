@@ -3,7 +3,7 @@
 //   workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]
 //                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
-//                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K]
+//                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K] [--threads N]
 //                     [--time-budget S] [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
@@ -38,6 +38,7 @@ constexpr const char* usage_text =
     "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
+    "                         [--threads N]\n"
     "                         [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
@@ -51,6 +52,8 @@ constexpr const char* usage_text =
     "  --powers-of-two      only grid entries that are powers of two\n"
     "  --max-split-dims K   only grids with at most K entries > 1 (as PaSE splits few\n"
     "                       dimensions of a layer; data parallelism stays a candidate)\n"
+    "  --threads N          threads pricing the combines (default: one per hardware\n"
+    "                       thread; the tables and the result do not depend on it)\n"
     "  --time-budget S      stop after S seconds with the best strategy found so far\n"
     "                       (reported as not proven optimal)\n"
     "  --no-runner-ups      skip the runner-up pass (about half the search time)\n"
@@ -182,7 +185,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
-        a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims")
+        a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims" ||
+        a == "--threads")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -240,6 +244,15 @@ int main(int argc, char** argv) {
                       "' is not a number of dimensions from 1 to 64")
                          .c_str());
       popt.configs.max_split_dims = int(k);
+    } else if (a == "--threads") {
+      const char* s = value("a number of threads");
+      char* end = nullptr;
+      const long k = std::strtol(s, &end, 10);
+      if (end == s || *end != '\0' || k < 1 || k > 4096)
+        return usage(
+            ("--threads: '" + std::string(s) + "' is not a number of threads from 1 to 4096")
+                .c_str());
+      popt.configs.threads = int(k);
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage_text, stdout);
       return 0;
@@ -253,8 +266,8 @@ int main(int argc, char** argv) {
   if (!program.empty() && table_flags) return usage("--max-inflated goes with --tables");
   if (!tables.empty() && program_flags)
     return usage(
-        "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two and "
-        "--max-split-dims go with --program, not --tables");
+        "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two, "
+        "--max-split-dims and --threads go with --program, not --tables");
 
   try {
     if (!program.empty()) {

@@ -172,6 +172,43 @@ TEST_CASE("optimize: the schedule is the cheapest of all under the model", "[uni
     for (int P : more) check(wp::program(fc1, relu), P, mm);
 }
 
+TEST_CASE("optimize: the tables do not depend on the threads that price them", "[unit][optimize]") {
+  // fc1's grids that split its reduced index k leave partial sums that relu reads: each pair
+  // of grids is a combine priced on its own, on config_options::threads threads
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t B = 6, D = 5, H = 7;
+  wp::array<float, 2> x("x", {B, D}), W1("W1", {D, H}), h("h", {B, H}), a("a", {B, H}),
+      W2("W2", {H, D}), y("y", {B, D});
+  auto prog = wp::program(wp::map("fc1", wp::space(B, H, D), h(i, j) += x(i, k) * W1(k, j)),
+                          wp::map("relu", wp::space(B, H), a(i, j) = wp::max(h(i, j), 0.0f)),
+                          wp::map("fc2", wp::space(B, D, H), y(i, j) += a(i, k) * W2(k, j)));
+  const wp::machine_model mm{1e9, 1e-6, 1e-9};
+  for (int P : {4, 12}) {
+    wp::config_options one;
+    one.threads = 1;
+    const auto want = wp::program_costs(prog, P, mm, one);
+    for (int threads : {2, 3, 0}) {
+      INFO(P << " ranks, " << threads << " threads");
+      wp::config_options opt;
+      opt.threads = threads;
+      const auto got = wp::program_costs(prog, P, mm, opt);
+      REQUIRE(got.graph.num_vertices() == want.graph.num_vertices());
+      REQUIRE(got.graph.num_edges() == want.graph.num_edges());
+      for (std::size_t v = 0; v < want.graph.num_vertices(); ++v)
+        for (std::size_t c = 0; c < want.graph.num_configs(v); ++c)
+          REQUIRE(got.graph.vertex_cost(v, c) == want.graph.vertex_cost(v, c));
+      for (std::size_t e = 0; e < want.graph.num_edges(); ++e) {
+        const std::size_t u = want.graph.edge_source(e), v = want.graph.edge_target(e);
+        REQUIRE(got.graph.edge_source(e) == u);
+        REQUIRE(got.graph.edge_target(e) == v);
+        for (std::size_t cu = 0; cu < want.graph.num_configs(u); ++cu)
+          for (std::size_t cv = 0; cv < want.graph.num_configs(v); ++cv)
+            REQUIRE(got.graph.edge_cost(e, cu, cv) == want.graph.edge_cost(e, cu, cv));
+      }
+    }
+  }
+}
+
 TEST_CASE("optimize: bad rank counts are errors", "[unit][optimize][errors]") {
   auto [i] = wp::indices<1>();
   wp::array<double, 1> y("y", {4}), w("w", {4});

@@ -30,10 +30,14 @@
 /// moves back to itself between executions (an in-place update on one grid) is left out.
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../plan/program.hpp"
@@ -67,6 +71,10 @@ struct config_options {
   /// Data parallelism (the first dimension over all ranks) splits one dimension, so it stays a
   /// candidate (where the options allow it at all), and the optimum found costs no more.
   int max_split_dims = 0;
+  /// Threads that price the combines of partial results, most of the pricing at many ranks
+  /// (each pair of grids is a small program solved on its own). 0: one per hardware thread;
+  /// the tables do not depend on it.
+  int threads = 0;
 };
 
 namespace detail {
@@ -326,9 +334,10 @@ struct map_config {
 /// reader: the combine and root's gather of the values.
 inline transfer_cost split_transfer(const std::string& wname, const map_config& w, std::size_t ua,
                                     const std::string& rname, const map_config* r, std::size_t ub,
-                                    int nranks) {
+                                    int nranks, transfer_pool* pool = nullptr) {
   program_maps in;
   in.nranks = nranks;
+  in.pool = pool;
   in.names = {wname};
   in.grids = {w.grid};
   in.arrays = {{&w.arrays[ua]}};
@@ -497,7 +506,13 @@ struct transfer_memo {
   /// needing `need`, whose need_id is `nid`), in seconds.
   inline double seconds(const program_pricer& pr, int u, std::size_t ku, std::size_t ua, int v,
                         std::size_t kv, std::size_t ub, const reader_need& need, int nid);
+  /// The key of combine_seconds for that pair, when the writer's partial results are combined
+  /// on the way to the reader (program_pricer::combines_for).
+  inline key combine_key(const program_pricer& pr, int u, std::size_t ku, std::size_t ua, int v,
+                         std::size_t kv, std::size_t ub) const;
 };
+inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool carried,
+                           int threads);
 
 struct program_pricer {
   const std::vector<priced_map>& maps;
@@ -512,6 +527,7 @@ struct program_pricer {
   const schedule* fixed = nullptr;   // price only this schedule's grids
   std::vector<std::string> unmet;    // maps whose options no grid meets
   std::map<const void*, int> users;  // array -> how many of the maps use it
+  mutable transfer_pool pool;        // the combines' program solutions' transfers, reused
 
   /// A grid the program solver refuses (check_split_writes): a split write combined on root in
   /// an array the program uses again (combine_on_root_used_again).
@@ -651,7 +667,8 @@ struct program_pricer {
     const map_config& cw = configs[std::size_t(u)][ku];
     const map_config& cr = configs[std::size_t(v)][kv];
     if (combines_for(u, ku, ua, v))
-      return split_transfer(names[std::size_t(u)], cw, ua, names[std::size_t(v)], &cr, ub, nranks);
+      return split_transfer(names[std::size_t(u)], cw, ua, names[std::size_t(v)], &cr, ub, nranks,
+                            &pool);
     if (need) return edge_transfer(*cw.held[ua], cw.arrays[ua].use.elem_size, *need, nranks);
     return edge_transfer(cw, ua, cr, ub, nranks);
   }
@@ -701,6 +718,7 @@ struct program_pricer {
     // per execute(): the scatter and the gather are shared by E executions, and values a
     // later map writes for the next execute() come from it in all but the first
     const double E = executions(), once = 1 / E, again = (E - 1) / E;
+    price_combines(*this, memo, again > 0, copt.threads);
     // every array of every map: where its values come from, and whether it ends on root
     for (int v = 0; v < M; ++v) {
       const auto& cv0 = configs[std::size_t(v)].front();
@@ -742,8 +760,8 @@ struct program_pricer {
           const auto& cv = configs[std::size_t(v)][kv];
           double s = 0;
           if (combine_here && cv.split(ub)) {
-            const transfer_cost c =
-                split_transfer(names[std::size_t(v)], cv, ub, std::string(), nullptr, 0, nranks);
+            const transfer_cost c = split_transfer(names[std::size_t(v)], cv, ub, std::string(),
+                                                   nullptr, 0, nranks, &pool);
             s = step_seconds(mm, c.sent, c.received, c.messages);
           } else {
             std::vector<comm_step> gathers;
@@ -773,7 +791,16 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
     const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
     return seconds_of[k] = step_seconds(pr.mm, c.sent, c.received, c.messages);
   }
-  const array_solution& w = cw.arrays[ua];
+  key k = combine_key(pr, u, ku, ua, v, kv, ub);
+  if (auto it = combine_seconds.find(k); it != combine_seconds.end()) return it->second;
+  const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
+  return combine_seconds[std::move(k)] = step_seconds(pr.mm, c.sent, c.received, c.messages);
+}
+
+inline transfer_memo::key transfer_memo::combine_key(const program_pricer& pr, int u,
+                                                     std::size_t ku, std::size_t ua, int v,
+                                                     std::size_t kv, std::size_t ub) const {
+  const array_solution& w = pr.configs[std::size_t(u)][ku].arrays[ua];
   const array_solution& r = pr.configs[std::size_t(v)][kv].arrays[ub];
   key k{index_t(u),
         index_t(ua),
@@ -786,9 +813,74 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
   append(k, w.wbox);
   append(k, r.rbox);
   append(k, r.wbox);
-  if (auto it = combine_seconds.find(k); it != combine_seconds.end()) return it->second;
-  const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
-  return combine_seconds[std::move(k)] = step_seconds(pr.mm, c.sent, c.received, c.messages);
+  return k;
+}
+
+/// Prices, before the tables are built, every combine they will ask for (each distinct
+/// combine_key once) on `threads` threads (0: one per hardware thread), into
+/// memo.combine_seconds: each is a program of two maps solved on its own, with the storage of
+/// its transfers reused within a thread. The same loops as program_pricer::build's, so the
+/// tables then find every combine priced; the figures do not depend on the threads.
+inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool carried,
+                           int threads) {
+  struct task {
+    int u, v;
+    std::size_t ku, ua, kv, ub;
+  };
+  std::vector<task> tasks;
+  std::vector<transfer_memo::key> keys;
+  std::set<transfer_memo::key> queued;
+  auto pair_up = [&](int u, std::size_t ua, int v, std::size_t ub) {
+    for (std::size_t ku = 0; ku < pr.configs[std::size_t(u)].size(); ++ku) {
+      if (!pr.combines_for(u, ku, ua, v)) continue;
+      for (std::size_t kv = 0; kv < pr.configs[std::size_t(v)].size(); ++kv) {
+        transfer_memo::key k = memo.combine_key(pr, u, ku, ua, v, kv, ub);
+        if (memo.combine_seconds.count(k) || !queued.insert(k).second) continue;
+        tasks.push_back({u, v, ku, ua, kv, ub});
+        keys.push_back(std::move(k));
+      }
+    }
+  };
+  const int M = int(pr.names.size());
+  for (int v = 0; v < M; ++v) {
+    const auto& cv0 = pr.configs[std::size_t(v)].front();
+    for (std::size_t ub = 0; ub < cv0.arrays.size(); ++ub) {
+      const auto& use = cv0.arrays[ub].use;
+      if (!needs_values(use)) continue;
+      const int writer = pr.writer_before(v, use.id);
+      const int from = writer >= 0 ? writer : carried ? pr.last_writer_of(use.id) : -1;
+      if (from < 0 || (writer < 0 && from <= v)) continue;
+      pair_up(from, std::size_t(pr.find(pr.configs[std::size_t(from)].front(), use.id)), v, ub);
+    }
+  }
+  std::vector<double> out(tasks.size());
+  std::vector<std::exception_ptr> failed(tasks.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    transfer_pool pool;
+    for (std::size_t x; (x = next.fetch_add(1)) < tasks.size();) {
+      const task& t = tasks[x];
+      try {
+        const transfer_cost c =
+            split_transfer(pr.names[std::size_t(t.u)], pr.configs[std::size_t(t.u)][t.ku], t.ua,
+                           pr.names[std::size_t(t.v)], &pr.configs[std::size_t(t.v)][t.kv], t.ub,
+                           pr.nranks, &pool);
+        out[x] = step_seconds(pr.mm, c.sent, c.received, c.messages);
+      } catch (...) {
+        failed[x] = std::current_exception();
+      }
+    }
+  };
+  std::size_t n = threads > 0 ? std::size_t(threads) : std::thread::hardware_concurrency();
+  n = std::max<std::size_t>(1, std::min(n, tasks.size() / 16));  // small tables: no threads
+  std::vector<std::thread> pool;
+  for (std::size_t i = 1; i < n; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  for (std::size_t x = 0; x < tasks.size(); ++x) {
+    if (failed[x]) std::rethrow_exception(failed[x]);  // the first in the serial order
+    memo.combine_seconds.emplace(std::move(keys[x]), out[x]);
+  }
 }
 
 }  // namespace detail
@@ -807,7 +899,7 @@ struct modelled_transfer {
 inline std::vector<modelled_transfer> modelled_transfers(
     const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
     const machine_model& mm = {}) {
-  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}, {}};
+  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}, {}, {}};
   pr.fixed = &s;
   for (const auto& m : maps) pr.add_map(m);
   std::vector<modelled_transfer> out;
@@ -845,7 +937,7 @@ inline double modelled_cost(const std::vector<detail::priced_map>& maps, const s
                             const config_options& opt = {}) {
   if (nranks < 1)
     throw grid_error("wp::modelled_cost: " + std::to_string(nranks) + " ranks; give at least 1");
-  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}};
+  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}};
   pr.fixed = &s;
   const program_cost_tables t = pr.build();  // one configuration per map: the schedule's
   double cost = 0;
@@ -865,7 +957,7 @@ inline program_cost_tables program_costs(const std::vector<detail::priced_map>& 
                                          const config_options& opt = {}) {
   if (nranks < 1)
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
-  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}}.build();
+  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}}.build();
 }
 template <class... Maps>
 program_cost_tables program_costs(const program_t<Maps...>& p, int nranks,

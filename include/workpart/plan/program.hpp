@@ -55,6 +55,9 @@ struct program_maps {
   /// (optimize/cost_model.hpp) prices a combine and the pass into the next map alone, and the
   /// gather, never consulted when choosing a combine, would be planned once per choice.
   bool gathers = true;
+  /// Storage for the solution's transfers, lent by a caller that solves many programs (the
+  /// cost model); the solution gives its transfers back when it is destroyed. Null: its own.
+  transfer_pool* pool = nullptr;
 };
 
 /// The program_maps of solved maps (pointers into `maps`, which must outlive the solution).
@@ -124,6 +127,17 @@ class program_solution {
  public:
   program_solution() = default;
   explicit program_solution(program_maps maps) : in_(std::move(maps)) {}
+  program_solution(const program_solution&) = default;
+  program_solution(program_solution&&) = default;
+  program_solution& operator=(const program_solution&) = default;
+  program_solution& operator=(program_solution&&) = default;
+  ~program_solution() {
+    if (in_.pool)
+      for (auto& r : redists_) {
+        in_.pool->give(std::move(r.first));
+        in_.pool->give(std::move(r.steady));
+      }
+  }
 
   int num_maps() const { return int(in_.names.size()); }
   int nranks() const { return in_.nranks; }
@@ -221,8 +235,10 @@ class program_solution {
     return need_before(slot(m, a), grid(m), nranks(), old_values);
   }
   std::vector<std::vector<box>> ownership_candidates(std::size_t a, int m) const;
+  index_t combine_only_cost(std::size_t a, int m) const;  // 2x the combine's bytes received
   index_t combine_cost(std::size_t a, int m) const;
   void build_redists();
+  transfer_pool& pool() { return in_.pool ? *in_.pool : own_pool_; }
   void finish(program_redist& r) const;
   void add_combine_entries();
   void totals();
@@ -230,6 +246,7 @@ class program_solution {
   program_maps in_;
   std::vector<program_array> arrays_;
   std::vector<program_redist> redists_;
+  transfer_pool own_pool_;  ///< earlier builds' transfers, reused (without program_maps::pool)
   std::vector<std::vector<std::size_t>> into_;
   std::vector<partial_combine> combines_;
   std::vector<std::vector<std::size_t>> combines_of_;

@@ -67,6 +67,21 @@ struct transfer {
   }
 };
 
+/// Transfers whose storage is reused: the program solver plans every redistribution once per
+/// combine candidate, and the optimizer solves thousands of such programs, so at 64 ranks
+/// (hundreds of pieces per transfer) allocating the pieces afresh cost a quarter of its time.
+struct transfer_pool {
+  std::vector<transfer> spare;
+  /// An empty transfer, with the capacity of one given back earlier where there is one.
+  transfer take() {
+    if (spare.empty()) return {};
+    transfer t = std::move(spare.back());
+    spare.pop_back();
+    return t;
+  }
+  void give(transfer&& t) { spare.push_back(std::move(t)); }
+};
+
 /// The boxes of one layer, sorted along each axis, to find the holders a need can meet
 /// without testing every rank (plans and the cost model ask this for every pair of grids, so
 /// it must not be quadratic in the ranks). A query scans the axis whose overlapping run is
@@ -100,6 +115,9 @@ class holder_index {
 /// need[r]: the box rank r needs. layers: newest first.
 WORKPART_DECL transfer plan_transfer(const std::vector<box>& need,
                                      const std::vector<layer>& layers);
+/// The same into `t`, whose vectors keep their capacity (see transfer_pool).
+WORKPART_DECL void plan_transfer(const std::vector<box>& need, const std::vector<layer>& layers,
+                                 transfer& t);
 
 /// What each rank needs of an array before a map on grid g runs: its read boxes, or
 /// (old_values) the old values under the write boxes of the ranks that combine into them (its

@@ -161,6 +161,10 @@ WORKPART_DECL void program_solution::choose_combines() {
       auto consider = [&](combine_mode mode, std::vector<box> owned) {
         pa.partial[std::size_t(m)] = mode;
         pa.owned[std::size_t(m)] = owned;
+        // the combine's own bytes bound its cost from below: where they alone reach the best,
+        // the candidate cannot win (only a cheaper one replaces the best), so its
+        // redistributions are not planned
+        if (combine_only_cost(a, m) >= best) return;
         build_redists();
         const index_t c = combine_cost(a, m);
         if (c < best) {
@@ -194,10 +198,15 @@ WORKPART_DECL void program_solution::choose_combines() {
   totals();
 }
 
-WORKPART_DECL index_t program_solution::combine_cost(std::size_t a, int m) const {
+WORKPART_DECL index_t program_solution::combine_only_cost(std::size_t a, int m) const {
   index_t t = 0;
-  const index_t es = index_t(slot(m, a).use.elem_size);
   for (const auto& b : combine_bytes(a, m, arrays_[a].partial[std::size_t(m)])) t += 2 * b.second;
+  return t;
+}
+
+WORKPART_DECL index_t program_solution::combine_cost(std::size_t a, int m) const {
+  index_t t = combine_only_cost(a, m);
+  const index_t es = index_t(slot(m, a).use.elem_size);
   for (const auto& r : redists_) {
     if (r.gather || r.array != a) continue;
     for (const auto* tr : {&r.first, &r.steady}) {
@@ -299,6 +308,11 @@ WORKPART_DECL std::vector<box> program_solution::group_parts(std::size_t a, int 
 
 WORKPART_DECL void program_solution::build_redists() {
   const int M = num_maps();
+  // the transfers of the last build lend their storage to this one's
+  for (auto& r : redists_) {
+    pool().give(std::move(r.first));
+    pool().give(std::move(r.steady));
+  }
   redists_.clear();
   into_.assign(std::size_t(M), {});
   for (int m = 0; m < M; ++m)
@@ -320,11 +334,14 @@ WORKPART_DECL void program_solution::build_redists() {
           r.first_layers = writers_before(a, m, false);
           r.steady_layers = writers_before(a, m, true);
         }
-        r.first = plan_transfer(need, source_layers(r, true));
+        r.first = pool().take();
+        plan_transfer(need, source_layers(r, true), r.first);
+        r.steady = pool().take();
         // the same layers (a reader after the program's only writer): the same transfer
-        r.steady = !r.first_reads && r.steady_layers == r.first_layers
-                       ? r.first
-                       : plan_transfer(need, source_layers(r, false));
+        if (!r.first_reads && r.steady_layers == r.first_layers)
+          r.steady = r.first;
+        else
+          plan_transfer(need, source_layers(r, false), r.steady);
         finish(r);
         into_[std::size_t(m)].push_back(redists_.size());
         redists_.push_back(std::move(r));
@@ -340,7 +357,8 @@ WORKPART_DECL void program_solution::build_redists() {
     r.gather = true;
     r.steady_layers = writers_before(a, M, false);
     r.first_layers = r.steady_layers;
-    r.steady = plan_transfer(need, source_layers(r, false));
+    r.steady = pool().take();
+    plan_transfer(need, source_layers(r, false), r.steady);
     r.first = r.steady;
     finish(r);
     redists_.push_back(std::move(r));

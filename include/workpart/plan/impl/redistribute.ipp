@@ -89,8 +89,16 @@ WORKPART_DECL holder_index::range holder_index::run(std::size_t a, const box& b)
 
 WORKPART_DECL transfer plan_transfer(const std::vector<box>& need,
                                      const std::vector<layer>& layers) {
-  const int P = int(need.size());
   transfer t;
+  plan_transfer(need, layers, t);
+  return t;
+}
+
+WORKPART_DECL void plan_transfer(const std::vector<box>& need, const std::vector<layer>& layers,
+                                 transfer& t) {
+  const int P = int(need.size());
+  t.pieces.clear();
+  t.rest.clear();
   t.remainder.assign(std::size_t(P), 0);
   std::vector<holder_index> index;
   for (const auto& l : layers) index.emplace_back(l.boxes);
@@ -129,7 +137,6 @@ WORKPART_DECL transfer plan_transfer(const std::vector<box>& need,
     t.remainder[std::size_t(r)] = !left.empty();
     for (const box& x : left) t.rest.push_back({0, r, -1, x});
   }
-  return t;
 }
 
 WORKPART_DECL std::vector<box> need_before(const array_solution& ap, const grid_shape& g,
