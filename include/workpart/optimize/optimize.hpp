@@ -2,14 +2,15 @@
 /// \file optimize.hpp
 /// `wp::optimize(program, nprocs, model)`: the schedule of least modelled cost, found exactly
 /// by the PaSE search (optimize/search.hpp) over the program's cost tables
-/// (optimize/cost_model.hpp). No MPI: any number of ranks can be priced on one process.
+/// (optimize/cost_model.hpp, optimize/pricer.hpp). No MPI: any number of ranks can be priced on one
+/// process.
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "../schedule/schedule.hpp"
-#include "cost_model.hpp"
+#include "pricer.hpp"
 #include "program_description.hpp"
 #include "search.hpp"
 

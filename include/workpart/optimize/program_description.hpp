@@ -4,7 +4,7 @@
 /// extents, the operations per point and the accesses (affine subscripts over the map's
 /// indices and the inner ranges around the access, or a whole axis), in statement order. The
 /// optimizer prices it through the same access events, constraints, solver and redistribution
-/// planning as a typed program (cost_model.hpp), so `optimize(description, P, model)` picks
+/// planning as a typed program (pricer.hpp), so `optimize(description, P, model)` picks
 /// the schedule `optimize(prog, P, model)` would for the program it describes.
 /// `workpart-optimize --program FILE.json` reads one (io/program_reader.hpp);
 /// `wp::describe(prog)` writes one from a typed program (optimize/describe.hpp).
@@ -22,7 +22,7 @@
 #include "../schedule/constraints.hpp"
 #include "../schedule/grid.hpp"
 #include "../schedule/tiling.hpp"
-#include "cost_model.hpp"
+#include "pricer.hpp"
 
 namespace workpart {
 
