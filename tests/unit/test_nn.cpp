@@ -326,6 +326,71 @@ TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]")
   }
 }
 
+TEST_CASE("nn::multi_head_attention over a memory: a decoder's attention, and its gradients",
+          "[nn]") {
+  // queries from x (S positions), keys and values from the memory (T != S positions)
+  const index_t B = 2, S = 3, T = 5, E = 4, H = 2, D = E / H;
+  for (const bool causal : {false, true}) {
+    INFO("causal " << causal);
+    wp::array<double, 3> x("x", {B, S, E}), dx("dx", {B, S, E}), m("m", {B, T, E}),
+        dm("dm", {B, T, E});
+    fill(x, 8);
+    fill(m, 9);
+    auto at = wp::nn::multi_head_attention("at", x, m, H, {.causal = causal});
+    weighted_sum<3> loss(at.out());
+    auto fwd = wp::program(at.program, loss.program(at.out()));
+    auto bwd = std::apply(
+        [&](const auto&... w) {
+          return wp::backward(fwd, loss.L, wp::wrt(x, dx), wp::wrt(m, dm), w...);
+        },
+        at.params);
+    wp::run(wp::program(fwd, bwd));
+    auto& Wq = *std::get<0>(at.params).param;
+    auto& Wk = *std::get<1>(at.params).param;
+    auto& Wv = *std::get<2>(at.params).param;
+    auto& Wo = *std::get<3>(at.params).param;
+    for (index_t b = 0; b < B; ++b) {
+      std::vector<double> O(std::size_t(S * H * D), 0.0);
+      auto proj = [&](const auto& src, auto& Wm, index_t s, index_t h, index_t d) {
+        double v = 0;
+        for (index_t e = 0; e < E; ++e) v += src.at({b, s, e}) * Wm.at({e, h, d});
+        return v;
+      };
+      for (index_t h = 0; h < H; ++h)
+        for (index_t s = 0; s < S; ++s) {
+          std::vector<double> p(std::size_t(T), 0.0);
+          double mx = -1e300, z = 0;
+          const index_t last = causal ? s : T - 1;
+          for (index_t t = 0; t <= last; ++t) {
+            double q = 0;
+            for (index_t d = 0; d < D; ++d) q += proj(x, Wq, s, h, d) * proj(m, Wk, t, h, d);
+            p[std::size_t(t)] = q / std::sqrt(double(D));
+            mx = std::max(mx, p[std::size_t(t)]);
+          }
+          for (index_t t = 0; t <= last; ++t)
+            z += (p[std::size_t(t)] = std::exp(p[std::size_t(t)] - mx));
+          for (index_t d = 0; d < D; ++d)
+            for (index_t t = 0; t <= last; ++t)
+              O[std::size_t((s * H + h) * D + d)] += p[std::size_t(t)] / z * proj(m, Wv, t, h, d);
+        }
+      for (index_t s = 0; s < S; ++s)
+        for (index_t e = 0; e < E; ++e) {
+          double y = 0;
+          for (index_t h = 0; h < H; ++h)
+            for (index_t d = 0; d < D; ++d)
+              y += O[std::size_t((s * H + h) * D + d)] * Wo.at({h, d, e});
+          REQUIRE(std::abs(at.out().at({b, s, e}) - y) <= 1e-12);
+        }
+    }
+    require_gradient(fwd, loss.L, x, dx);
+    require_gradient(fwd, loss.L, m, dm);
+    require_gradient(fwd, loss.L, Wq, *std::get<0>(at.params).grad);
+    require_gradient(fwd, loss.L, Wk, *std::get<1>(at.params).grad);
+    require_gradient(fwd, loss.L, Wv, *std::get<2>(at.params).grad);
+    require_gradient(fwd, loss.L, Wo, *std::get<3>(at.params).grad);
+  }
+}
+
 TEST_CASE("wp::random_uniform: a counter-based generator of its integer arguments", "[nn]") {
   const index_t n = 4001;
   wp::array<double, 1> u("u", {n});
@@ -484,6 +549,12 @@ TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
   CHECK_THAT(what([&] { wp::nn::lstm<2>("ls", seq, 5); }),
              Contains("layer 'ls': its input 'seq' holds 3 steps, the layer 2"));
   CHECK_THAT(what([&] { wp::nn::multi_head_attention("at", seq, 4); }),
+             Contains("layer 'at': heads 4 must divide the embedding 6"));
+  wp::array<double, 3> mem("mem", {2, 7, 4});
+  CHECK_THAT(what([&] { wp::nn::multi_head_attention("at", seq, mem, 2); }),
+             Contains("layer 'at': its memory 'mem' (batch 2, embedding 4) does not match 'seq' "
+                      "(batch 2, embedding 6)"));
+  CHECK_THAT(what([&] { wp::nn::multi_head_attention("at", seq, seq, 4); }),
              Contains("layer 'at': heads 4 must divide the embedding 6"));
   // a label outside the classes: an out-of-bounds error when the map runs
   wp::array<std::int32_t, 1> bad("bad", {3});
