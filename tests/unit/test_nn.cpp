@@ -351,7 +351,7 @@ TEST_CASE("nn::multi_head_attention over a memory: a decoder's attention, and it
     auto& Wo = *std::get<3>(at.params).param;
     for (index_t b = 0; b < B; ++b) {
       std::vector<double> O(std::size_t(S * H * D), 0.0);
-      auto proj = [&](const auto& src, auto& Wm, index_t s, index_t h, index_t d) {
+      auto proj = [&](auto& src, auto& Wm, index_t s, index_t h, index_t d) {
         double v = 0;
         for (index_t e = 0; e < E; ++e) v += src.at({b, s, e}) * Wm.at({e, h, d});
         return v;
