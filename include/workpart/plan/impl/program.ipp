@@ -186,6 +186,7 @@ WORKPART_DECL void program_solution::choose_combines() {
   } else {
     build_redists();
   }
+  own_pool_ = {};  // the candidates' spare storage: not kept for the solution's lifetime
   // the combines, in the order the maps run
   combines_of_.assign(std::size_t(M), {});
   for (std::size_t a = 0; a < arrays_.size(); ++a)
