@@ -46,6 +46,49 @@ struct weighted_sum {
   }
 };
 
+/// Multi-head attention of x (B, S, E) over m (B, T, E; self-attention: m is x) in plain
+/// loops, with the layer's projections: y (B, S, E) flattened.
+std::vector<double> attention_in_loops(wp::array<double, 3>& x, wp::array<double, 3>& m,
+                                       wp::array<double, 3>& Wq, wp::array<double, 3>& Wk,
+                                       wp::array<double, 3>& Wv, wp::array<double, 3>& Wo,
+                                       index_t H, bool causal) {
+  const index_t B = x.extent(0), S = x.extent(1), E = x.extent(2), T = m.extent(1), D = E / H;
+  std::vector<double> out(std::size_t(B * S * E), 0.0);
+  for (index_t b = 0; b < B; ++b) {
+    std::vector<double> O(std::size_t(S * H * D), 0.0);
+    auto proj = [&](wp::array<double, 3>& src, wp::array<double, 3>& Wm, index_t s, index_t h,
+                    index_t d) {
+      double v = 0;
+      for (index_t e = 0; e < E; ++e) v += src.at({b, s, e}) * Wm.at({e, h, d});
+      return v;
+    };
+    for (index_t h = 0; h < H; ++h)
+      for (index_t s = 0; s < S; ++s) {
+        std::vector<double> p(std::size_t(T), 0.0);
+        double mx = -1e300, z = 0;
+        const index_t last = causal ? s : T - 1;
+        for (index_t t = 0; t <= last; ++t) {
+          double q = 0;
+          for (index_t d = 0; d < D; ++d) q += proj(x, Wq, s, h, d) * proj(m, Wk, t, h, d);
+          p[std::size_t(t)] = q / std::sqrt(double(D));
+          mx = std::max(mx, p[std::size_t(t)]);
+        }
+        for (index_t t = 0; t <= last; ++t)
+          z += (p[std::size_t(t)] = std::exp(p[std::size_t(t)] - mx));
+        for (index_t d = 0; d < D; ++d)
+          for (index_t t = 0; t <= last; ++t)
+            O[std::size_t((s * H + h) * D + d)] += p[std::size_t(t)] / z * proj(m, Wv, t, h, d);
+      }
+    for (index_t s = 0; s < S; ++s)
+      for (index_t e = 0; e < E; ++e)
+        for (index_t h = 0; h < H; ++h)
+          for (index_t d = 0; d < D; ++d)
+            out[std::size_t((b * S + s) * E + e)] +=
+                O[std::size_t((s * H + h) * D + d)] * Wo.at({h, d, e});
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("nn::linear: y = b + x W, and its gradients", "[nn]") {
@@ -269,7 +312,7 @@ TEST_CASE("nn::embedding: each token's row, its gradient a scatter-add", "[nn]")
 }
 
 TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]") {
-  const index_t B = 2, S = 5, E = 6, H = 2, D = E / H;
+  const index_t B = 2, S = 5, E = 6, H = 2;
   for (const bool causal : {false, true}) {
     INFO("causal " << causal);
     wp::array<double, 3> x("x", {B, S, E}), dx("dx", {B, S, E});
@@ -285,39 +328,12 @@ TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]")
     auto& Wk = *std::get<1>(at.params).param;
     auto& Wv = *std::get<2>(at.params).param;
     auto& Wo = *std::get<3>(at.params).param;
-    for (index_t b = 0; b < B; ++b) {
-      std::vector<double> O(std::size_t(S * H * D), 0.0);
-      auto proj = [&](auto& Wm, index_t s, index_t h, index_t d) {
-        double v = 0;
-        for (index_t e = 0; e < E; ++e) v += x.at({b, s, e}) * Wm.at({e, h, d});
-        return v;
-      };
-      for (index_t h = 0; h < H; ++h)
-        for (index_t s = 0; s < S; ++s) {
-          std::vector<double> p(std::size_t(S), 0.0);
-          double mx = -1e300, z = 0;
-          const index_t last = causal ? s : S - 1;
-          for (index_t t = 0; t <= last; ++t) {
-            double q = 0;
-            for (index_t d = 0; d < D; ++d) q += proj(Wq, s, h, d) * proj(Wk, t, h, d);
-            p[std::size_t(t)] = q / std::sqrt(double(D));
-            mx = std::max(mx, p[std::size_t(t)]);
-          }
-          for (index_t t = 0; t <= last; ++t)
-            z += (p[std::size_t(t)] = std::exp(p[std::size_t(t)] - mx));
-          for (index_t d = 0; d < D; ++d)
-            for (index_t t = 0; t <= last; ++t)
-              O[std::size_t((s * H + h) * D + d)] += p[std::size_t(t)] / z * proj(Wv, t, h, d);
-        }
+    const auto want = attention_in_loops(x, x, Wq, Wk, Wv, Wo, H, causal);
+    for (index_t b = 0; b < B; ++b)
       for (index_t s = 0; s < S; ++s)
-        for (index_t e = 0; e < E; ++e) {
-          double y = 0;
-          for (index_t h = 0; h < H; ++h)
-            for (index_t d = 0; d < D; ++d)
-              y += O[std::size_t((s * H + h) * D + d)] * Wo.at({h, d, e});
-          REQUIRE(std::abs(at.out().at({b, s, e}) - y) <= 1e-12);
-        }
-    }
+        for (index_t e = 0; e < E; ++e)
+          REQUIRE(std::abs(at.out().at({b, s, e}) - want[std::size_t((b * S + s) * E + e)]) <=
+                  1e-12);
     require_gradient(fwd, loss.L, x, dx);
     require_gradient(fwd, loss.L, Wq, *std::get<0>(at.params).grad);
     require_gradient(fwd, loss.L, Wk, *std::get<1>(at.params).grad);
@@ -329,7 +345,7 @@ TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]")
 TEST_CASE("nn::multi_head_attention over a memory: a decoder's attention, and its gradients",
           "[nn]") {
   // queries from x (S positions), keys and values from the memory (T != S positions)
-  const index_t B = 2, S = 3, T = 5, E = 4, H = 2, D = E / H;
+  const index_t B = 2, S = 3, T = 5, E = 4, H = 2;
   for (const bool causal : {false, true}) {
     INFO("causal " << causal);
     wp::array<double, 3> x("x", {B, S, E}), dx("dx", {B, S, E}), m("m", {B, T, E}),
@@ -349,39 +365,12 @@ TEST_CASE("nn::multi_head_attention over a memory: a decoder's attention, and it
     auto& Wk = *std::get<1>(at.params).param;
     auto& Wv = *std::get<2>(at.params).param;
     auto& Wo = *std::get<3>(at.params).param;
-    for (index_t b = 0; b < B; ++b) {
-      std::vector<double> O(std::size_t(S * H * D), 0.0);
-      auto proj = [&](auto& src, auto& Wm, index_t s, index_t h, index_t d) {
-        double v = 0;
-        for (index_t e = 0; e < E; ++e) v += src.at({b, s, e}) * Wm.at({e, h, d});
-        return v;
-      };
-      for (index_t h = 0; h < H; ++h)
-        for (index_t s = 0; s < S; ++s) {
-          std::vector<double> p(std::size_t(T), 0.0);
-          double mx = -1e300, z = 0;
-          const index_t last = causal ? s : T - 1;
-          for (index_t t = 0; t <= last; ++t) {
-            double q = 0;
-            for (index_t d = 0; d < D; ++d) q += proj(x, Wq, s, h, d) * proj(m, Wk, t, h, d);
-            p[std::size_t(t)] = q / std::sqrt(double(D));
-            mx = std::max(mx, p[std::size_t(t)]);
-          }
-          for (index_t t = 0; t <= last; ++t)
-            z += (p[std::size_t(t)] = std::exp(p[std::size_t(t)] - mx));
-          for (index_t d = 0; d < D; ++d)
-            for (index_t t = 0; t <= last; ++t)
-              O[std::size_t((s * H + h) * D + d)] += p[std::size_t(t)] / z * proj(m, Wv, t, h, d);
-        }
+    const auto want = attention_in_loops(x, m, Wq, Wk, Wv, Wo, H, causal);
+    for (index_t b = 0; b < B; ++b)
       for (index_t s = 0; s < S; ++s)
-        for (index_t e = 0; e < E; ++e) {
-          double y = 0;
-          for (index_t h = 0; h < H; ++h)
-            for (index_t d = 0; d < D; ++d)
-              y += O[std::size_t((s * H + h) * D + d)] * Wo.at({h, d, e});
-          REQUIRE(std::abs(at.out().at({b, s, e}) - y) <= 1e-12);
-        }
-    }
+        for (index_t e = 0; e < E; ++e)
+          REQUIRE(std::abs(at.out().at({b, s, e}) - want[std::size_t((b * S + s) * E + e)]) <=
+                  1e-12);
     require_gradient(fwd, loss.L, x, dx);
     require_gradient(fwd, loss.L, m, dm);
     require_gradient(fwd, loss.L, Wq, *std::get<0>(at.params).grad);
