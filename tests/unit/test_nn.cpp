@@ -89,6 +89,27 @@ std::vector<double> attention_in_loops(wp::array<double, 3>& x, wp::array<double
   return out;
 }
 
+/// An attention layer's output against attention_in_loops, and its four projections'
+/// gradients against central differences of `fwd`'s loss L.
+template <class Layer, class Fwd>
+void require_attention(Layer& at, const Fwd& fwd, wp::array<double, 0>& L, wp::array<double, 3>& x,
+                       wp::array<double, 3>& m, index_t H, bool causal) {
+  auto& Wq = *std::get<0>(at.params).param;
+  auto& Wk = *std::get<1>(at.params).param;
+  auto& Wv = *std::get<2>(at.params).param;
+  auto& Wo = *std::get<3>(at.params).param;
+  const auto want = attention_in_loops(x, m, Wq, Wk, Wv, Wo, H, causal);
+  const index_t B = x.extent(0), S = x.extent(1), E = x.extent(2);
+  for (index_t b = 0; b < B; ++b)
+    for (index_t s = 0; s < S; ++s)
+      for (index_t e = 0; e < E; ++e)
+        REQUIRE(std::abs(at.out().at({b, s, e}) - want[std::size_t((b * S + s) * E + e)]) <= 1e-12);
+  require_gradient(fwd, L, Wq, *std::get<0>(at.params).grad);
+  require_gradient(fwd, L, Wk, *std::get<1>(at.params).grad);
+  require_gradient(fwd, L, Wv, *std::get<2>(at.params).grad);
+  require_gradient(fwd, L, Wo, *std::get<3>(at.params).grad);
+}
+
 }  // namespace
 
 TEST_CASE("nn::linear: y = b + x W, and its gradients", "[nn]") {
@@ -324,21 +345,8 @@ TEST_CASE("nn::multi_head_attention: causal and not, and its gradients", "[nn]")
         [&](const auto&... w) { return wp::backward(fwd, loss.L, wp::wrt(x, dx), w...); },
         at.params);
     wp::run(wp::program(fwd, bwd));
-    auto& Wq = *std::get<0>(at.params).param;
-    auto& Wk = *std::get<1>(at.params).param;
-    auto& Wv = *std::get<2>(at.params).param;
-    auto& Wo = *std::get<3>(at.params).param;
-    const auto want = attention_in_loops(x, x, Wq, Wk, Wv, Wo, H, causal);
-    for (index_t b = 0; b < B; ++b)
-      for (index_t s = 0; s < S; ++s)
-        for (index_t e = 0; e < E; ++e)
-          REQUIRE(std::abs(at.out().at({b, s, e}) - want[std::size_t((b * S + s) * E + e)]) <=
-                  1e-12);
+    require_attention(at, fwd, loss.L, x, x, H, causal);
     require_gradient(fwd, loss.L, x, dx);
-    require_gradient(fwd, loss.L, Wq, *std::get<0>(at.params).grad);
-    require_gradient(fwd, loss.L, Wk, *std::get<1>(at.params).grad);
-    require_gradient(fwd, loss.L, Wv, *std::get<2>(at.params).grad);
-    require_gradient(fwd, loss.L, Wo, *std::get<3>(at.params).grad);
   }
 }
 
@@ -361,22 +369,9 @@ TEST_CASE("nn::multi_head_attention over a memory: a decoder's attention, and it
         },
         at.params);
     wp::run(wp::program(fwd, bwd));
-    auto& Wq = *std::get<0>(at.params).param;
-    auto& Wk = *std::get<1>(at.params).param;
-    auto& Wv = *std::get<2>(at.params).param;
-    auto& Wo = *std::get<3>(at.params).param;
-    const auto want = attention_in_loops(x, m, Wq, Wk, Wv, Wo, H, causal);
-    for (index_t b = 0; b < B; ++b)
-      for (index_t s = 0; s < S; ++s)
-        for (index_t e = 0; e < E; ++e)
-          REQUIRE(std::abs(at.out().at({b, s, e}) - want[std::size_t((b * S + s) * E + e)]) <=
-                  1e-12);
+    require_attention(at, fwd, loss.L, x, m, H, causal);
     require_gradient(fwd, loss.L, x, dx);
     require_gradient(fwd, loss.L, m, dm);
-    require_gradient(fwd, loss.L, Wq, *std::get<0>(at.params).grad);
-    require_gradient(fwd, loss.L, Wk, *std::get<1>(at.params).grad);
-    require_gradient(fwd, loss.L, Wv, *std::get<2>(at.params).grad);
-    require_gradient(fwd, loss.L, Wo, *std::get<3>(at.params).grad);
   }
 }
 
