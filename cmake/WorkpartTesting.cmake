@@ -1,13 +1,14 @@
 # Helpers that register workpart's tests and examples with CTest.
 #
 #   workpart_add_test(NAME <name> SOURCES <src>... [LABELS <l>...] [TIMEOUT <s>]
-#                     [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH] [NOT_SANITIZED])
+#                     [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH] [NOT_SANITIZED]
+#                     [OPTIMIZED])
 #       executable test_<name> (Catch2 v2, main from workpart_catch_main; never initialises
 #       MPI), CTest test unit.<name>, labels unit + LABELS, timeout 120 by default.
 #
 #   workpart_add_mpi_test(NAME <name> SOURCES <src>... NPROCS <p>... [LABELS <l>...]
 #                         [TIMEOUT <s>] [LIBRARIES <lib>...] [ARGS <arg>...] [NO_PCH]
-#                         [NOT_SANITIZED])
+#                         [NOT_SANITIZED] [OPTIMIZED])
 #       one executable test_mpi_<name> (main from workpart_mpi_main: MPI init,
 #       Catch::Session, failures summed over ranks), one CTest test per P:
 #       mpi.<name>.np<P> = mpiexec -n P <preflags> exe <postflags> <args>,
@@ -40,6 +41,12 @@
 #   budget cannot hold. Also for tests that cannot run under them (a memory limit set with
 #   RLIMIT_AS, which cannot bound AddressSanitizer's shadow memory).
 #
+#   OPTIMIZED: the test's own run time needs an optimised build (convolutions of whole
+#   networks run as loops): it compiles with WORKPART_TEST_OPTIMIZED_FLAGS added, where that is
+#   set, and without the shared PCH (whose flags would differ). scripts/test.sh builds the
+#   other tests at -O0 -- they check results on small shapes and run in a second or two either
+#   way, and -O0 compiles them a quarter faster -- and these at -O1.
+#
 #   WORKPART_TEST_SANITIZED_ELSEWHERE (a build without WORKPART_SANITIZE): the tests the
 #   sanitizer build runs -- every test not marked NOT_SANITIZED -- are neither built nor
 #   registered here. scripts/test.sh runs them in its sanitizer build (build-asan/), so that
@@ -48,6 +55,7 @@
 #
 # Cache variables:
 #   WORKPART_TEST_PCH             ON: tests and examples share precompiled headers
+#   WORKPART_TEST_OPTIMIZED_FLAGS compile options added to the OPTIMIZED tests, e.g. -O1
 #   WORKPART_MPIEXEC_EXTRA_FLAGS  extra mpiexec flags after MPIEXEC_PREFLAGS,
 #                                 space separated, e.g. "--mca btl tcp,self".
 include_guard(GLOBAL)
@@ -103,6 +111,19 @@ endif()
 # about 20 s once. Benchmarks (-O3) build without: GCC 12 reports false -Wstringop-overflow
 # warnings in std::string code there with a PCH.
 option(WORKPART_TEST_PCH "Tests and examples share a precompiled workpart.hpp" ON)
+set(WORKPART_TEST_OPTIMIZED_FLAGS "" CACHE STRING
+  "Compile options added to the tests marked OPTIMIZED, space separated (e.g. -O1)")
+
+# _workpart_optimize(<target> <OPTIMIZED flag> <out: use the PCH>): an OPTIMIZED test gets
+# WORKPART_TEST_OPTIMIZED_FLAGS and, with them, its own flags: no shared PCH.
+function(_workpart_optimize target optimized out)
+  set(${out} TRUE PARENT_SCOPE)
+  if(optimized AND NOT WORKPART_TEST_OPTIMIZED_FLAGS STREQUAL "")
+    separate_arguments(flags UNIX_COMMAND "${WORKPART_TEST_OPTIMIZED_FLAGS}")
+    target_compile_options(${target} PRIVATE ${flags})
+    set(${out} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
 
 # The library the helpers' targets link: workpart::compiled where the project builds it (the
 # planner compiled once for all of them), else workpart::workpart. A target given LIBRARIES (the
@@ -277,7 +298,7 @@ function(_workpart_add_mpiexec_tests prefix name exe nprocs timeout labels args)
 endfunction()
 
 function(workpart_add_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED;OPTIMIZED" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
   _workpart_check_args(workpart_add_test)
   if(arg_NOT_SANITIZED AND WORKPART_SANITIZE AND NOT WORKPART_SANITIZE_ALL)
     return()
@@ -297,7 +318,8 @@ function(workpart_add_test)
   _workpart_library(lib "${arg_LIBRARIES}")
   target_link_libraries(${exe} PRIVATE
     workpart_catch_main ${lib} workpart_warnings workpart_sanitize ${arg_LIBRARIES})
-  if(NOT arg_NO_PCH AND NOT arg_LIBRARIES)
+  _workpart_optimize(${exe} "${arg_OPTIMIZED}" pch)
+  if(pch AND NOT arg_NO_PCH AND NOT arg_LIBRARIES)
     workpart_use_pch(${exe} catch)
   endif()
   _workpart_test_environment(env NO_MPI)
@@ -308,7 +330,7 @@ function(workpart_add_test)
 endfunction()
 
 function(workpart_add_mpi_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED" "NAME;TIMEOUT" "SOURCES;NPROCS;LABELS;LIBRARIES;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "NO_PCH;NOT_SANITIZED;OPTIMIZED" "NAME;TIMEOUT" "SOURCES;NPROCS;LABELS;LIBRARIES;ARGS")
   _workpart_check_args(workpart_add_mpi_test)
   if(arg_NOT_SANITIZED AND WORKPART_SANITIZE AND NOT WORKPART_SANITIZE_ALL)
     return()
@@ -331,7 +353,8 @@ function(workpart_add_mpi_test)
   _workpart_library(lib "${arg_LIBRARIES}")
   target_link_libraries(${exe} PRIVATE
     workpart_mpi_main ${lib} workpart_warnings workpart_sanitize ${arg_LIBRARIES})
-  if(NOT arg_NO_PCH AND NOT arg_LIBRARIES)
+  _workpart_optimize(${exe} "${arg_OPTIMIZED}" pch)
+  if(pch AND NOT arg_NO_PCH AND NOT arg_LIBRARIES)
     workpart_use_pch(${exe} catch)
   endif()
   set(labels mpi ${arg_LABELS})
