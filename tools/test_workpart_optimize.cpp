@@ -7,11 +7,13 @@
 // line must be `optimal cost: <%.17g of the brute-force optimum>`. Given tables (the published
 // ones): the last line must equal the library's own `pase_search` result, and brute force
 // where the problem is small enough. A program description (--program): the last line must
-// equal wp::optimize() on the same description and model, in this process. Also: the time
+// equal wp::optimize() on the same description and model, in this process; with --repeat,
+// wp::repeat_blocks too, and the network described whole. Also: the time
 // budget's lines, malformed files' messages, bad arguments and exit codes.
 
 #include <workpart/optimize/optimize.hpp>
 #include <workpart/io/program_reader.hpp>
+#include <workpart/optimize/repeat_blocks.hpp>
 #include <workpart/optimize/search.hpp>
 #include <workpart/io/table_reader.hpp>
 
@@ -130,6 +132,30 @@ void write(const std::string& path, const std::string& text) {
   f << text;
 }
 
+/// A description of a chain of n blocks (block k: blk<k>.y += blk<k-1>.y W_k, the first reading
+/// x), then a loss over the last: for --repeat.
+std::string chain_json(int n) {
+  std::string arrays = R"({"name": "x", "shape": [12, 6]}, {"name": "L", "shape": []})", maps;
+  for (int k = 1; k <= n; ++k) {
+    const std::string b = "blk" + std::to_string(k),
+                      in = k == 1 ? "x" : "blk" + std::to_string(k - 1) + ".y";
+    arrays += R"(, {"name": ")" + b + R"(.W", "shape": [6, 6]}, {"name": ")" + b +
+              R"(.y", "shape": [12, 6]})";
+    maps += R"({"name": ")" + b +
+            R"(.fc", "indices": ["i", "n", "k"], "extents": [12, 6, 6], "flops_per_point": 2,
+ "accesses": [{"array": ")" +
+            in + R"(", "index": ["i", "k"]}, {"array": ")" + b +
+            R"(.W", "index": ["k", "n"]}, {"array": ")" + b +
+            R"(.y", "index": ["i", "n"], "mode": "+="}]},
+)";
+  }
+  maps +=
+      R"({"name": "loss", "indices": ["i", "n"], "extents": [12, 6], "accesses": [{"array": "blk)" +
+      std::to_string(n) +
+      R"(.y", "index": ["i", "n"]}, {"array": "L", "index": [], "mode": "+="}]})";
+  return "{\"arrays\": [" + arrays + "],\n\"maps\": [" + maps + "]}\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,6 +210,44 @@ int main(int argc, char** argv) {
             r3.out.find("the cost below is optimal over the grids the options allow") !=
                 std::string::npos,
         "--nprocs 3 --use-all-ranks --powers-of-two: '" + r3.out + "'");
+  }
+
+  // --repeat: a chain described with three blocks, repeated to 7, prices as the chain described
+  // with 7 (and as wp::repeat_blocks + wp::optimize here); its errors.
+  {
+    const std::string three = dir + "/chain3.json", seven = dir + "/chain7.json";
+    write(three, chain_json(3));
+    write(seven, chain_json(7));
+    const wp::machine_model slow{1e6, 2e-6, 1e-9};  // slow arithmetic: the blocks split
+    const wp::optimized want =
+        wp::optimize(wp::repeat_blocks(wp::read_program_description(three), "blk", 7), 4, slow);
+    const wp::optimized written = wp::optimize(wp::read_program_description(seven), 4, slow);
+    check(want.cost == written.cost,
+          "repeat_blocks(chain3, 7) " + g17("", want.cost) + ", chain7 " + g17("", written.cost));
+    const run_result r =
+        run(tool, "--program '" + three + "' --nprocs 4 --flops 1e6 --repeat blk=7", dir);
+    check(r.status == 0 && r.out.find("blocks blk1 .. blk7: 8 maps") != std::string::npos &&
+              r.out.find("blk6.fc") != std::string::npos,
+          "--repeat blk=7: status " + std::to_string(r.status) + ", '" + r.out + "'");
+    check(last_line(r.out) == g17("optimal cost: ", want.cost),
+          "--repeat blk=7: '" + last_line(r.out) + "', optimize() " + g17("", want.cost));
+    const run_result w = run(tool, "--program '" + seven + "' --nprocs 4 --flops 1e6", dir);
+    check(last_line(w.out) == last_line(r.out),
+          "chain7 '" + last_line(w.out) + "' against --repeat '" + last_line(r.out) + "'");
+    for (const char* bad :
+         {" --repeat blk", " --repeat =7", " --repeat blk=1", " --repeat blk=x"}) {
+      const run_result a = run(tool, "--program '" + three + "' --nprocs 4" + bad, dir);
+      check(a.status == 2 && a.err.find("--repeat: '") != std::string::npos &&
+                a.err.find("is not STEM=N") != std::string::npos,
+            std::string("bad --repeat") + bad + ": '" + a.err + "'");
+    }
+    const run_result none = run(tool, "--program '" + three + "' --nprocs 4 --repeat enc=6", dir);
+    check(none.status == 1 && none.err.find("wp::repeat_blocks('enc', 6): no map's name carries "
+                                            "'enc1'") != std::string::npos,
+          "--repeat enc=6: status " + std::to_string(none.status) + ", '" + none.err + "'");
+    const run_result tables = run(tool, "--tables x --repeat blk=4", dir);
+    check(tables.status == 2 && tables.err.find("--repeat go with --program") != std::string::npos,
+          "--tables with --repeat: '" + tables.err + "'");
   }
 
   // Generated tables against brute force.

@@ -4,10 +4,12 @@
 //                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
 //                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K] [--threads N]
-//                     [--time-budget S] [--no-runner-ups]
+//                     [--repeat STEM=N]... [--time-budget S] [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
-// (include/workpart/io/program_reader.hpp) under workpart's cost model for P ranks.
+// (include/workpart/io/program_reader.hpp) under workpart's cost model for P ranks; --repeat
+// first repeats the middle of its three blocks STEM1..STEM3 to N blocks (wp::repeat_blocks,
+// include/workpart/optimize/repeat_blocks.hpp), in the order given.
 // Prints the chosen configuration of every vertex (name and tuple) with its cost and its
 // runner-up, then, as the last line, `optimal cost: <%.17g>`; a search stopped by the time
 // budget says so and ends with `best cost found (not proven optimal): <%.17g>`.
@@ -17,6 +19,7 @@
 
 #include <workpart/optimize/optimize.hpp>
 #include <workpart/io/program_reader.hpp>
+#include <workpart/optimize/repeat_blocks.hpp>
 #include <workpart/optimize/search.hpp>
 #include <workpart/io/table_reader.hpp>
 
@@ -28,6 +31,8 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace wp = workpart;
 
@@ -38,7 +43,7 @@ constexpr const char* usage_text =
     "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
-    "                         [--threads N]\n"
+    "                         [--threads N] [--repeat STEM=N]...\n"
     "                         [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
@@ -54,6 +59,9 @@ constexpr const char* usage_text =
     "                       dimensions of a layer; data parallelism stays a candidate)\n"
     "  --threads N          threads pricing the combines (default: one per hardware\n"
     "                       thread; the tables and the result do not depend on it)\n"
+    "  --repeat STEM=N      the description's blocks STEM1, STEM2, STEM3 become N blocks,\n"
+    "                       the middle one repeated (a network described with three blocks\n"
+    "                       priced with N; several --repeat apply in the order given)\n"
     "  --time-budget S      stop after S seconds with the best strategy found so far\n"
     "                       (reported as not proven optimal)\n"
     "  --no-runner-ups      skip the runner-up pass (about half the search time)\n"
@@ -112,9 +120,15 @@ double positive(const std::string& flag, const char* s) {
 
 /// The program's schedule under the cost model, in the same layout as --tables.
 int optimize_program(const std::string& path, long nprocs, const wp::machine_model& mm,
-                     const wp::optimize_options& opt) {
+                     const wp::optimize_options& opt,
+                     const std::vector<std::pair<std::string, long>>& repeats) {
   const double t0 = now();
-  const wp::program_description p = wp::read_program_description(path);
+  wp::program_description p = wp::read_program_description(path);
+  for (const auto& [stem, n] : repeats) {
+    p = wp::repeat_blocks(p, stem, n);
+    std::printf("workpart-optimize: blocks %s1 .. %s%ld: %zu maps\n", stem.c_str(), stem.c_str(), n,
+                p.maps.size());
+  }
   std::size_t accesses = 0;
   for (const auto& m : p.maps) accesses += m.accesses.size();
   std::printf(
@@ -181,12 +195,13 @@ int main(int argc, char** argv) {
   wp::optimize_options popt;
   wp::search_options opt;
   wp::table_read_options read_opt;
+  std::vector<std::pair<std::string, long>> repeats;
   bool program_flags = false, table_flags = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
         a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims" ||
-        a == "--threads")
+        a == "--threads" || a == "--repeat")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -253,6 +268,16 @@ int main(int argc, char** argv) {
             ("--threads: '" + std::string(s) + "' is not a number of threads from 1 to 4096")
                 .c_str());
       popt.configs.threads = int(k);
+    } else if (a == "--repeat") {
+      const std::string s = value("STEM=N");
+      const auto eq = s.rfind('=');
+      char* end = nullptr;
+      const long n = eq == std::string::npos ? 0 : std::strtol(s.c_str() + eq + 1, &end, 10);
+      if (eq == std::string::npos || eq == 0 || end == s.c_str() + eq + 1 || *end != '\0' ||
+          n < 2 || n > 100000)
+        return usage(
+            ("--repeat: '" + s + "' is not STEM=N with N blocks from 2 to 100000").c_str());
+      repeats.emplace_back(s.substr(0, eq), n);
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage_text, stdout);
       return 0;
@@ -267,12 +292,12 @@ int main(int argc, char** argv) {
   if (!tables.empty() && program_flags)
     return usage(
         "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two, "
-        "--max-split-dims and --threads go with --program, not --tables");
+        "--max-split-dims, --threads and --repeat go with --program, not --tables");
 
   try {
     if (!program.empty()) {
       popt.search = opt;
-      return optimize_program(program, nprocs, mm, popt);
+      return optimize_program(program, nprocs, mm, popt, repeats);
     }
     const double t0 = now();
     const wp::cost_graph g = wp::read_cost_tables(tables, read_opt);

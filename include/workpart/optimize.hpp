@@ -10,4 +10,5 @@
 #include "io/program_writer.hpp"
 #include "io/table_reader.hpp"
 #include "optimize/describe.hpp"
+#include "optimize/repeat_blocks.hpp"
 #include "optimize/search.hpp"

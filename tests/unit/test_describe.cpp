@@ -9,7 +9,10 @@
 /// back to the same text. Also: what the JSON says (types, init, counted operations, ranges),
 /// the cost model's counted trips and its free init() arrays, escaped names, and the errors
 /// (two maps or arrays of one name, a map's own error first, a type that does not match its
-/// bytes, malformed ranges in JSON).
+/// bytes, malformed ranges in JSON). wp::repeat_blocks: a residual chain written with three
+/// blocks, repeated to 2, 3 and 4, is the description of the chain written with 2, 3 and 4
+/// (JSON text equal but for where the maps that run nowhere stand; the 4 optimised as typed),
+/// and its errors.
 
 #include <catch2/catch.hpp>
 
@@ -20,8 +23,13 @@
 #include "../conv_train_step.hpp"
 #include "priced_alike.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <deque>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace wp = workpart;
 using workpart::index_t;
@@ -294,4 +302,141 @@ TEST_CASE("describe: inner ranges in JSON are checked, at their offsets", "[desc
   const std::string init = R"({"arrays": [{"name": "y", "shape": [8], "init": 1}], "maps": []})";
   CHECK_THAT(what_of([&] { wp::parse_program_description(init, "i.json"); }),
              Catch::Contains("expected true or false as \"init\" of array 0"));
+}
+
+namespace {
+
+/// A residual chain of N blocks (block k: t = h W_k, an inner sum; h_k = tanh(t) + h), a
+/// squared loss on the last block, wp::backward for every W_k, SGD: a network whose blocks
+/// are named blk1 .. blkN, for wp::repeat_blocks. This object must outlive its steps.
+template <std::size_t N>
+struct residual_chain {
+  index_t B, F;
+  wp::array<double, 2> x;
+  std::deque<wp::array<double, 2>> W, dW, t, h;  // in place: the programs point at them
+  wp::array<double, 0> L;
+
+  residual_chain(index_t b, index_t f) : B(b), F(f), x("x", {b, f}), L("L", {}) {
+    using shape = wp::array<double, 2>::shape_type;
+    for (std::size_t k = 1; k <= N; ++k) {
+      const std::string blk = "blk" + std::to_string(k);
+      W.emplace_back(blk + ".W", shape{F, F});
+      dW.emplace_back("d" + blk + ".W", shape{F, F});
+      t.emplace_back(blk + ".t", shape{B, F});
+      h.emplace_back(blk + ".h", shape{B, F});
+    }
+  }
+  template <std::size_t K>
+  auto block() {
+    auto [b, f, g] = wp::indices<3>();
+    wp::array<double, 2>& in = K == 0 ? x : h[K - 1];
+    const std::string blk = "blk" + std::to_string(K + 1);
+    return wp::program(
+        wp::map(blk + ".fc", wp::space(B, F),
+                t[K](b, f) = wp::sum(wp::range(g, 0, F), in(b, g) * W[K](g, f))),
+        wp::map(blk + ".res", wp::space(B, F), h[K](b, f) = wp::tanh(t[K](b, f)) + in(b, f)));
+  }
+  template <std::size_t... K>
+  auto step(double lr, std::index_sequence<K...>) {
+    auto [b, f] = wp::indices<2>();
+    auto fwd =
+        wp::program(block<K>()..., wp::map("l0", wp::space(), L() = 0.0),
+                    wp::map("loss", wp::space(B, F), L() += 0.5 * h[N - 1](b, f) * h[N - 1](b, f)));
+    return wp::program(fwd, wp::backward(fwd, L, wp::wrt(W[K], dW[K])...),
+                       wp::map("sgd.blk" + std::to_string(K + 1) + ".W", wp::space(F, F),
+                               W[K](b, f) = W[K](b, f) - lr * dW[K](b, f))...);
+  }
+  auto step(double lr) { return step(lr, std::make_index_sequence<N>{}); }
+};
+
+}  // namespace
+
+/// The description with only the maps that access something, and apart the names of those
+/// that do not (wp::backward's zeroing maps it pruned: wp::repeat_blocks keeps them with
+/// their block, but not where the typed program has them among themselves).
+std::pair<std::string, std::vector<std::string>> running_and_idle(wp::program_description d) {
+  std::vector<std::string> idle;
+  std::erase_if(d.maps, [&](const wp::map_description& m) {
+    return m.accesses.empty() ? (idle.push_back(m.name), true) : false;
+  });
+  std::sort(idle.begin(), idle.end());
+  return {wp::to_json(d), idle};
+}
+
+TEST_CASE("repeat_blocks: three blocks repeated are the network written with N", "[describe]") {
+  residual_chain<2> c2(5, 3);
+  residual_chain<3> c3(5, 3);
+  residual_chain<4> c4(5, 3);
+  const auto s2 = c2.step(0.1);
+  const auto s3 = c3.step(0.1);
+  const auto s4 = c4.step(0.1);
+  const wp::program_description d3 = wp::describe(s3);
+  // the middle block's forward, backward (with its zeroing) and update maps, copied in place
+  std::size_t middle = 0;
+  for (const auto& m : d3.maps) middle += m.name.find("blk2") != std::string::npos;
+  REQUIRE(middle >= 5);  // blk2.fc, blk2.res, dblk2.fc, dblk2.res, sgd.blk2.W (and zeroing)
+  CHECK(wp::to_json(wp::repeat_blocks(d3, "blk", 3)) == wp::to_json(d3));
+  const wp::program_description d4 = wp::repeat_blocks(d3, "blk", 4);
+  const wp::program_description d2 = wp::repeat_blocks(d3, "blk", 2);
+  for (const auto& [n, typed] :
+       {std::pair{d4, wp::describe(s4)}, std::pair{d2, wp::describe(s2)}}) {
+    const auto a = running_and_idle(n), b = running_and_idle(typed);
+    CHECK(a.first == b.first);
+    CHECK(a.second == b.second);
+  }
+  // priced alike: the typed network of four blocks' optimum is the repeated one's, and each
+  // one's schedule costs the same in the other's pricing
+  const wp::machine_model mm{};
+  for (int P = 2; P <= 4; ++P) {
+    const wp::optimized a = wp::optimize(s4, P, mm), b = wp::optimize(d4, P, mm);
+    CHECK(a.cost == Approx(b.cost).epsilon(1e-12));
+    CHECK(wp::modelled_cost(d4, a.schedule, P, mm) == Approx(a.cost).epsilon(1e-12));
+    CHECK(wp::modelled_cost(s4, b.schedule, P, mm) == Approx(b.cost).epsilon(1e-12));
+  }
+  // a deep one: every name where it belongs, and 37 more blocks' maps
+  const wp::program_description d40 = wp::repeat_blocks(d3, "blk", 40);
+  CHECK(d40.maps.size() == d3.maps.size() + 37 * middle);
+  CHECK(d40.find_array("blk40.h"));
+  CHECK(d40.find_array("dblk39.h"));
+  CHECK_FALSE(d40.find_array("blk41.h"));
+  bool reads_last = false;  // the loss reads the last block
+  for (const auto& m : d40.maps)
+    if (m.name == "loss")
+      for (const auto& a : m.accesses) reads_last = reads_last || a.array == "blk40.h";
+  CHECK(reads_last);
+}
+
+TEST_CASE("repeat_blocks: blocks that are not as described are errors", "[describe]") {
+  residual_chain<3> c3(4, 2);
+  residual_chain<4> c4(4, 2);
+  const wp::program_description d3 = wp::describe(c3.step(0.1)), d4 = wp::describe(c4.step(0.1));
+  auto message = [](const wp::program_description& d, const std::string& stem, long n) {
+    const std::string m = what_of([&] { wp::repeat_blocks(d, stem, n); });
+    return m.empty() ? std::string("no error") : m;
+  };
+  CHECK(message(d3, "blk", 7) == "no error");
+  CHECK_THAT(message(d4, "blk", 6),
+             Catch::Contains("wp::repeat_blocks('blk', 6): 'blk4.fc' names block blk4; describe "
+                             "the network with three blocks, blk1, blk2 and blk3"));
+  CHECK_THAT(message(d3, "enc", 6),
+             Catch::Contains("no map's name carries 'enc1'; describe the network with three"));
+  CHECK_THAT(message(d3, "blk", 1), Catch::Contains("give from 2 to 100000 blocks"));
+  CHECK_THAT(message(d3, "blk2", 6), Catch::Contains("give a stem that does not end in a digit"));
+  CHECK_THAT(message(d3, "", 6), Catch::Contains("give a stem that does not end in a digit"));
+  wp::program_description two = d3;  // a map whose name carries two blocks
+  for (auto& m : two.maps)
+    if (m.name == "blk2.res") m.name = "blk2.res.blk1";
+  CHECK_THAT(message(two, "blk", 6),
+             Catch::Contains("'blk2.res.blk1' names two blocks; a map or array belongs to one"));
+  wp::program_description outside = d3;  // the loss reads the middle block
+  for (auto& m : outside.maps)
+    if (m.name == "loss")
+      for (auto& a : m.accesses)
+        if (a.array == "blk3.h") a.array = "blk2.h";
+  CHECK_THAT(message(outside, "blk", 6),
+             Catch::Contains("'loss', outside the blocks, uses 'blk2.h' of the middle block; "
+                             "only the first and last blocks' arrays can be used"));
+  wp::program_description invalid = d3;  // the description's own check comes first
+  invalid.maps[0].extents[0] = -1;
+  CHECK_THAT(message(invalid, "blk", 6), Catch::Contains("has a negative extent -1"));
 }
