@@ -27,4 +27,5 @@
 #include "nn/norm.hpp"
 #include "nn/pool.hpp"
 #include "nn/reshape.hpp"
+#include "nn/residual.hpp"
 #include "nn/train.hpp"

@@ -1,5 +1,6 @@
 // The layer library (<workpart/nn.hpp>) on one process (wp::run, double): every layer's
-// forward values against plain loops over the same parameters, its gradients (inputs and
+// forward values (the sequence forms of linear, layer_norm and the loss, and nn::add's too)
+// against plain loops over the same parameters, its gradients (inputs and
 // parameters) against central finite differences, uneven extents; the parameters'
 // initial values; the errors a layer raises when it is made. tests/mpi/test_nn.cpp trains a
 // network of these layers at np 1-4.
@@ -281,6 +282,78 @@ TEST_CASE("nn::layer_norm, nn::gelu: per row, and their gradients", "[nn]") {
   require_gradient(fwd, loss.L, beta, *std::get<1>(ln.params).grad);
 }
 
+TEST_CASE("nn::add and the sequence forms of linear, layer_norm and the loss, and their gradients",
+          "[nn]") {
+  // a Transformer block's pieces over (batch, positions, features): fc = linear(x), a layer
+  // norm of it, their sum (a residual), a linear head and the mean next-token loss
+  const index_t B = 3, S = 4, I = 5, F = 6, C = 7;
+  wp::array<double, 3> x("x", {B, S, I}), dx("dx", {B, S, I});
+  wp::array<std::int32_t, 2> label("label", {B, S});
+  fill(x, 2);
+  label.init([](const std::array<index_t, 2>& g) { return std::int32_t((g[0] * 5 + g[1]) % 7); });
+  auto fc = wp::nn::linear("fc", x, F);
+  auto ln = wp::nn::layer_norm("ln", fc.out());
+  auto res = wp::nn::add("res", ln.out(), fc.out());
+  auto head = wp::nn::linear("head", res.out(), C);
+  auto ce = wp::nn::softmax_cross_entropy("ce", head.out(), label);
+  auto& gamma = *std::get<0>(ln.params).param;
+  auto& beta = *std::get<1>(ln.params).param;
+  gamma.init([](const std::array<index_t, 1>& g) { return 1.0 + 0.1 * double(g[0]); });
+  beta.init([](const std::array<index_t, 1>& g) { return 0.05 * double(g[0]) - 0.1; });
+  REQUIRE(fc.out().shape() == std::array<index_t, 3>{B, S, F});
+  REQUIRE(head.out().shape() == std::array<index_t, 3>{B, S, C});
+  auto fwd = wp::program(fc.program, ln.program, res.program, head.program, ce.program);
+  auto bwd = wp::backward(fwd, ce.out(), wp::wrt(x, dx), std::get<0>(fc.params),
+                          std::get<1>(fc.params), std::get<0>(ln.params), std::get<1>(ln.params),
+                          std::get<0>(head.params), std::get<1>(head.params));
+  wp::run(wp::program(fwd, bwd));
+  auto& W1 = *std::get<0>(fc.params).param;
+  auto& b1 = *std::get<1>(fc.params).param;
+  auto& W2 = *std::get<0>(head.params).param;
+  auto& b2 = *std::get<1>(head.params).param;
+  double want = 0;
+  for (index_t b = 0; b < B; ++b)
+    for (index_t s = 0; s < S; ++s) {
+      std::vector<double> y(static_cast<std::size_t>(F)), r(static_cast<std::size_t>(F));
+      double m = 0, v = 0;
+      for (index_t f = 0; f < F; ++f) {
+        y[std::size_t(f)] = b1.at({f});
+        for (index_t k = 0; k < I; ++k) y[std::size_t(f)] += x.at({b, s, k}) * W1.at({k, f});
+        REQUIRE(std::abs(fc.out().at({b, s, f}) - y[std::size_t(f)]) <= 1e-12);
+        m += y[std::size_t(f)] / double(F);
+      }
+      for (index_t f = 0; f < F; ++f) v += (y[std::size_t(f)] - m) * (y[std::size_t(f)] - m);
+      v /= double(F);
+      for (index_t f = 0; f < F; ++f) {
+        const double z =
+            (y[std::size_t(f)] - m) / std::sqrt(v + 1e-5) * gamma.at({f}) + beta.at({f});
+        REQUIRE(std::abs(ln.out().at({b, s, f}) - z) <= 1e-12);
+        r[std::size_t(f)] = z + y[std::size_t(f)];
+        REQUIRE(std::abs(res.out().at({b, s, f}) - r[std::size_t(f)]) <= 1e-12);
+      }
+      double mx = -1e300, sum = 0, at_label = 0;
+      std::vector<double> logit(static_cast<std::size_t>(C));
+      for (index_t c = 0; c < C; ++c) {
+        double o = b2.at({c});
+        for (index_t f = 0; f < F; ++f) o += r[std::size_t(f)] * W2.at({f, c});
+        REQUIRE(std::abs(head.out().at({b, s, c}) - o) <= 1e-12);
+        logit[std::size_t(c)] = o;
+        mx = std::max(mx, o);
+      }
+      for (index_t c = 0; c < C; ++c) sum += std::exp(logit[std::size_t(c)] - mx);
+      at_label = logit[std::size_t((b * 5 + s) % 7)];
+      want += (std::log(sum) + mx - at_label) / double(B * S);
+    }
+  REQUIRE(std::abs(ce.out().at({}) - want) <= 1e-12);
+  require_gradient(fwd, ce.out(), x, dx);
+  require_gradient(fwd, ce.out(), W1, *std::get<0>(fc.params).grad);
+  require_gradient(fwd, ce.out(), b1, *std::get<1>(fc.params).grad);
+  require_gradient(fwd, ce.out(), gamma, *std::get<0>(ln.params).grad);
+  require_gradient(fwd, ce.out(), beta, *std::get<1>(ln.params).grad);
+  require_gradient(fwd, ce.out(), W2, *std::get<0>(head.params).grad);
+  require_gradient(fwd, ce.out(), b2, *std::get<1>(head.params).grad);
+}
+
 TEST_CASE("nn::batch_norm: per channel over the batch and the image, and its gradients", "[nn]") {
   const index_t N = 3, C = 2, H = 3, W = 4;
   wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W});
@@ -527,6 +600,15 @@ TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
   CHECK_THAT(what([&] { wp::nn::linear("fc", z, 0); }),
              Contains("layer 'fc': out_features must be at least 1"));
   wp::array<double, 3> seq("seq", {2, 3, 6});
+  CHECK_THAT(what([&] { wp::nn::linear("fc", seq, 0); }),
+             Contains("layer 'fc': out_features must be at least 1"));
+  wp::array<double, 3> seq2("seq2", {2, 4, 6});
+  CHECK_THAT(what([&] { wp::nn::add("res", seq, seq2); }),
+             Contains("layer 'res': it adds 'seq' (2, 3, 6) and 'seq2' (2, 4, 6); give two arrays "
+                      "of one shape"));
+  wp::array<std::int32_t, 2> labels("labels", {2, 4});
+  CHECK_THAT(what([&] { wp::nn::softmax_cross_entropy("ce", seq, labels); }),
+             Contains("layer 'ce': labels 'labels' are (2, 4) for logits of (2, 3) positions"));
   wp::array<std::int64_t, 0> step("step", {});
   CHECK_THAT(what([&] { wp::nn::dropout("dr", z, 1.0, step); }),
              Contains("layer 'dr': the drop probability must be in [0, 1), got 1"));

@@ -1,6 +1,8 @@
 #pragma once
 /// \file linear.hpp
-/// `wp::nn::linear(name, x, out_features)`: y(b, o) = bias(o) + sum_k x(b, k) W(k, o).
+/// `wp::nn::linear(name, x, out_features)`: y(b, o) = bias(o) + sum_k x(b, k) W(k, o); over a
+/// sequence x (batch, positions, in_features), the same weights at every position (a
+/// Transformer's projections and feed-forward layers).
 
 #include <cmath>
 #include <string>
@@ -29,6 +31,28 @@ auto linear(const std::string& name, array<T, 2>& x, index_t out_features) {
   auto [i, j, k] = indices<3>();
   auto p = detail::program_of(a, map(name + ".bias", space(B, O), y(i, j) = b(j)),
                               map(name, space(B, O, I), y(i, j) += x(i, k) * W(k, j)));
+  return detail::make_layer(std::move(p), y, std::tuple{wrt(W, dW), wrt(b, db)});
+}
+
+/// The same layer over a sequence x (batch, positions, in_features): y(b, s, o) = bias(o) +
+/// sum_k x(b, s, k) W(k, o). Maps `<name>.bias` and `<name>` (over (batch, positions, out,
+/// in)); the same parameters.
+template <class T>
+auto linear(const std::string& name, array<T, 3>& x, index_t out_features) {
+  if (out_features < 1) detail::refuse(name, "out_features must be at least 1");
+  const index_t B = x.extent(0), S = x.extent(1), I = x.extent(2), O = out_features;
+  if (I < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
+  detail::layer_arrays a;
+  auto& W = a.make<T, 2>(name + ".W", {I, O});
+  auto& dW = a.make<T, 2>("d" + name + ".W", {I, O});
+  auto& b = a.make<T, 1>(name + ".b", {O});
+  auto& db = a.make<T, 1>("d" + name + ".b", {O});
+  auto& y = a.make<T, 3>(name + ".y", {B, S, O});
+  detail::init_uniform(W, 1 / std::sqrt(double(I)));
+  detail::init_uniform(b, 1 / std::sqrt(double(I)));
+  auto [i, s, j, k] = indices<4>();
+  auto p = detail::program_of(a, map(name + ".bias", space(B, S, O), y(i, s, j) = b(j)),
+                              map(name, space(B, S, O, I), y(i, s, j) += x(i, s, k) * W(k, j)));
   return detail::make_layer(std::move(p), y, std::tuple{wrt(W, dW), wrt(b, db)});
 }
 

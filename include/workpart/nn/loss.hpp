@@ -1,7 +1,9 @@
 #pragma once
 /// \file loss.hpp
 /// `wp::nn::softmax_cross_entropy(name, logits, labels)`: the mean over the batch of
-/// -log softmax(logits(b, .))(labels(b)), a rank-0 array to differentiate from.
+/// -log softmax(logits(b, .))(labels(b)), a rank-0 array to differentiate from; over a
+/// sequence (logits (batch, positions, classes), labels (batch, positions)), the mean over
+/// every position of the batch (a language model's next-token loss).
 
 #include <cstdint>
 #include <string>
@@ -37,6 +39,31 @@ auto softmax_cross_entropy(const std::string& name, array<T, 2>& logits, array<I
           lse(b) = workpart::log(sum(workpart::exp(logits(b, all) - mx(b)))) + mx(b)),
       map(name + ".l0", space(), L() = T(0)),
       map(name, space(B), L() += (lse(b) - logits(b, labels(b))) * (T(1) / T(B))));
+  return detail::make_layer(std::move(p), L, std::tuple<>{});
+}
+
+/// logits (batch, positions, classes), labels (batch, positions): L = the mean over (b, s)
+/// of lse(b, s) - logits(b, s, labels(b, s)). The same maps over (batch, positions).
+template <class T, class I>
+auto softmax_cross_entropy(const std::string& name, array<T, 3>& logits, array<I, 2>& labels) {
+  static_assert(std::is_integral_v<I>, "wp::nn::softmax_cross_entropy: labels are integers");
+  const index_t B = logits.extent(0), S = logits.extent(1), C = logits.extent(2);
+  if (labels.extent(0) != B || labels.extent(1) != S)
+    detail::refuse(name, "labels '" + labels.name() + "' are (" + std::to_string(labels.extent(0)) +
+                             ", " + std::to_string(labels.extent(1)) + ") for logits of (" +
+                             std::to_string(B) + ", " + std::to_string(S) + ") positions");
+  if (B < 1 || S < 1 || C < 1) detail::refuse(name, "the logits are empty");
+  detail::layer_arrays a;
+  auto& mx = a.make<T, 2>(name + ".max", {B, S});
+  auto& lse = a.make<T, 2>(name + ".lse", {B, S});
+  auto& L = a.make<T, 0>(name + ".L", {});
+  auto [b, s] = indices<2>();
+  auto p = detail::program_of(
+      a, map(name + ".max", space(B, S), mx(b, s) = max_of(logits(b, s, all))),
+      map(name + ".lse", space(B, S),
+          lse(b, s) = workpart::log(sum(workpart::exp(logits(b, s, all) - mx(b, s)))) + mx(b, s)),
+      map(name + ".l0", space(), L() = T(0)),
+      map(name, space(B, S), L() += (lse(b, s) - logits(b, s, labels(b, s))) * (T(1) / T(B * S))));
   return detail::make_layer(std::move(p), L, std::tuple<>{});
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// \file norm.hpp
-/// Normalisation layers: `wp::nn::layer_norm(name, x)` over each row of x (rows, features),
+/// Normalisation layers: `wp::nn::layer_norm(name, x)` over each row of x (rows, features)
+/// or each position of a sequence x (batch, positions, features),
 /// `wp::nn::batch_norm(name, x)` over each channel of x (N, C, H, W) with the batch's
 /// statistics (training mode). Both scale by a parameter gamma (starting at 1) and shift by
 /// beta (starting at 0); the variance is the biased one (divided by the count), as PyTorch
@@ -53,6 +54,32 @@ auto layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
           var(b) = sum(range(k, 0, F), (x(b, k) - mean(b)) * (x(b, k) - mean(b))) * inv),
       map(name, space(B, F),
           y(b, f) = (x(b, f) - mean(b)) / workpart::sqrt(var(b) + e) * gamma(f) + beta(f)));
+  return detail::make_layer(std::move(p), y, ss.params());
+}
+
+/// The same over each position of a sequence x (batch, positions, features): mean(b, s) and
+/// var(b, s) over the features (maps `<name>.mean`, `<name>.var`, `<name>`), the same
+/// parameters (features).
+template <class T>
+auto layer_norm(const std::string& name, array<T, 3>& x, double eps = 1e-5) {
+  const index_t B = x.extent(0), S = x.extent(1), F = x.extent(2);
+  if (F < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
+  detail::layer_arrays a;
+  auto& mean = a.make<T, 2>(name + ".mean", {B, S});
+  auto& var = a.make<T, 2>(name + ".var", {B, S});
+  detail::scale_shift<T> ss(a, name, F);
+  auto &gamma = ss.gamma, &beta = ss.beta;
+  auto& y = a.make<T, 3>(name + ".y", {B, S, F});
+  const T inv = T(1) / T(F), e = T(eps);
+  auto [b, s, f, k] = indices<4>();
+  auto p = detail::program_of(
+      a, map(name + ".mean", space(B, S), mean(b, s) = sum(range(k, 0, F), x(b, s, k)) * inv),
+      map(name + ".var", space(B, S),
+          var(b, s) =
+              sum(range(k, 0, F), (x(b, s, k) - mean(b, s)) * (x(b, s, k) - mean(b, s))) * inv),
+      map(name, space(B, S, F),
+          y(b, s, f) =
+              (x(b, s, f) - mean(b, s)) / workpart::sqrt(var(b, s) + e) * gamma(f) + beta(f)));
   return detail::make_layer(std::move(p), y, ss.params());
 }
 
