@@ -45,7 +45,8 @@ run_suite() {  # run_suite <build dir> <cmake options>...
 # Tests and examples at -O0: they check results on small shapes, not speed, run in a second
 # or two either way, and build a quarter faster than at -O1 (test_backward.cpp: 137 s against
 # 179 s). The few whose run time needs it (whole networks' convolutions as loops, tens of MB
-# per rank: five times slower at -O0) are marked OPTIMIZED and built at -O1. (The sanitizer
+# per rank: five times slower at -O0; the CNN step's pricing in mpi.nn) are marked OPTIMIZED
+# and built at -O1, as is the planner every test links (workpart::compiled). (The sanitizer
 # build is -O0 as well; scripts/demo.sh builds the examples at -O3.) Benchmarks at -O0: here
 # only that they compile is checked (scripts/bench.sh builds them at -O3 for timing). With nvcc installed, the CUDA backend's tests are compiled too
 # (tests/cuda; run only where a GPU is).
