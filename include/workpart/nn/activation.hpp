@@ -14,14 +14,16 @@
 namespace workpart::nn {
 
 namespace detail {
-/// The space of an array's shape, and f(x(i...)) over it as the map `name` writing y.
-template <class T, int N, class F>
-auto elementwise(const std::string& name, array<T, N>& x, F f) {
+/// The space of an array's shape, and f(x(i...), more(i...)...) over it (arrays of x's
+/// shape) as the map `name` writing y.
+template <class T, int N, class F, class... More>
+auto elementwise(const std::string& name, F f, array<T, N>& x, More&... more) {
   layer_arrays a;
   auto& y = a.make<T, N>(name + ".y", x.shape());
   const auto sp = workpart::detail::space_of(x);
   auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return map(name, sp, y(index<int(D)>{}...) = f(x(index<int(D)>{}...)));
+    return map(name, sp,
+               y(index<int(D)>{}...) = f(x(index<int(D)>{}...), more(index<int(D)>{}...)...));
   }
   (std::make_index_sequence<std::size_t(N)>{});
   return make_layer(program_of(a, m), y, std::tuple<>{});
@@ -32,21 +34,26 @@ auto elementwise(const std::string& name, array<T, N>& x, F f) {
 /// argument, here the constant), as PyTorch's.
 template <class T, int N>
 auto relu(const std::string& name, array<T, N>& x) {
-  return detail::elementwise(name, x, [](const auto& e) { return workpart::max(e, T(0)); });
+  return detail::elementwise(
+      name, [](const auto& e) { return workpart::max(e, T(0)); }, x);
 }
 
 /// y = tanh(x).
 template <class T, int N>
 auto tanh(const std::string& name, array<T, N>& x) {
-  return detail::elementwise(name, x, [](const auto& e) { return workpart::tanh(e); });
+  return detail::elementwise(
+      name, [](const auto& e) { return workpart::tanh(e); }, x);
 }
 
 /// y = x (1 + erf(x / sqrt 2)) / 2: GELU, exact (not the tanh approximation).
 template <class T, int N>
 auto gelu(const std::string& name, array<T, N>& x) {
-  return detail::elementwise(name, x, [](const auto& e) {
-    return T(0.5) * e * (T(1) + workpart::erf(e * T(0.70710678118654752440)));
-  });
+  return detail::elementwise(
+      name,
+      [](const auto& e) {
+        return T(0.5) * e * (T(1) + workpart::erf(e * T(0.70710678118654752440)));
+      },
+      x);
 }
 
 }  // namespace workpart::nn

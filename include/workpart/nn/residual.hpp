@@ -3,13 +3,9 @@
 /// `wp::nn::add(name, x, y)`: the elementwise sum of two arrays of one shape -- a residual
 /// connection (ResNet's shortcut, a Transformer's x + attention(x)).
 
-#include <array>
-#include <cstddef>
 #include <string>
-#include <tuple>
-#include <utility>
 
-#include "../core/space.hpp"
+#include "activation.hpp"
 #include "layer.hpp"
 
 namespace workpart::nn {
@@ -27,14 +23,8 @@ auto add(const std::string& name, array<T, N>& x, array<T, N>& y) {
     detail::refuse(name, "it adds '" + x.name() + "' (" + sx + ") and '" + y.name() + "' (" + sy +
                              "); give two arrays of one shape");
   }
-  detail::layer_arrays a;
-  auto& z = a.make<T, N>(name + ".y", x.shape());
-  const auto sp = workpart::detail::space_of(x);
-  auto m = [&]<std::size_t... D>(std::index_sequence<D...>) {
-    return map(name, sp, z(index<int(D)>{}...) = x(index<int(D)>{}...) + y(index<int(D)>{}...));
-  }
-  (std::make_index_sequence<std::size_t(N)>{});
-  return detail::make_layer(detail::program_of(a, m), z, std::tuple<>{});
+  return detail::elementwise(
+      name, [](const auto& a, const auto& b) { return a + b; }, x, y);
 }
 
 }  // namespace workpart::nn
