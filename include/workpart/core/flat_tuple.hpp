@@ -21,10 +21,26 @@ struct flat_leaf {
   T value;
 };
 
+/// Element J of a flat_tuple (or of anything deriving from its leaves), found among the leaves
+/// by deduction: no recursion, and a function named after the element's type alone -- a
+/// member of the tuple would carry every element's type in its name, and a program's
+/// hundreds of elements would make hundreds of such names, each as long as the program.
+template <std::size_t J, class U>
+U& leaf_ref(flat_leaf<J, U>& l) {
+  return l.value;
+}
+template <std::size_t J, class U>
+const U& leaf_ref(const flat_leaf<J, U>& l) {
+  return l.value;
+}
+/// The type of element J (unevaluated only).
+template <std::size_t J, class U>
+U leaf_type(const flat_leaf<J, U>&);
+
 template <class Seq, class... T>
 class flat_tuple_base;
 template <std::size_t... I, class... T>
-class flat_tuple_base<std::index_sequence<I...>, T...> : private flat_leaf<I, T>... {
+class flat_tuple_base<std::index_sequence<I...>, T...> : public flat_leaf<I, T>... {
  public:
   flat_tuple_base() = default;
   explicit flat_tuple_base(T... v) requires(sizeof...(T) > 0) : flat_leaf<I, T>{std::move(v)}... {}
@@ -43,24 +59,14 @@ class flat_tuple_base<std::index_sequence<I...>, T...> : private flat_leaf<I, T>
     return std::forward<F>(f)(std::move(static_cast<flat_leaf<I, T>&>(*this).value)...);
   }
 
-  /// Element J (its type found among the leaves by deduction, no recursion).
+  /// Element J.
   template <std::size_t J>
   auto& get() & {
-    return leaf_value<J>(*this);
+    return leaf_ref<J>(*this);
   }
   template <std::size_t J>
   const auto& get() const& {
-    return leaf_value<J>(*this);
-  }
-
- private:
-  template <std::size_t J, class U>
-  static U& leaf_value(flat_leaf<J, U>& l) {
-    return l.value;
-  }
-  template <std::size_t J, class U>
-  static const U& leaf_value(const flat_leaf<J, U>& l) {
-    return l.value;
+    return leaf_ref<J>(*this);
   }
 };
 
@@ -95,15 +101,40 @@ struct part_size<flat_tuple<T...>> : std::integral_constant<std::size_t, sizeof.
 template <class... T>
 struct part_size<std::tuple<T...>> : std::integral_constant<std::size_t, sizeof...(T)> {};
 
-/// Element J of a part, moved out of an rvalue part.
-template <std::size_t J, class P>
-decltype(auto) part_element(P&& p) {
-  if constexpr (!is_flat_tuple_v<std::remove_cvref_t<P>>)
-    return std::get<J>(std::forward<P>(p));
-  else if constexpr (std::is_lvalue_reference_v<P>)
-    return (p.template get<J>());
+/// Part I of concat's arguments, reached by deduction as flat_tuple's leaves are (a
+/// std::tuple of the parts would cost its constructor's constraints and a std::get per part,
+/// each recursing over every part: a backward program concatenates one part per map).
+template <std::size_t I, class P>
+struct part_ref {
+  std::remove_reference_t<P>* p;
+};
+template <class Seq, class... P>
+struct part_refs;
+template <std::size_t... I, class... P>
+struct part_refs<std::index_sequence<I...>, P...> : part_ref<I, P>... {};
+/// Part I (deduced from its base: one function per part).
+template <std::size_t I, class P>
+std::remove_reference_t<P>& part_of(const part_ref<I, P>& r) {
+  return *r.p;
+}
+
+/// Element J of a part: a flat_tuple's by leaf_ref, a (small) std::tuple's by std::get --
+/// functions named after the element, not after the part holding it.
+template <std::size_t J, class... T>
+auto& leaf_ref(std::tuple<T...>& t) {
+  return std::get<J>(t);
+}
+template <std::size_t J, class... T>
+const auto& leaf_ref(const std::tuple<T...>& t) {
+  return std::get<J>(t);
+}
+/// x, moved when its part was passed as an rvalue.
+template <bool Move, class U>
+decltype(auto) move_if(U& x) {
+  if constexpr (Move)
+    return std::move(x);
   else
-    return std::move(p.template get<J>());
+    return (x);
 }
 
 /// Element j of the concatenation of parts of sizes S...: (its part, its index in the part),
@@ -131,11 +162,13 @@ struct concat_table {
 template <class... P>
 auto concat(P&&... parts) {
   using table = concat_table<part_size<std::remove_cvref_t<P>>::value...>;
-  auto all = std::forward_as_tuple(std::forward<P>(parts)...);
+  static constexpr bool moved[] = {!std::is_lvalue_reference_v<P>..., false};
+  const part_refs<std::index_sequence_for<P...>, P...> all{{&parts}...};
   return [&]<std::size_t... J>(std::index_sequence<J...>) {
-    return flat_tuple<std::remove_cvref_t<decltype(part_element<table::at[J].index>(
-        std::get<table::at[J].part>(std::move(all))))>...>(
-        part_element<table::at[J].index>(std::get<table::at[J].part>(std::move(all)))...);
+    return flat_tuple<std::remove_cvref_t<decltype(leaf_ref<table::at[J].index>(
+        part_of<table::at[J].part>(all)))>...>(
+        move_if<moved[table::at[J].part]>(
+            leaf_ref<table::at[J].index>(part_of<table::at[J].part>(all)))...);
   }
   (std::make_index_sequence<table::total>{});
 }
@@ -153,8 +186,7 @@ template <class... T>
 auto reversed(const flat_tuple<T...>& t) {
   constexpr std::size_t n = sizeof...(T);
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return flat_tuple<std::remove_cvref_t<decltype(t.template get<n - 1 - I>())>...>(
-        t.template get<n - 1 - I>()...);
+    return flat_tuple<decltype(leaf_type<n - 1 - I>(t))...>(leaf_ref<n - 1 - I>(t)...);
   }
   (std::make_index_sequence<n>{});
 }
