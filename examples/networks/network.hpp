@@ -5,6 +5,7 @@
 /// data parallelism and the experts' splits -- as schedules over any training step's maps.
 
 #include <workpart/nn.hpp>
+#include <workpart/optimize/program_description.hpp>
 
 #include <algorithm>
 #include <string>
@@ -32,18 +33,44 @@ training_step<Program, Loss, Params> make_step(Program p, Loss& loss, Params par
 /// A channel or feature count divided by the network's width divisor (at least 1).
 inline index_t narrow(index_t n, index_t divisor) { return std::max<index_t>(1, n / divisor); }
 
+/// f(name, extents) for every map of a typed program or of its description (wp::describe,
+/// wp::repeat_blocks): the strategies below are schedules over either.
+template <class Program, class F>
+void for_each_map_extents(const Program& prog, F f) {
+  prog.for_each_map([&](const auto& m) {
+    std::vector<index_t> ext;
+    for (int d = 0; d < m.rank; ++d) ext.push_back(m.iteration_space().extent(d));
+    f(m.name(), ext);
+  });
+}
+template <class F>
+void for_each_map_extents(const wp::program_description& d, F f) {
+  for (const auto& m : d.maps) f(m.name, m.extents);
+}
+
+/// The schedule that splits, in each map, the dimension split_dim(name, extents) returns over
+/// the P ranks (at most its extent), the rest whole; a map over wp::space() runs on one rank.
+template <class Program, class SplitDim>
+wp::schedule split_one_dimension(const Program& prog, int P, SplitDim split_dim) {
+  wp::schedule s;
+  for_each_map_extents(prog, [&](const std::string& name, const std::vector<index_t>& ext) {
+    std::vector<index_t> g(ext.size(), 1);
+    if (!ext.empty()) {
+      const std::size_t d = std::min(ext.size() - 1, std::size_t(split_dim(name, ext)));
+      g[d] = std::min<index_t>(P, std::max<index_t>(1, ext[d]));
+    }
+    s.set(name, wp::grid_shape(g));
+  });
+  return s;
+}
+
 /// Data parallelism: every map's first dimension over the P ranks -- the batch in the forward
 /// and backward maps (the weight gradients summed rank to rank), a weight's first axis in its
 /// update -- the rest whole. Maps over wp::space() run on one rank.
 template <class Program>
 wp::schedule data_parallel(const Program& prog, int P) {
-  wp::schedule s;
-  prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
-    if (m.rank > 0) g[0] = std::min<index_t>(P, m.iteration_space().extent(0));
-    s.set(m.name(), wp::grid_shape(g));
-  });
-  return s;
+  return split_one_dimension(prog, P,
+                             [](const std::string&, const std::vector<index_t>&) { return 0; });
 }
 
 /// The layer a training step's map belongs to, from the names the layers and wp::backward
@@ -67,16 +94,12 @@ inline std::string layer_of(std::string n) {
 /// trick" for CNNs (data-parallel convolutions, model-parallel classifier).
 template <class Program>
 wp::schedule expert(const Program& prog, int P, const std::vector<std::string>& model_parallel) {
-  wp::schedule s;
-  prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
-    const bool mp = std::find(model_parallel.begin(), model_parallel.end(), layer_of(m.name())) !=
-                    model_parallel.end();
-    const int d = mp && m.rank > 1 ? 1 : 0;
-    if (m.rank > 0) g[std::size_t(d)] = std::min<index_t>(P, m.iteration_space().extent(d));
-    s.set(m.name(), wp::grid_shape(g));
-  });
-  return s;
+  return split_one_dimension(
+      prog, P, [&](const std::string& name, const std::vector<index_t>& ext) {
+        const bool mp = std::find(model_parallel.begin(), model_parallel.end(), layer_of(name)) !=
+                        model_parallel.end();
+        return mp && ext.size() > 1 ? 1 : 0;
+      });
 }
 
 }  // namespace wpnet

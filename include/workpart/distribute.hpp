@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "comm/agreement.hpp"
 #include "comm/context.hpp"
 #include "comm/map_plan.hpp"
 #include "comm/program_plan.hpp"
@@ -109,46 +110,64 @@ map_plan<map_t<N, S...>> distribute(const map_t<N, S...>& m, const schedule& s, 
 }
 
 namespace detail {
-/// Root's schedule on every rank. The optimizer prices an init() array as generated in place
-/// only where root holds no copy of it, and a gather leaves one on root alone: the ranks can
-/// price alike-built programs differently, and root's choice is the one its data needs.
+/// Root's schedule on every rank (where only root has one, the others' `s` is ignored). The
+/// optimizer prices an init() array as generated in place only where root holds no copy of
+/// it, and a gather leaves one on root alone: the ranks can price alike-built programs
+/// differently, and root's choice is the one its data needs.
 template <class... M>
 schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M...>& p,
                         const schedule& s) {
-  std::vector<index_t> dims;  // every map's grid in program order (ranks agree on the maps)
+  // per map in program order (the ranks agree on the maps): 1 and its grid where root's
+  // schedule has one, else 0 and as many zeros
+  std::vector<index_t> dims;
   p.for_each_map([&](const auto& m) {
-    const grid_shape* g = s.find(m.name());
-    if (g) dims.insert(dims.end(), g->dims.begin(), g->dims.end());
+    const grid_shape* g = comm.rank() == 0 ? s.find(m.name()) : nullptr;
+    dims.push_back(g ? 1 : 0);
+    for (int d = 0; d < m.rank; ++d) dims.push_back(g ? g->dims[std::size_t(d)] : 0);
   });
   if (comm.size() > 1) boost::mpi::broadcast(comm, dims.data(), int(dims.size()), 0);
   schedule out;
   std::size_t at = 0;
   p.for_each_map([&](const auto& m) {
-    const grid_shape* g = s.find(m.name());
-    if (!g) return;
-    const std::size_t n = g->dims.size();
-    out.set(m.name(), grid_shape(std::vector<index_t>(dims.begin() + std::ptrdiff_t(at),
-                                                      dims.begin() + std::ptrdiff_t(at + n))));
-    at += n;
+    const std::size_t n = std::size_t(m.rank);
+    if (dims[at] != 0)
+      out.set(m.name(),
+              grid_shape(std::vector<index_t>(dims.begin() + std::ptrdiff_t(at + 1),
+                                              dims.begin() + std::ptrdiff_t(at + 1 + n))));
+    at += 1 + n;
   });
   return out;
+}
+
+/// wp::automatic's schedule: found on root alone (the other ranks would find another only
+/// where they price differently, and root's is the one used), without runner-ups (nothing
+/// shows them), then given to every rank. A failure on root is raised on every rank.
+template <class... M>
+schedule automatic_schedule(const boost::mpi::communicator& comm, const program_t<M...>& p,
+                            const automatic_t& a) {
+  schedule s;
+  local_then_agree(comm, [&] {
+    if (comm.rank() != 0) return;
+    optimize_options o{a.configs, {}};
+    o.search.runner_ups = false;
+    s = optimize(p, comm.size(), a.model, o).schedule;
+  });
+  return roots_schedule(comm, p, s);
 }
 }  // namespace detail
 
 /// `wp::distribute(prog, wp::automatic [, ctx] [, options])`: the optimizer's schedule for the
-/// context's ranks (each rank computes it, root's is broadcast: see roots_schedule), then the
+/// context's ranks (root computes it and broadcasts it: see automatic_schedule), then the
 /// plan of that schedule.
 template <class... M>
 auto distribute(const program_t<M...>& p, const automatic_t& a, const context& ctx,
                 options opt = {}) {
-  const optimized r = optimize(p, ctx.size(), a.model, {a.configs, {}});
-  return distribute(p, detail::roots_schedule(ctx.comm(), p, r.schedule), ctx, opt);
+  return distribute(p, detail::automatic_schedule(ctx.comm(), p, a), ctx, opt);
 }
 template <class... M>
 auto distribute(const program_t<M...>& p, const automatic_t& a, options opt = {}) {
   const boost::mpi::communicator comm = detail::default_communicator();
-  const optimized r = optimize(p, comm.size(), a.model, {a.configs, {}});
-  return distribute(p, detail::roots_schedule(comm, p, r.schedule), opt);
+  return distribute(p, detail::automatic_schedule(comm, p, a), opt);
 }
 template <int N, class... S>
 auto distribute(const map_t<N, S...>& m, const automatic_t& a, const context& ctx,

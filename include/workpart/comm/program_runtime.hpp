@@ -46,7 +46,15 @@ class program_runtime {
   void gather();
 
   /// The plan in words; identical on every rank.
-  const std::string& explain() const { return explain_; }
+  const std::string& explain() const {
+    if (explain_stale_) {
+      std::vector<std::string> texts;
+      for_each_plan([&](int, const map_runtime& mp) { texts.push_back(mp.explain()); });
+      explain_ = sol_.explain(texts);
+      explain_stale_ = false;
+    }
+    return explain_;
+  }
   /// This rank's figures (measured beside predicted).
   program_stats stats() const;
   std::string to_json() const;
@@ -91,8 +99,10 @@ class program_runtime {
   void check_views_disjoint() const;
 
   /// Each map's own steps inside the program (plan/program.hpp: program_steps), its
-  /// predictions and its text, then the program's text.
-  void apply_program_steps();
+  /// predictions and its text; the program's text is made again when next asked for.
+  /// `only`: the maps whose generated inputs changed (an empty list: every map) -- a gather
+  /// changes one array's, and a training step gathers every parameter, one at a time.
+  void apply_program_steps(const std::vector<int>& only = {});
 
   /// A read buffer that is another map's buffer (plan/program.hpp: shared_reads): marked
   /// before allocation, linked after.
@@ -186,7 +196,8 @@ class program_runtime {
     bool write;  // the owner's write buffer (else its read buffer)
   };
   std::vector<shared_buffer> shared_from_;
-  std::string explain_;
+  mutable std::string explain_;  // made from the maps' texts when asked for (explain())
+  mutable bool explain_stale_ = true;
   program_stats stats_;
   std::string failed_;
   bool scattered_ = false, first_ = true, executed_ = false;

@@ -237,7 +237,8 @@ class program_solution {
   std::vector<std::vector<box>> ownership_candidates(std::size_t a, int m) const;
   index_t combine_only_cost(std::size_t a, int m) const;  // 2x the combine's bytes received
   index_t combine_cost(std::size_t a, int m) const;
-  void build_redists();
+  /// The redistributions of every array, or of array `only` alone (a combine's candidates).
+  void build_redists(std::size_t only = std::size_t(-1));
   transfer_pool& pool() { return in_.pool ? *in_.pool : own_pool_; }
   void finish(program_redist& r) const;
   void add_combine_entries();

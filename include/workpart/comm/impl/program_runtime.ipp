@@ -14,13 +14,13 @@ WORKPART_DECL void program_runtime::scatter() {
   if (detail::log_on()) log.emplace(rank_, "program: scatter of root's inputs (rank 0)");
   const detail::phase_scope ps(stats_.scatter);  // (blocks_to_host counts device copies)
   detail::with_comm_errors([&] {
-    bool changed = false;
-    for_each_plan([&](int, detail::map_runtime& mp) {
+    std::vector<int> changed;
+    for_each_plan([&](int m, detail::map_runtime& mp) {
       const auto before = mp.generated_;
       mp.refresh_generated();
-      changed = changed || before != mp.generated_;
+      if (before != mp.generated_) changed.push_back(m);
     });
-    if (changed) apply_program_steps();
+    if (!changed.empty()) apply_program_steps(changed);
   });
   scattered_ = false;
   failed_ = "scatter() failed";
@@ -200,7 +200,7 @@ WORKPART_DECL std::string program_runtime::to_json() const {
        "},\"bytes\":{\"through_root_gather\":" + std::to_string(sol_.program_gather_total()) +
        ",\"rank_to_rank_first\":" + std::to_string(sol_.rank_to_rank_total(true)) +
        ",\"rank_to_rank_later\":" + std::to_string(sol_.rank_to_rank_total(false)) +
-       "},\"explain\":\"" + esc(explain_) + "\"}";
+       "},\"explain\":\"" + esc(explain()) + "\"}";
   return s;
 }
 
@@ -224,18 +224,20 @@ WORKPART_DECL void program_runtime::check_views_disjoint() const {
     }
 }
 
-WORKPART_DECL void program_runtime::apply_program_steps() {
-  std::vector<std::string> texts;
-  for_each_plan([&](int m, detail::map_runtime& mp) {
+WORKPART_DECL void program_runtime::apply_program_steps(const std::vector<int>& only) {
+  auto apply = [&](int m, detail::map_runtime& mp) {
     for (std::size_t u = 0; u < mp.arrays_.size(); ++u) {
       auto& ap = mp.arrays_[u];
       sol_.program_steps(m, mp.plan_array(u), ap.in_steps, ap.init_steps, ap.out_steps);
     }
     mp.update_predictions();
     mp.explain_ = mp.make_explain();
-    texts.push_back(mp.explain_);
-  });
-  explain_ = sol_.explain(texts);
+  };
+  if (only.empty())
+    for_each_plan(apply);
+  else
+    for (int m : only) apply(m, runtime(m));
+  explain_stale_ = true;
 }
 
 WORKPART_DECL void program_runtime::mark_shared_reads() {
@@ -390,15 +392,15 @@ WORKPART_DECL void program_runtime::gather_arrays(const std::vector<std::size_t>
 }
 
 WORKPART_DECL void program_runtime::note_gathered(std::size_t a) {
-  bool changed = false;
+  std::vector<int> changed;
   for_each_plan([&](int m, detail::map_runtime& mp) {
     const int u = sol_.arrays()[a].slot[std::size_t(m)];
     if (u >= 0 && mp.generated_[std::size_t(u)]) {
       mp.generated_[std::size_t(u)] = 0;
-      changed = true;
+      changed.push_back(m);
     }
   });
-  if (changed) apply_program_steps();
+  if (!changed.empty()) apply_program_steps(changed);
 }
 
 WORKPART_DECL std::size_t program_runtime::find_array(const void* id, const std::string& name,

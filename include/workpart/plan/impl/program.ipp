@@ -132,32 +132,18 @@ WORKPART_DECL void program_solution::choose_combines() {
     for (int m : arrays_[a].writers)
       if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root)
         arrays_[a].partial[std::size_t(m)] = combine_mode::all_reduce;
-  // the last combine chosen: its best candidate's redistributions are the final ones (every
-  // other combine is settled by then), kept rather than planned again
-  std::size_t last_a = arrays_.size();
-  int last_m = -1;
-  for (std::size_t a = 0; a < arrays_.size(); ++a)
-    for (int m : arrays_[a].writers)
-      if (arrays_[a].partial[std::size_t(m)] != combine_mode::none) last_a = a, last_m = m;
-  std::vector<program_redist> kept_redists;
-  std::vector<std::vector<std::size_t>> kept_into;
-  bool kept = false;
+  // Each candidate is priced by array a's redistributions alone (combine_cost reads no
+  // other): only those are planned for it, and the whole program's once at the end (planning
+  // them all per candidate made a network's step, with a combine per weight gradient, cost
+  // the square of its maps).
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers) {
       if (arrays_[a].partial[std::size_t(m)] == combine_mode::none) continue;
       auto& pa = arrays_[a];
-      const bool last = a == last_a && m == last_m;
       combine_mode best_mode = combine_mode::all_reduce;
       std::vector<box> best_owned;
-      build_redists();
+      build_redists(a);
       index_t best = combine_cost(a, m);
-      auto keep = [&] {
-        if (!last) return;
-        kept_redists.swap(redists_);
-        kept_into.swap(into_);
-        kept = true;
-      };
-      keep();
       auto consider = [&](combine_mode mode, std::vector<box> owned) {
         pa.partial[std::size_t(m)] = mode;
         pa.owned[std::size_t(m)] = owned;
@@ -165,13 +151,12 @@ WORKPART_DECL void program_solution::choose_combines() {
         // the candidate cannot win (only a cheaper one replaces the best), so its
         // redistributions are not planned
         if (combine_only_cost(a, m) >= best) return;
-        build_redists();
+        build_redists(a);
         const index_t c = combine_cost(a, m);
         if (c < best) {
           best = c;
           best_mode = mode;
           best_owned = std::move(owned);
-          keep();
         }
       };
       for (auto& owned : ownership_candidates(a, m))
@@ -180,12 +165,7 @@ WORKPART_DECL void program_solution::choose_combines() {
       pa.partial[std::size_t(m)] = best_mode;
       pa.owned[std::size_t(m)] = std::move(best_owned);
     }
-  if (kept) {
-    redists_.swap(kept_redists);
-    into_.swap(kept_into);
-  } else {
-    build_redists();
-  }
+  build_redists();
   own_pool_ = {};  // the candidates' spare storage: not kept for the solution's lifetime
   // the combines, in the order the maps run
   combines_of_.assign(std::size_t(M), {});
@@ -307,8 +287,10 @@ WORKPART_DECL std::vector<box> program_solution::group_parts(std::size_t a, int 
   return {};
 }
 
-WORKPART_DECL void program_solution::build_redists() {
+WORKPART_DECL void program_solution::build_redists(std::size_t only) {
   const int M = num_maps();
+  const bool all = only == std::size_t(-1);
+  const std::size_t a_lo = all ? 0 : only, a_hi = all ? arrays_.size() : only + 1;
   // the transfers of the last build lend their storage to this one's
   for (auto& r : redists_) {
     pool().give(std::move(r.first));
@@ -317,7 +299,7 @@ WORKPART_DECL void program_solution::build_redists() {
   redists_.clear();
   into_.assign(std::size_t(M), {});
   for (int m = 0; m < M; ++m)
-    for (std::size_t a = 0; a < arrays_.size(); ++a) {
+    for (std::size_t a = a_lo; a < a_hi; ++a) {
       if (arrays_[a].slot[std::size_t(m)] < 0) continue;
       for (bool old_values : {false, true}) {
         const auto need = need_of(m, a, old_values);
@@ -349,7 +331,7 @@ WORKPART_DECL void program_solution::build_redists() {
       }
     }
   // root's gather of the final values: the last writer of each element
-  for (std::size_t a = 0; a < arrays_.size() && in_.gathers; ++a) {
+  for (std::size_t a = a_lo; a < a_hi && in_.gathers; ++a) {
     if (arrays_[a].writers.empty() || gathered_by_map(a)) continue;
     std::vector<box> need(static_cast<std::size_t>(nranks()));
     need[0] = whole_box(slot(arrays_[a].writers.front(), a).use);
@@ -493,7 +475,8 @@ WORKPART_DECL void program_solution::program_steps(int m, const array_solution& 
   else
     out.clear();
   const std::vector<index_t> zero(std::size_t(nranks()), 0);
-  for (auto& r : redists_) {
+  for (std::size_t x : into_[std::size_t(m)]) {  // the redistributions into map m
+    auto& r = redists_[x];
     if (r.gather || r.combine || r.to_map != m || r.array != a) continue;
     auto& steps = r.old_values ? init : in;
     r.root_part = false;

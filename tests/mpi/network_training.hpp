@@ -1,0 +1,93 @@
+#pragma once
+/// \file network_training.hpp
+/// What the whole-network tests share: train a step under a plan from the same start and
+/// compare every parameter and the loss with one process's, on root, reported on every rank.
+
+#include "mpi_test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mpitest {
+
+constexpr int steps = 2;
+
+/// Every map's grid all ones: the whole step on rank 0.
+template <class Program>
+wp::schedule one_process(const Program& prog) {
+  wp::schedule s;
+  prog.for_each_map([&](const auto& m) {
+    s.set(m.name(), wp::grid_shape(std::vector<index_t>(std::size_t(m.rank), 1)));
+  });
+  return s;
+}
+
+/// Trains `steps` steps of `step` under `plan` from the same start and returns, on root, every
+/// parameter's values and then the loss (empty elsewhere).
+template <class Step, class Plan, class Inputs>
+std::vector<std::vector<double>> train(const boost::mpi::communicator& comm, Step& step,
+                                       Plan&& plan, Inputs&& init_inputs) {
+  init_inputs();
+  std::apply([](auto&... w) { (w.param->init(w.param->get_generator()), ...); }, step.params);
+  plan.scatter();
+  for (int s = 0; s < steps; ++s) plan.execute();
+  std::vector<std::vector<double>> got;
+  auto keep = [&](auto& a) {
+    plan.gather(a);
+    if (comm.rank() == 0) got.emplace_back(a.data(), a.data() + a.size());
+  };
+  std::apply([&](auto&... w) { (keep(*w.param), ...); }, step.params);
+  keep(*step.loss);
+  return got;
+}
+
+/// Root's verdict, on every rank: `got` equals `want` array by array within tol (relative).
+inline std::string differ(const boost::mpi::communicator& comm,
+                          const std::vector<std::vector<double>>& got,
+                          const std::vector<std::vector<double>>& want, double tol) {
+  std::string msg;
+  if (comm.rank() == 0) {
+    if (got.size() != want.size()) msg = "different numbers of arrays";
+    for (std::size_t a = 0; a < want.size() && msg.empty(); ++a)
+      for (std::size_t e = 0; e < want[a].size(); ++e) {
+        const double err = std::abs(got[a][e] - want[a][e]) / std::max(1.0, std::abs(want[a][e]));
+        if (!(err <= tol)) {
+          msg = "array " + std::to_string(a) + " [" + std::to_string(e) +
+                "] = " + std::to_string(got[a][e]) + ", one process " + std::to_string(want[a][e]);
+          break;
+        }
+      }
+  }
+  return from_root(comm, msg);
+}
+
+/// Root's verdict, on every rank, that one process's two steps did something: a finite,
+/// positive loss (the last array of `want`), and the last parameter moved from its start.
+template <class Params>
+std::string trained(const boost::mpi::communicator& comm,
+                    const std::vector<std::vector<double>>& want, const Params& params) {
+  std::string msg;
+  if (comm.rank() == 0) {
+    const double loss = want.back().front();
+    if (!std::isfinite(loss) || loss <= 0) msg = "one process's loss is " + std::to_string(loss);
+    auto& w = *std::get<std::tuple_size_v<Params> - 1>(params).param;
+    const auto st = w.strides();
+    double most = 0;
+    for (index_t e = 0; e < w.size(); ++e) {  // element e's coordinates, row-major
+      auto g = w.shape();
+      for (std::size_t a = 0, r = std::size_t(e); a < g.size(); ++a) {
+        g[a] = index_t(r) / st[a];
+        r -= std::size_t(g[a] * st[a]);
+      }
+      most = std::max(
+          most, std::abs(want[want.size() - 2][std::size_t(e)] - double(w.get_generator()(g))));
+    }
+    if (most < 1e-6) msg += " the last parameter did not move";
+  }
+  return from_root(comm, msg);
+}
+
+}  // namespace mpitest
