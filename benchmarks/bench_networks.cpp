@@ -4,14 +4,18 @@
 //   ./bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=1e13] [--bandwidth=16e9]
 //                    [--latency=1e-5] [--csv FILE]
 //
-// One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float)
-// as one typed program (forward, wp::backward, SGD), priced with the machine model PaSE uses
+// One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float;
+// the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
+// 6 + 6 blocks) as one training step (forward, wp::backward, SGD; AlexNet's typed, the
+// Transformer's described from its typed step of 3 + 3 blocks and repeated to 6 + 6 by
+// wp::repeat_blocks), priced with the machine model PaSE uses
 // (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
 // wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel)
-// and the experts' (wpnet::alexnet_expert: data-parallel convolutions, model-parallel fully
-// connected layers) priced by wp::modelled_cost under the same model and options, the
-// modelled speed-ups of the found strategy over each, the seconds wp::optimize took (pricing
-// and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
+// and the experts' (AlexNet: wpnet::alexnet_expert, data-parallel convolutions, model-parallel
+// fully connected layers; the Transformer: wpnet::transformer_megatron, Megatron-LM's heads,
+// FFN hidden units and vocabulary split) priced by wp::modelled_cost under the same model and
+// options, the modelled speed-ups of the found strategy over each, the seconds wp::optimize took
+// (pricing and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
 // Then the found strategy per layer: each forward layer's grid.
 //
 // The grids considered: all P ranks, powers of two, splitting at most 2 dimensions of each
@@ -38,6 +42,7 @@
 // network, p, strategy, measured_s, modelled_s, measured_over_modelled.
 
 #include "../examples/networks/alexnet.hpp"
+#include "../examples/networks/transformer.hpp"
 
 #include <workpart/optimize.hpp>
 
@@ -59,6 +64,10 @@
 
 using namespace workpart_bench;
 
+namespace bench_networks {
+workpart::program_description transformer_description(int& maps_typed);
+}
+
 namespace {
 
 namespace wp = workpart;
@@ -75,15 +84,14 @@ template <class Program>
 bool among_candidates(const Program& prog, const wp::schedule& s, int P,
                       const wp::config_options& opt) {
   bool all = true;
-  prog.for_each_map([&](const auto& m) {
-    std::vector<wp::index_t> ext;
-    for (int d = 0; d < m.rank; ++d) ext.push_back(m.iteration_space().extent(d));
-    const auto grids = wp::detail::grid_configurations(ext, P, opt);
-    const wp::grid_shape* g = s.find(m.name());
-    bool found = false;
-    for (const auto& c : grids) found = found || (g && c == *g);
-    all = all && found;
-  });
+  wpnet::for_each_map_extents(prog,
+                              [&](const std::string& name, const std::vector<wp::index_t>& ext) {
+                                const auto grids = wp::detail::grid_configurations(ext, P, opt);
+                                const wp::grid_shape* g = s.find(name);
+                                bool found = false;
+                                for (const auto& c : grids) found = found || (g && c == *g);
+                                all = all && found;
+                              });
   return all;
 }
 
@@ -95,6 +103,54 @@ int usage(const wp::context& ctx) {
                  "       mpirun -np P bench_networks --run [--reps=9] [--batch=16] [--image=67] "
                  "[--width=8] [--csv FILE]\n");
   return 2;
+}
+
+/// Item 4 for one network (a typed step or its description): per P the optimum, data
+/// parallelism and the experts' strategy under one model, then the found grid per layer.
+template <class Program, class Expert>
+void network_rows(const char* network, const Program& prog, const std::vector<std::int64_t>& ps,
+                  const wp::machine_model& mm, const wp::optimize_options& opt, std::ofstream& out,
+                  Expert expert, const std::vector<std::string>& layers) {
+  std::printf("%4s %12s %12s %12s %9s %9s %10s %10s %9s\n", "P", "found s", "data-par s",
+              "expert s", "vs d-p", "vs expert", "optimize s", "candidates", "peak MB");
+  std::vector<std::pair<int, wp::optimized>> found;
+  for (std::int64_t P : ps) {
+    const auto t0 = std::chrono::steady_clock::now();
+    wp::optimized r = wp::optimize(prog, P, mm, opt);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const wp::schedule dp = wpnet::data_parallel(prog, int(P));
+    const wp::schedule ex = expert(prog, int(P));
+    const double dp_s = wp::modelled_cost(prog, dp, int(P), mm, opt.configs);
+    const double ex_s = wp::modelled_cost(prog, ex, int(P), mm, opt.configs);
+    const bool bound = among_candidates(prog, dp, int(P), opt.configs) &&
+                       among_candidates(prog, ex, int(P), opt.configs);
+    const double rss = peak_rss_bytes();
+    std::printf("%4lld %12.5g %12.5g %12.5g %8.2fx %8.2fx %10.2f %10zu %9.0f%s%s\n",
+                static_cast<long long>(P), r.cost, dp_s, ex_s, dp_s / r.cost, ex_s / r.cost, secs,
+                r.candidates, rss / 1e6, r.proven_optimal ? "" : "  (search cut short)",
+                bound ? "" : "  (a baseline's grid is outside the candidates)");
+    if (out)
+      out << "bench_networks," << network << ',' << P << ',' << r.cost << ',' << dp_s << ',' << ex_s
+          << ',' << dp_s / r.cost << ',' << ex_s / r.cost << ',' << secs << ',' << r.candidates
+          << ',' << rss << ',' << (r.proven_optimal ? 1 : 0) << '\n';
+    found.emplace_back(int(P), std::move(r));
+  }
+  // the found strategy per layer: each forward layer's own map
+  std::printf(
+      "\nfound strategy per layer (the grid of the layer's forward map, its space's "
+      "dimensions in order)\n%-18s",
+      "layer");
+  for (const auto& f : found) std::printf(" %18s", ("P = " + std::to_string(f.first)).c_str());
+  std::printf("\n");
+  for (const auto& l : layers) {
+    std::printf("%-18s", l.c_str());
+    for (const auto& f : found) {
+      const wp::grid_shape* g = f.second.schedule.find(l);
+      std::printf(" %18s", g ? g->str().c_str() : "-");
+    }
+    std::printf("\n");
+  }
 }
 
 /// Item 5: the scaled-down network trained under the three strategies on these ranks, each
@@ -249,49 +305,26 @@ int main(int argc, char** argv) {
   int maps = 0;
   step.program.for_each_map([&](const auto&) { ++maps; });
   std::printf("\nAlexNet (batch 128, 3 x 227 x 227, float): one training step, %d maps\n", maps);
-  std::printf("%4s %12s %12s %12s %9s %9s %10s %10s %9s\n", "P", "found s", "data-par s",
-              "expert s", "vs d-p", "vs expert", "optimize s", "candidates", "peak MB");
-  std::vector<std::pair<int, wp::optimized>> found;
-  for (std::int64_t P : ps) {
-    const auto t0 = std::chrono::steady_clock::now();
-    wp::optimized r = wp::optimize(step.program, P, mm, opt);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const wp::schedule dp = wpnet::data_parallel(step.program, int(P));
-    const wp::schedule ex = wpnet::alexnet_expert(step.program, int(P));
-    const double dp_s = wp::modelled_cost(step.program, dp, int(P), mm, opt.configs);
-    const double ex_s = wp::modelled_cost(step.program, ex, int(P), mm, opt.configs);
-    const bool bound = among_candidates(step.program, dp, int(P), opt.configs) &&
-                       among_candidates(step.program, ex, int(P), opt.configs);
-    const double rss = peak_rss_bytes();
-    std::printf("%4lld %12.5g %12.5g %12.5g %8.2fx %8.2fx %10.2f %10zu %9.0f%s%s\n",
-                static_cast<long long>(P), r.cost, dp_s, ex_s, dp_s / r.cost, ex_s / r.cost, secs,
-                r.candidates, rss / 1e6, r.proven_optimal ? "" : "  (search cut short)",
-                bound ? "" : "  (a baseline's grid is outside the candidates)");
-    if (out)
-      out << "bench_networks,alexnet," << P << ',' << r.cost << ',' << dp_s << ',' << ex_s << ','
-          << dp_s / r.cost << ',' << ex_s / r.cost << ',' << secs << ',' << r.candidates << ','
-          << rss << ',' << (r.proven_optimal ? 1 : 0) << '\n';
-    found.emplace_back(int(P), std::move(r));
-  }
+  network_rows(
+      "alexnet", step.program, ps, mm, opt, out,
+      [](const auto& p, int P) { return wpnet::alexnet_expert(p, P); },
+      {"conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "conv3", "relu3", "conv4", "relu4",
+       "conv5", "relu5", "pool3", "flat",  "fc1",   "relu6", "fc2",   "relu7", "fc3",   "loss"});
 
-  // the found strategy per layer: each forward layer's own map
-  const std::vector<std::string> layers = {
-      "conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "conv3", "relu3", "conv4", "relu4",
-      "conv5", "relu5", "pool3", "flat",  "fc1",   "relu6", "fc2",   "relu7", "fc3",   "loss"};
+  int typed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const wp::program_description tf = bench_networks::transformer_description(typed);
   std::printf(
-      "\nfound strategy per layer (the grid of the layer's forward map, its space's "
-      "dimensions in order)\n%-8s",
-      "layer");
-  for (const auto& f : found) std::printf(" %18s", ("P = " + std::to_string(f.first)).c_str());
-  std::printf("\n");
-  for (const auto& l : layers) {
-    std::printf("%-8s", l.c_str());
-    for (const auto& f : found) {
-      const wp::grid_shape* g = f.second.schedule.find(l);
-      std::printf(" %18s", g ? g->str().c_str() : "-");
-    }
-    std::printf("\n");
-  }
+      "\nTransformer (batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, "
+      "float): one training step, %zu maps (6 + 6 blocks: the typed step of 3 + 3, %d maps, "
+      "described and repeated by wp::repeat_blocks in %.2f s)\n",
+      tf.maps.size(), typed,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf("experts' strategy: Megatron (heads, FFN hidden units, vocabulary split)\n");
+  network_rows("transformer", tf, ps, mm, opt, out,
+               [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); },
+               {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",
+                "enc1.ln1", "enc1.ff1", "enc1.ff2", "dec1.self.qkv", "dec1.cross.kv",
+                "dec1.cross.scores", "dec6.ff1", "head", "loss"});
   return 0;
 }
