@@ -21,7 +21,10 @@
 // The grids considered: all P ranks, powers of two, splitting at most 2 dimensions of each
 // map (config_options::use_all_ranks, powers_of_two, max_split_dims = 2, as PaSE restricts a
 // layer's splits); both baselines are among them (checked: a line says where not), so the
-// optimum costs no more than either. --exact: every grid (no restriction; practical to P = 8).
+// optimum costs no more than either. The Transformer's backward maps take their forward
+// maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
+// baselines respect that too (checked likewise). --exact: every grid (no restriction; practical to
+// P = 8).
 // --threads=N: threads pricing the combines (config_options::threads; default one per hardware
 // thread).
 //
@@ -56,6 +59,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +88,7 @@ template <class Program>
 bool among_candidates(const Program& prog, const wp::schedule& s, int P,
                       const wp::config_options& opt) {
   bool all = true;
+  std::map<std::string, std::vector<wp::index_t>> extents;
   wpnet::for_each_map_extents(prog,
                               [&](const std::string& name, const std::vector<wp::index_t>& ext) {
                                 const auto grids = wp::detail::grid_configurations(ext, P, opt);
@@ -91,7 +96,16 @@ bool among_candidates(const Program& prog, const wp::schedule& s, int P,
                                 bool found = false;
                                 for (const auto& c : grids) found = found || (g && c == *g);
                                 all = all && found;
+                                extents[name] = ext;
                               });
+  // tie_backward: map dN on map N's grid where both have one space
+  if (opt.tie_backward)
+    for (const auto& [name, ext] : extents)
+      if (name.size() > 1 && name[0] == 'd') {
+        const auto f = extents.find(name.substr(1));
+        if (f != extents.end() && f->second == ext && s.find(name) && s.find(f->first))
+          all = all && *s.find(name) == *s.find(f->first);
+      }
   return all;
 }
 
@@ -321,7 +335,14 @@ int main(int argc, char** argv) {
       tf.maps.size(), typed,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   std::printf("experts' strategy: Megatron (heads, FFN hidden units, vocabulary split)\n");
-  network_rows("transformer", tf, ps, mm, opt, out,
+  // PaSE's space: a layer's backward maps on its forward map's grid (config_options::
+  // tie_backward); with both free the search's tables outgrow memory. Both baselines are in it.
+  wp::optimize_options tied = opt;
+  tied.configs.tie_backward = true;
+  std::printf(
+      "search space: every backward map dN on its forward map N's grid "
+      "(config_options::tie_backward, as PaSE)\n");
+  network_rows("transformer", tf, ps, mm, tied, out,
                [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); },
                {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",
                 "enc1.ln1", "enc1.ff1", "enc1.ff2", "dec1.self.qkv", "dec1.cross.kv",

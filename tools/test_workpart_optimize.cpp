@@ -32,6 +32,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -248,6 +249,46 @@ int main(int argc, char** argv) {
     const run_result tables = run(tool, "--tables x --repeat blk=4", dir);
     check(tables.status == 2 && tables.err.find("--repeat go with --program") != std::string::npos,
           "--tables with --repeat: '" + tables.err + "'");
+  }
+
+  // --tie-backward: map dfc on map fc's grid, as wp::optimize with config_options::tie_backward
+  {
+    const std::string file = dir + "/tied.json";
+    write(file, R"({"arrays": [{"name": "x", "shape": [12, 6]}, {"name": "W", "shape": [6, 5]},
+{"name": "y", "shape": [12, 5]}, {"name": "dy", "shape": [12, 5]}, {"name": "dW", "shape": [6, 5]}],
+"maps": [{"name": "fc", "indices": ["i", "n", "k"], "extents": [12, 5, 6], "flops_per_point": 2,
+ "accesses": [{"array": "x", "index": ["i", "k"]}, {"array": "W", "index": ["k", "n"]},
+              {"array": "y", "index": ["i", "n"], "mode": "+="}]},
+{"name": "dfc", "indices": ["i", "n", "k"], "extents": [12, 5, 6], "flops_per_point": 2,
+ "accesses": [{"array": "x", "index": ["i", "k"]}, {"array": "dy", "index": ["i", "n"]},
+              {"array": "dW", "index": ["k", "n"], "mode": "+="}]}]}
+)");
+    wp::optimize_options o;
+    o.configs.tie_backward = true;
+    const wp::machine_model slow{1e6, 2e-6, 1e-9};
+    const wp::optimized want = wp::optimize(wp::read_program_description(file), 4, slow, o);
+    check(want.maps.size() == 2 && want.maps[0].grid == want.maps[1].grid,
+          "tie_backward: fc and dfc on different grids");
+    const run_result r =
+        run(tool, "--program '" + file + "' --nprocs 4 --flops 1e6 --tie-backward", dir);
+    // the table's rows: "<map> <grid> <own cost> ..."
+    std::map<std::string, std::string> grid_of;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string map, grid;
+      words >> map >> grid;
+      grid_of.emplace(map, grid);  // the table's row comes before the edges "fc -> ..."
+    }
+    const std::string grid = want.maps[0].grid.str();
+    check(r.status == 0 && last_line(r.out) == g17("optimal cost: ", want.cost) &&
+              grid_of["fc"] == grid && grid_of["dfc"] == grid,
+          "--tie-backward: status " + std::to_string(r.status) + ", want " +
+              g17("optimal cost: ", want.cost) + " on " + grid + ", '" + r.out + "'");
+    const run_result t = run(tool, "--tables x --tie-backward", dir);
+    check(t.status == 2 &&
+              t.err.find("--tie-backward and --repeat go with --program") != std::string::npos,
+          "--tables with --tie-backward: '" + t.err + "'");
   }
 
   // Generated tables against brute force.

@@ -4,7 +4,7 @@
 //                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
 //                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K] [--threads N]
-//                     [--repeat STEM=N]... [--time-budget S] [--no-runner-ups]
+//                     [--tie-backward] [--repeat STEM=N]... [--time-budget S] [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
 // (include/workpart/io/program_reader.hpp) under workpart's cost model for P ranks; --repeat
@@ -43,7 +43,7 @@ constexpr const char* usage_text =
     "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
-    "                         [--threads N] [--repeat STEM=N]...\n"
+    "                         [--threads N] [--tie-backward] [--repeat STEM=N]...\n"
     "                         [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
@@ -59,6 +59,9 @@ constexpr const char* usage_text =
     "                       dimensions of a layer; data parallelism stays a candidate)\n"
     "  --threads N          threads pricing the combines (default: one per hardware\n"
     "                       thread; the tables and the result do not depend on it)\n"
+    "  --tie-backward       map dN (a backward map) on map N's grid where both have one\n"
+    "                       space, as PaSE gives a layer one configuration (a training\n"
+    "                       step then searches as its forward program does)\n"
     "  --repeat STEM=N      the description's blocks STEM1, STEM2, STEM3 become N blocks,\n"
     "                       the middle one repeated (a network described with three blocks\n"
     "                       priced with N; several --repeat apply in the order given)\n"
@@ -139,7 +142,10 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   const wp::program_cost_tables t = wp::program_costs(p, int(nprocs), mm, opt.configs);
   const double t_price = now() - t0;
   progress_line progress;
-  const wp::search_result r = wp::pase_search(t.graph, opt.search, progress);
+  // config_options::tie_backward: the tied groups searched as one vertex each
+  const wp::search_result r =
+      t.tied.empty() ? wp::pase_search(t.graph, opt.search, progress)
+                     : wp::detail::tied_pase_search(t.graph, t.tied, opt.search, progress);
   std::printf("priced %zu candidate grids in %.3f s, search %.3f s\n", t.graph.total_configs() - 2,
               t_price, r.seconds);
   const wp::cost_graph& g = t.graph;
@@ -201,7 +207,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
         a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims" ||
-        a == "--threads" || a == "--repeat")
+        a == "--threads" || a == "--repeat" || a == "--tie-backward")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -250,6 +256,8 @@ int main(int argc, char** argv) {
       popt.configs.use_all_ranks = true;
     } else if (a == "--powers-of-two") {
       popt.configs.powers_of_two = true;
+    } else if (a == "--tie-backward") {
+      popt.configs.tie_backward = true;
     } else if (a == "--max-split-dims") {
       const char* s = value("a number of dimensions");
       char* end = nullptr;
@@ -292,7 +300,8 @@ int main(int argc, char** argv) {
   if (!tables.empty() && program_flags)
     return usage(
         "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two, "
-        "--max-split-dims, --threads and --repeat go with --program, not --tables");
+        "--max-split-dims, --threads, --tie-backward and --repeat go with --program, not "
+        "--tables");
 
   try {
     if (!program.empty()) {

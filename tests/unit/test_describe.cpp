@@ -393,6 +393,13 @@ TEST_CASE("repeat_blocks: three blocks repeated are the network written with N",
     CHECK(wp::modelled_cost(d4, a.schedule, P, mm) == Approx(a.cost).epsilon(1e-12));
     CHECK(wp::modelled_cost(s4, b.schedule, P, mm) == Approx(b.cost).epsilon(1e-12));
   }
+  // the description's alike maps (the four blocks': priced_map::shape_key) are solved once
+  // and their combines priced once; the tables are still the typed step's, entry for entry
+  const wp::program_description typed4 = wp::describe(s4);
+  for (int P : {2, 3, 4, 6}) {
+    INFO(P << " ranks");
+    require_same_tables(wp::program_costs(s4, P, mm), wp::program_costs(typed4, P, mm));
+  }
   // a deep one: every name where it belongs, and 37 more blocks' maps
   const wp::program_description d40 = wp::repeat_blocks(d3, "blk", 40);
   CHECK(d40.maps.size() == d3.maps.size() + 37 * middle);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace wp = workpart;
@@ -170,6 +171,56 @@ TEST_CASE("optimize: the schedule is the cheapest of all under the model", "[uni
   // more ranks, fewer maps (brute force stays small): up to 16
   for (const auto& mm : models)
     for (int P : more) check(wp::program(fc1, relu), P, mm);
+}
+
+TEST_CASE("optimize: config_options::tie_backward runs map dN on map N's grid, optimally so",
+          "[unit][optimize][tied]") {
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t B = 6, D = 5, H = 7;
+  wp::array<float, 2> x("x", {B, D}), W1("W1", {D, H}), h("h", {B, H}), a("a", {B, H}),
+      g("g", {B, H}), dW1("dW1", {D, H}), x2("x2", {B, D}), t2("t2", {D, B});
+  // a forward pair and the maps named as wp::backward names their derivatives
+  auto fc1 = wp::map("fc1", wp::space(B, H, D), h(i, j) += x(i, k) * W1(k, j));
+  auto relu = wp::map("relu", wp::space(B, H), a(i, j) = wp::max(h(i, j), 0.0f));
+  auto drelu = wp::map("drelu", wp::space(B, H), g(i, j) = a(i, j) * h(i, j));
+  auto dfc1 = wp::map("dfc1", wp::space(B, H, D), dW1(k, j) += x(i, k) * g(i, j));
+  // "dx2" names a map of another space than "x2": it stays free
+  auto mx2 = wp::map("x2", wp::space(B, D), x2(i, j) = 2.0f * x(i, j));
+  auto dx2 = wp::map("dx2", wp::space(D, B), t2(i, j) = x2(j, i));
+  const auto prog = wp::program(fc1, relu, drelu, dfc1);
+  wp::optimize_options tie;
+  tie.configs.tie_backward = true;
+  for (int P : {1, 2, 3, 4, 6}) {
+    INFO(P << " ranks");
+    const wp::machine_model mm{1e9, 1e-6, 1e-9};
+    const auto t = wp::program_costs(prog, P, mm, tie.configs);
+    REQUIRE(t.tied.size() == t.graph.num_vertices());
+    REQUIRE(t.tied[3] == 2);  // drelu -> relu (map m is vertex m + 1)
+    REQUIRE(t.tied[4] == 1);  // dfc1 -> fc1
+    REQUIRE(wp::program_costs(prog, P, mm).tied.empty());
+    const auto t2 = wp::program_costs(wp::program(mx2, dx2), P, mm, tie.configs);
+    REQUIRE(t2.tied == std::vector<std::size_t>{0, 1, 2, 3});  // dx2: free
+    const wp::optimized r = wp::optimize(prog, P, mm, tie);
+    REQUIRE(r.proven_optimal);
+    REQUIRE(*r.schedule.find("dfc1") == *r.schedule.find("fc1"));
+    REQUIRE(*r.schedule.find("drelu") == *r.schedule.find("relu"));
+    REQUIRE(wp::modelled_cost(prog, r.schedule, P, mm) == Approx(r.cost).epsilon(1e-12));
+    // brute force over the tied schedules, each priced on its own by wp::modelled_cost
+    double best = std::numeric_limits<double>::infinity();
+    const auto& G = t.grids;
+    for (const auto& g1 : G[0])
+      for (const auto& g2 : G[1]) {
+        wp::schedule s;
+        s.set("fc1", g1);
+        s.set("dfc1", g1);
+        s.set("relu", g2);
+        s.set("drelu", g2);
+        best = std::min(best, wp::modelled_cost(prog, s, P, mm));
+      }
+    REQUIRE(r.cost == Approx(best).epsilon(1e-12));
+    // the untied optimum is over more schedules: never dearer
+    REQUIRE(wp::optimize(prog, P, mm).cost <= r.cost * (1 + 1e-12));
+  }
 }
 
 TEST_CASE("optimize: the tables do not depend on the threads that price them", "[unit][optimize]") {

@@ -7,6 +7,7 @@
 
 #include <workpart/optimize/cost_graph.hpp>
 #include <workpart/optimize/search.hpp>
+#include <workpart/optimize/tied_search.hpp>
 #include <workpart/io/table_reader.hpp>
 
 #include <boost/graph/breadth_first_search.hpp>
@@ -270,6 +271,86 @@ TEST_CASE("search: equals brute force on random graphs of every shape", "[optimi
         ++graphs;
       }
   REQUIRE(graphs == 7 * 8 * 6);
+}
+
+TEST_CASE("search: tied vertices take one configuration; equals brute force over tied strategies",
+          "[optimize][search][tied]") {
+  std::mt19937_64 rng(20261129);
+  int checked = 0;
+  for (shape s : {shape::chain, shape::skip, shape::dag, shape::dense, shape::forest})
+    for (std::size_t n = 2; n <= 7; ++n)
+      for (int rep = 0; rep < 5; ++rep) {
+        const bool integers = rep % 2 == 0;
+        // Groups first (each vertex tied to an earlier one or free), then one K per group.
+        std::vector<std::size_t> tied(n);
+        for (std::size_t v = 0; v < n; ++v) tied[v] = v > 0 && rng() % 3 == 0 ? tied[rng() % v] : v;
+        std::vector<std::size_t> K(n);
+        for (std::size_t v = 0; v < n; ++v) K[v] = tied[v] == v ? 1 + rng() % 4 : K[tied[v]];
+        wp::cost_graph g;
+        for (std::size_t v = 0; v < n; ++v) {
+          std::vector<double> c(K[v]);
+          for (auto& x : c) x = draw(rng, integers);
+          g.add_vertex("v" + std::to_string(v), std::move(c));
+        }
+        for (auto [u, v] : make_edges(s, n, rng)) {
+          std::vector<double> c(K[u] * K[v]);
+          for (auto& x : c) x = draw(rng, integers);
+          g.add_edge(u, v, std::move(c));
+        }
+        INFO(shape_name(s) << " n=" << n << " rep=" << rep);
+        // Brute force over the strategies that respect the ties: the best and, per vertex and
+        // configuration, the best with the vertex there.
+        double best = inf;
+        std::vector<std::vector<double>> mm(n);
+        for (std::size_t v = 0; v < n; ++v) mm[v].assign(K[v], inf);
+        std::vector<std::size_t> a(n, 0);
+        for (;;) {
+          bool ok = true;
+          for (std::size_t v = 0; v < n; ++v) ok = ok && a[v] == a[tied[v]];
+          if (ok) {
+            const double c = cost_of(g, a);
+            best = std::min(best, c);
+            for (std::size_t v = 0; v < n; ++v) mm[v][a[v]] = std::min(mm[v][a[v]], c);
+          }
+          std::size_t v = 0;
+          while (v < n && ++a[v] == K[v]) a[v++] = 0;
+          if (v == n) break;
+        }
+        const wp::search_result r = wp::detail::tied_pase_search(g, tied);
+        REQUIRE(r.proven_optimal);
+        REQUIRE(close(r.cost, best));
+        REQUIRE(close(cost_of(g, r.config), r.cost));
+        REQUIRE(r.vertex_cost.size() == n);
+        REQUIRE(r.edge_cost.size() == g.num_edges());
+        for (std::size_t v = 0; v < n; ++v) REQUIRE(r.config[v] == r.config[tied[v]]);
+        REQUIRE(r.has_runner_ups);
+        for (std::size_t v = 0; v < n; ++v) {
+          const auto& ru = r.runner_ups[v];
+          if (K[v] == 1) {
+            REQUIRE(ru.config == wp::runner_up::npos);
+            continue;
+          }
+          REQUIRE(ru.config != r.config[v]);
+          REQUIRE(close(ru.cost, mm[v][ru.config]));
+          for (std::size_t k = 0; k < K[v]; ++k)
+            if (k != r.config[v]) REQUIRE(mm[v][ru.config] <= mm[v][k] + 1e-9 * std::abs(mm[v][k]));
+        }
+        ++checked;
+      }
+  REQUIRE(checked == 5 * 6 * 5);
+
+  wp::cost_graph g;
+  g.add_vertex("a", {1.0, 2.0});
+  g.add_vertex("da", {1.0, 2.0, 3.0});
+  REQUIRE_THAT(what_of([&] {
+                 wp::detail::tied_pase_search(g, {0, 0});
+               }),
+               Contains("'da' has 3 configurations, 'a' 2"));
+  REQUIRE_THAT(what_of([&] {
+                 wp::detail::tied_pase_search(g, {1, 0});
+               }),
+               Contains("not its group's representative"));
+  REQUIRE_THAT(what_of([&] { wp::detail::tied_pase_search(g, {0}); }), Contains("1 ties for 2"));
 }
 
 TEST_CASE("search: the min-plus kernels (scalar, SSE2, AVX2, AVX-512) agree",

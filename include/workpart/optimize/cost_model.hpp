@@ -49,6 +49,14 @@ struct config_options {
   /// (each pair of grids is a small program solved on its own). 0: one per hardware thread;
   /// the tables do not depend on it.
   int threads = 0;
+  /// A backward map runs on its forward map's grid: map `dN` (wp::backward's name for the
+  /// derivative of map `N`) takes `N`'s grid when the two have the same candidate grids (the
+  /// same space), as PaSE gives a layer one configuration for its forward and backward pass.
+  /// The search is then as wide as the forward program's, not the training step's: a
+  /// Transformer's step is searched in 0.02 s where both free it stops at the table limit.
+  /// The optimum is over that smaller space (found by wp::optimize; wp::modelled_cost prices any
+  /// schedule, tied or not).
+  bool tie_backward = false;
 };
 
 namespace detail {

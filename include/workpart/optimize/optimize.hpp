@@ -13,6 +13,7 @@
 #include "pricer.hpp"
 #include "program_description.hpp"
 #include "search.hpp"
+#include "tied_search.hpp"
 
 namespace workpart {
 
@@ -90,7 +91,11 @@ inline void check_nprocs(index_t nprocs) {
 /// every translation unit that includes the one header.
 template <class Tables = program_cost_tables>
 optimized optimize_tables(const Tables& t, index_t nprocs, const search_options& so = {}) {
-  const search_result r = pase_search(t.graph, so);
+  search_result r;
+  if constexpr (requires { t.tied; })
+    r = t.tied.empty() ? pase_search(t.graph, so) : detail::tied_pase_search(t.graph, t.tied, so);
+  else
+    r = pase_search(t.graph, so);
   optimized o;
   o.cost = r.cost;
   o.proven_optimal = r.proven_optimal;

@@ -54,6 +54,9 @@ struct program_cost_tables {
   /// Maps no grid allowed by config_options fits ("map 'loss': no grid of ..."): they keep
   /// the all-ones grid, and the optimum is over the grids that remain.
   std::vector<std::string> unmet;
+  /// [vertex]: the vertex whose configuration it takes (itself when free); empty when none is
+  /// tied (config_options::tie_backward).
+  std::vector<std::size_t> tied;
 };
 
 namespace detail {
@@ -66,6 +69,11 @@ struct priced_map {
   std::vector<index_t> extents;
   double ops = 1;
   std::function<map_constraints(const grid_shape&, int)> constraints;
+  /// Maps with the same non-empty key are alike but for names: the same constraints on every
+  /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
+  /// between two such pairs of maps is priced once (a network's repeated blocks: a
+  /// Transformer's six encoder blocks price their combines as one). Empty: alike to no other.
+  std::string shape_key{};
 };
 template <int N, class... S>
 priced_map priced_view(const map_t<N, S...>& m) {
@@ -156,17 +164,54 @@ struct program_pricer {
   /// A grid the program solver refuses (check_split_writes): a split write combined on root in
   /// an array the program uses again (combine_on_root_used_again).
   bool refused_in_program(const map_solution& ms) {
-    if (users.empty())
-      for (const auto& pm : maps)
-        for (const auto& u :
-             pm.constraints(grid_shape(std::vector<index_t>(pm.extents.size(), 1)), 1).arrays)
-          ++users[u.id];
+    count_users();
     for (const auto& ap : ms.arrays)
       if (combine_on_root_used_again(ap, users[ap.use.id] > 1)) return true;
     return false;
   }
 
+  void count_users() {
+    if (users.empty())
+      for (const auto& pm : maps)
+        for (const auto& u :
+             pm.constraints(grid_shape(std::vector<index_t>(pm.extents.size(), 1)), 1).arrays)
+          ++users[u.id];
+  }
+
+  std::map<std::string, index_t> shape_classes{};  // priced_map::shape_key -> class
+  std::vector<index_t> shape_class{};              // [map]: alike maps share one
+  /// (class, which of its arrays other maps use too) -> the first such map: alike maps
+  /// whose arrays the program shares alike have the same configurations but for the arrays'
+  /// identities (their candidates are solved once; a Transformer's blocks, 6 times fewer)
+  std::map<std::string, std::size_t> configured_like{};
+
+  /// The configurations of an alike map configured before (see configured_like) with m's
+  /// arrays, or false.
+  bool configure_like(const priced_map& m, const std::vector<grid_shape>& grids) {
+    if (fixed || m.shape_key.empty()) return false;
+    std::vector<array_use> uses =
+        m.constraints(grid_shape(std::vector<index_t>(m.extents.size(), 1)), 1).arrays;
+    count_users();
+    std::string key = std::to_string(shape_class.back()) + ':';
+    for (const auto& u : uses) key += users[u.id] > 1 ? '1' : '0';
+    const auto [it, first] = configured_like.emplace(key, configs.size());
+    if (first) return false;
+    std::vector<map_config> cs = configs[it->second];
+    if (cs.empty() || cs.size() > grids.size()) return false;
+    for (auto& c : cs) {
+      if (c.arrays.size() != uses.size()) return false;
+      for (std::size_t a = 0; a < uses.size(); ++a) c.arrays[a].use = uses[a];
+    }
+    configs.push_back(std::move(cs));
+    return true;
+  }
+
   void add_map(const priced_map& m) {
+    if (m.shape_key.empty())
+      shape_class.push_back(-1 - index_t(names.size()));  // its own
+    else
+      shape_class.push_back(
+          shape_classes.emplace(m.shape_key, index_t(shape_classes.size())).first->second);
     const int N = int(m.extents.size());
     names.push_back(m.name);
     ops.push_back(m.ops);
@@ -183,6 +228,7 @@ struct program_pricer {
       std::string why;
       grids = grid_configurations(m.extents, nranks, copt, &why);
       if (!why.empty()) unmet.push_back("map '" + m.name + "': " + why);
+      if (configure_like(m, grids)) return;
     }
     std::string first_refusal;  // why the first refused grid cannot be planned
     for (const auto& g : grids) {
@@ -297,6 +343,32 @@ struct program_pricer {
     return edge_transfer(cw, ua, cr, ub, nranks);
   }
 
+  /// config_options::tie_backward: map "dN" takes map N's configuration where both have the
+  /// same space and candidate grids (a chain "ddN" -> "dN" -> "N" ends at N).
+  std::vector<std::size_t> backward_ties(const program_cost_tables& t) const {
+    const std::size_t M = t.maps.size();
+    std::map<std::string, std::size_t> by_name;
+    for (std::size_t m = 0; m < M; ++m) by_name.emplace(t.maps[m], m);
+    std::vector<std::size_t> to(M);
+    for (std::size_t m = 0; m < M; ++m) {
+      to[m] = m;
+      const std::string& name = t.maps[m];
+      if (name.size() < 2 || name[0] != 'd') continue;
+      const auto f = by_name.find(name.substr(1));
+      if (f != by_name.end() && maps[f->second].extents == maps[m].extents &&
+          t.grids[f->second] == t.grids[m])
+        to[m] = f->second;
+    }
+    std::vector<std::size_t> tied(t.graph.num_vertices());
+    for (std::size_t v = 0; v < tied.size(); ++v) tied[v] = v;
+    for (std::size_t m = 0; m < M; ++m) {
+      std::size_t r = m;
+      while (to[r] != r) r = to[r];  // names shorten along the chain: it ends
+      tied[m + 1] = r + 1;
+    }
+    return tied;
+  }
+
   program_cost_tables build() {
     for (const auto& m : maps) add_map(m);
     const int M = int(names.size());
@@ -326,6 +398,7 @@ struct program_pricer {
       t.graph.add_vertex(names[std::size_t(m)], std::move(cost), tuples);
     }
     const std::size_t sink = t.graph.add_vertex("root (outputs)", {0.0});
+    if (copt.tie_backward) t.tied = backward_ties(t);
     // edges: summed per vertex pair; the arrays each carries
     std::map<std::pair<std::size_t, std::size_t>,
              std::pair<std::vector<double>, std::vector<std::string>>>
@@ -426,14 +499,11 @@ inline transfer_memo::key transfer_memo::combine_key(const program_pricer& pr, i
                                                      std::size_t kv, std::size_t ub) const {
   const array_solution& w = pr.configs[std::size_t(u)][ku].arrays[ua];
   const array_solution& r = pr.configs[std::size_t(v)][kv].arrays[ub];
-  key k{index_t(u),
-        index_t(ua),
-        index_t(v),
-        index_t(ub),
-        index_t(w.w_init_old),
-        index_t(w.w_combine_on_root),
-        index_t(r.reads_own_writes),
-        index_t(r.w_init_old)};
+  // the maps by their class (alike maps price alike: priced_map::shape_key), the rest by boxes
+  key k{pr.shape_class[std::size_t(u)], index_t(ua),
+        pr.shape_class[std::size_t(v)], index_t(ub),
+        index_t(w.w_init_old),          index_t(w.w_combine_on_root),
+        index_t(r.reads_own_writes),    index_t(r.w_init_old)};
   append(k, w.wbox);
   append(k, r.rbox);
   append(k, r.wbox);

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -366,6 +368,50 @@ inline map_constraints extract_constraints(const program_description& p, const m
   return c;
 }
 
+/// priced_map::shape_key of a described map: everything but the names of the map, its
+/// indices and its arrays (arrays numbered by first access, with their shapes and types).
+inline std::string described_shape_key(const program_description& p, const map_description& m) {
+  std::string k = "e";
+  auto num = [&k](index_t x) { k += std::to_string(x) + ','; };
+  auto sub = [&](const subscript& s) {
+    if (s.whole_axis) {
+      k += 'w';
+      return;
+    }
+    k += '(';
+    for (index_t c : s.coef) num(c);
+    k += ')';
+    num(s.offset);
+  };
+  for (index_t e : m.extents) num(e);
+  char ops[32];
+  std::snprintf(ops, sizeof ops, "o%.17g;", m.ops_per_point);
+  k += ops;
+  std::map<std::string, int> seen;
+  for (const auto& a : m.accesses) {
+    const auto [it, first] = seen.emplace(a.array, int(seen.size()));
+    k += 'a' + std::to_string(it->second);
+    if (first) {
+      const array_description* arr = p.find_array(a.array);
+      k += '[';
+      if (arr) {
+        for (index_t x : arr->shape) num(x);
+        k += std::to_string(arr->elem_size) + arr->type + (arr->init ? "i" : "");
+      }
+      k += ']';
+    }
+    k += 'm' + std::to_string(int(a.mode)) + (a.padded ? "p" : "");
+    for (const auto& s : a.index) sub(s);
+    for (const auto& r : a.ranges) {
+      k += r.data_dependent ? "r?" : "r";
+      sub(r.from);
+      sub(r.to);
+    }
+    k += ';';
+  }
+  return k;
+}
+
 inline std::vector<priced_map> priced_views(const program_description& p) {
   p.check();
   std::vector<priced_map> v;
@@ -377,6 +423,7 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.constraints = [&p, &m](const grid_shape& g, int nranks) {
       return extract_constraints(p, m, g, nranks);
     };
+    pm.shape_key = described_shape_key(p, m);
     v.push_back(std::move(pm));
   }
   return v;
