@@ -135,15 +135,27 @@ WORKPART_DECL void program_solution::choose_combines() {
   // Each candidate is priced by array a's redistributions alone (combine_cost reads no
   // other): only those are planned for it, and the whole program's once at the end (planning
   // them all per candidate made a network's step, with a combine per weight gradient, cost
-  // the square of its maps).
+  // the square of its maps). A program of one array (the pricer's combines: ~10^5 small
+  // programs) keeps its best candidate's redistributions instead of planning them again.
+  const bool one_array = arrays_.size() == 1;
+  std::vector<program_redist> kept;
+  std::vector<std::vector<std::size_t>> kept_into;
+  auto keep = [&] {
+    if (!one_array) return;
+    kept.swap(redists_);  // redists_ now holds the previous best's: the next build recycles it
+    kept_into.swap(into_);
+  };
+  bool any_combine = false;
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers) {
       if (arrays_[a].partial[std::size_t(m)] == combine_mode::none) continue;
       auto& pa = arrays_[a];
       combine_mode best_mode = combine_mode::all_reduce;
       std::vector<box> best_owned;
+      any_combine = true;
       build_redists(a);
       index_t best = combine_cost(a, m);
+      keep();
       auto consider = [&](combine_mode mode, std::vector<box> owned) {
         pa.partial[std::size_t(m)] = mode;
         pa.owned[std::size_t(m)] = owned;
@@ -157,6 +169,7 @@ WORKPART_DECL void program_solution::choose_combines() {
           best = c;
           best_mode = mode;
           best_owned = std::move(owned);
+          keep();
         }
       };
       for (auto& owned : ownership_candidates(a, m))
@@ -165,7 +178,16 @@ WORKPART_DECL void program_solution::choose_combines() {
       pa.partial[std::size_t(m)] = best_mode;
       pa.owned[std::size_t(m)] = std::move(best_owned);
     }
-  build_redists();
+  if (one_array && any_combine) {  // the best candidate's, planned with its mode and owners
+    for (auto& r : redists_) {
+      pool().give(std::move(r.first));
+      pool().give(std::move(r.steady));
+    }
+    redists_ = std::move(kept);
+    into_ = std::move(kept_into);
+  } else {
+    build_redists();
+  }
   own_pool_ = {};  // the candidates' spare storage: not kept for the solution's lifetime
   // the combines, in the order the maps run
   combines_of_.assign(std::size_t(M), {});

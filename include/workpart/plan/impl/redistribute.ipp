@@ -16,6 +16,14 @@ inline bool boxes_meet(const box& x, const box& y) {
   return true;
 }
 
+/// Whether y holds all of x (x not empty).
+inline bool box_covers(const box& y, const box& x) {
+  if (x.empty() || y.empty() || x.rank != y.rank) return false;
+  for (int a = 0; a < x.rank; ++a)
+    if (y.lo[a] > x.lo[a] || x.hi[a] > y.hi[a]) return false;
+  return true;
+}
+
 WORKPART_DECL void subtract_into(const box& a, const box& b, std::vector<box>& out) {
   if (a.empty()) return;
   const box c = box::intersect(a, b);
@@ -109,6 +117,14 @@ WORKPART_DECL void plan_transfer(const std::vector<box>& need, const std::vector
     left.assign(1, need[r]);
     for (std::size_t l = 0; l < layers.size() && !left.empty(); ++l) {
       const auto& held = layers[l].boxes;
+      // the rank holds all it still needs: the one piece the order below would find first
+      // (most needs of a replicated layer: no candidates to list and sort)
+      if (left.size() == 1 && std::size_t(r) < held.size() &&
+          box_covers(held[std::size_t(r)], left[0])) {
+        t.pieces.push_back({r, r, int(l), left[0]});
+        left.clear();
+        break;
+      }
       // the rank itself first (nothing moves), then the ranks after it: spreads the senders
       // (ranks whose box cannot meet the need are left out: they would add no piece)
       index[l].candidates(need[r], senders);
