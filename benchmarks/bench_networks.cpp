@@ -59,7 +59,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,7 +87,8 @@ template <class Program>
 bool among_candidates(const Program& prog, const wp::schedule& s, int P,
                       const wp::config_options& opt) {
   bool all = true;
-  std::map<std::string, std::vector<wp::index_t>> extents;
+  std::vector<std::string> names;
+  std::vector<std::vector<wp::index_t>> extents;
   wpnet::for_each_map_extents(prog,
                               [&](const std::string& name, const std::vector<wp::index_t>& ext) {
                                 const auto grids = wp::detail::grid_configurations(ext, P, opt);
@@ -96,16 +96,16 @@ bool among_candidates(const Program& prog, const wp::schedule& s, int P,
                                 bool found = false;
                                 for (const auto& c : grids) found = found || (g && c == *g);
                                 all = all && found;
-                                extents[name] = ext;
+                                names.push_back(name);
+                                extents.push_back(ext);
                               });
-  // tie_backward: map dN on map N's grid where both have one space
-  if (opt.tie_backward)
-    for (const auto& [name, ext] : extents)
-      if (name.size() > 1 && name[0] == 'd') {
-        const auto f = extents.find(name.substr(1));
-        if (f != extents.end() && f->second == ext && s.find(name) && s.find(f->first))
-          all = all && *s.find(name) == *s.find(f->first);
-      }
+  // tie_backward: map dN on map N's grid (the pricer's rule)
+  if (opt.tie_backward) {
+    const auto to = wp::detail::backward_partners(names, extents);
+    for (std::size_t m = 0; m < names.size(); ++m)
+      if (to[m] != m && s.find(names[m]) && s.find(names[to[m]]))
+        all = all && *s.find(names[m]) == *s.find(names[to[m]]);
+  }
   return all;
 }
 

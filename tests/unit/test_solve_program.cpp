@@ -209,3 +209,112 @@ TEST_CASE("plan_on_paper(program): refuses what distribute refuses",
   REQUIRE_THROWS_AS(wp::plan_on_paper(wp::program(m1, m2), s, 0), wp::grid_error);
   REQUIRE_NOTHROW(wp::plan_on_paper(wp::program(m1, m2), s, 2));
 }
+
+namespace {
+
+/// Every grid of each map, the maps solved on them (as the optimizer solves its candidates).
+struct solved_candidates {
+  std::vector<std::vector<wp::detail::map_solution>> of;  // [map][grid]
+};
+template <class... Maps>
+solved_candidates solve_candidates(const wp::program_t<Maps...>& p, int P) {
+  solved_candidates s;
+  wp::config_options co;
+  co.use_all_ranks = false;
+  for (const auto& m : wp::detail::priced_views(p)) {
+    s.of.emplace_back();
+    for (const auto& g : wp::detail::grid_configurations(m.extents, P, co)) {
+      try {
+        auto cons = m.constraints(g, P);
+        const auto generated = wp::detail::generated_flags(cons);
+        s.of.back().push_back(
+            wp::detail::solve_map(m.name, int(m.extents.size()), std::move(cons), g, P, generated));
+      } catch (const wp::plan_error&) {
+      }
+    }
+  }
+  return s;
+}
+
+/// solve_program on one choice of grids, pricing each combine candidate from one plan or by
+/// planning every candidate (program_maps::plan_every_candidate, the reference): the same
+/// combines, owners and transfers, piece by piece.
+int compare_candidate_pricing(const std::vector<const wp::detail::map_solution*>& chosen, int P) {
+  std::vector<wp::detail::map_solution> maps;
+  for (const auto* m : chosen) maps.push_back(*m);
+  auto solve = [&](bool every) {
+    wp::detail::program_maps in = wp::detail::program_maps_of(maps, P);
+    in.plan_every_candidate = every;
+    return wp::detail::solve_program(std::move(in));
+  };
+  std::string refused_fast, refused_ref;
+  wp::detail::program_solution fast, ref;
+  try {
+    fast = solve(false);
+  } catch (const wp::plan_error& e) {
+    refused_fast = e.what();
+  }
+  try {
+    ref = solve(true);
+  } catch (const wp::plan_error& e) {
+    refused_ref = e.what();
+  }
+  REQUIRE(refused_fast == refused_ref);
+  if (!refused_ref.empty()) return 0;
+  REQUIRE(fast.combines().size() == ref.combines().size());
+  int modes_other_than_allreduce = 0;
+  for (std::size_t c = 0; c < ref.combines().size(); ++c) {
+    const auto &x = fast.combines()[c], &y = ref.combines()[c];
+    CHECK(x.array == y.array);
+    CHECK(x.map == y.map);
+    CHECK(x.mode == y.mode);
+    CHECK(fast.combine_bytes(x) == ref.combine_bytes(y));
+    modes_other_than_allreduce += y.mode != wp::detail::combine_mode::all_reduce;
+  }
+  REQUIRE(fast.redists().size() == ref.redists().size());
+  for (std::size_t x = 0; x < ref.redists().size(); ++x) {
+    CHECK(fast.redists()[x].kind == ref.redists()[x].kind);
+    for (int r = 0; r < P; ++r)
+      for (bool first : {true, false})
+        for (bool sent : {true, false})
+          CHECK(fast.redist_bytes(x, r, first, sent) == ref.redist_bytes(x, r, first, sent));
+  }
+  CHECK(fast.rank_to_rank_total(true) == ref.rank_to_rank_total(true));
+  CHECK(fast.rank_to_rank_total(false) == ref.rank_to_rank_total(false));
+  return modes_other_than_allreduce;
+}
+
+}  // namespace
+
+TEST_CASE("solve_program: a combine's candidates priced from one plan equal planning each",
+          "[unit][plan][program]") {
+  // split reductions into arrays read again in other layouts, by the same and later maps, and
+  // one array written by two maps (its layers are both)
+  constexpr index_t I = 7, K = 6, J = 5;
+  auto [i, j, k] = wp::indices<3>();
+  wp::array<double, 2> x("x", {I, K}), y("y", {K, J}), c("c", {I, J}), z("z", {I, J});
+  wp::array<double, 1> h("h", {I});
+  auto mm = wp::map("mm", wp::space(I, J, K), c(i, j) += x(i, k) * y(k, j));
+  auto rows = wp::map("rows", wp::space(I, J), h(i) += c(i, j));
+  auto again = wp::map("again", wp::space(I, J), c(i, j) += h(i) * 2.0);
+  auto use = wp::map("use", wp::space(I, J), z(i, j) = c(i, j) + h(i));
+  const auto prog = wp::program(mm, rows, again, use);
+  int not_allreduce = 0, programs = 0;
+  for (int P : {2, 3, 4, 6}) {
+    INFO(P << " ranks");
+    const auto cand = solve_candidates(prog, P);
+    REQUIRE(cand.of.size() == 4);
+    // every pair of grids of the first two maps, the others on a few grids each
+    for (const auto& a : cand.of[0])
+      for (const auto& b : cand.of[1])
+        for (std::size_t t = 0; t < cand.of[2].size(); t += 3) {
+          const auto& d = cand.of[3][(t * 7 + programs) % cand.of[3].size()];
+          INFO(a.grid.str() << " " << b.grid.str() << " " << cand.of[2][t].grid.str() << " "
+                            << d.grid.str());
+          not_allreduce += compare_candidate_pricing({&a, &b, &cand.of[2][t], &d}, P);
+          ++programs;
+        }
+  }
+  CHECK(programs > 100);
+  CHECK(not_allreduce > 20);  // the candidates other than the Allreduce do win, often
+}

@@ -253,18 +253,6 @@ struct holders {
   }
 };
 
-/// The number of elements in a meet b.
-inline index_t meet_size(const box& a, const box& b) {
-  if (a.empty() || b.empty()) return 0;
-  index_t n = 1;
-  for (int x = 0; x < a.rank; ++x) {
-    const index_t lo = std::max(a.lo[x], b.lo[x]), hi = std::min(a.hi[x], b.hi[x]);
-    if (hi <= lo) return 0;
-    n *= hi - lo;
-  }
-  return n;
-}
-
 /// price_transfer(plan_transfer(need, {held}), ...) without planning the pieces, when no two
 /// ranks hold a common element: then each element a rank needs has one holder, so the pieces
 /// from rank s to rank r are exactly need[r] meet held[s], whatever order the plan tries the

@@ -58,6 +58,9 @@ struct program_maps {
   /// Storage for the solution's transfers, lent by a caller that solves many programs (the
   /// cost model); the solution gives its transfers back when it is destroyed. Null: its own.
   transfer_pool* pool = nullptr;
+  /// Plans every combine candidate's redistributions to price it (the reference the tests
+  /// compare choose_combines' pricing from one plan against).
+  bool plan_every_candidate = false;
 };
 
 /// The program_maps of solved maps (pointers into `maps`, which must outlive the solution).
@@ -237,6 +240,9 @@ class program_solution {
   std::vector<std::vector<box>> ownership_candidates(std::size_t a, int m) const;
   index_t combine_only_cost(std::size_t a, int m) const;  // 2x the combine's bytes received
   index_t combine_cost(std::size_t a, int m) const;
+  /// combine_cost of the mode set now for map m, from the redistributions planned under
+  /// another mode: map m's pieces are the same boxes, held by other ranks.
+  index_t combine_cost_from(std::size_t a, int m) const;
   /// The redistributions of every array, or of array `only` alone (a combine's candidates).
   void build_redists(std::size_t only = std::size_t(-1));
   transfer_pool& pool() { return in_.pool ? *in_.pool : own_pool_; }

@@ -69,6 +69,18 @@ struct box {
   }
 };
 
+/// The number of elements in a meet b (box::intersect(a, b).size() without the box).
+inline index_t meet_size(const box& a, const box& b) {
+  if (a.empty() || b.empty()) return 0;
+  index_t n = 1;
+  for (int x = 0; x < a.rank; ++x) {
+    const index_t lo = std::max(a.lo[x], b.lo[x]), hi = std::min(a.hi[x], b.hi[x]);
+    if (hi <= lo) return 0;
+    n *= hi - lo;
+  }
+  return n;
+}
+
 /// What the solvers and the collectives need of an array: its name (for messages), rank,
 /// shape and element type.
 struct array_layout {

@@ -133,61 +133,58 @@ WORKPART_DECL void program_solution::choose_combines() {
       if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root)
         arrays_[a].partial[std::size_t(m)] = combine_mode::all_reduce;
   // Each candidate is priced by array a's redistributions alone (combine_cost reads no
-  // other): only those are planned for it, and the whole program's once at the end (planning
-  // them all per candidate made a network's step, with a combine per weight gradient, cost
-  // the square of its maps). A program of one array (the pricer's combines: ~10^5 small
-  // programs) keeps its best candidate's redistributions instead of planning them again.
-  const bool one_array = arrays_.size() == 1;
-  std::vector<program_redist> kept;
-  std::vector<std::vector<std::size_t>> kept_into;
-  auto keep = [&] {
-    if (!one_array) return;
-    kept.swap(redists_);  // redists_ now holds the previous best's: the next build recycles it
-    kept_into.swap(into_);
-  };
-  bool any_combine = false;
+  // other). Every candidate leaves the values of the same boxes (the group's write boxes),
+  // only on other members, so what the readers take from map m's layer is the same boxes
+  // under each; a candidate changes only which of them their receivers hold themselves. So
+  // the redistributions are planned once and every candidate priced from those pieces
+  // (combine_cost_from): the same figures as planning each (a network's step has a combine
+  // per weight gradient; the optimizer solves ~10^4 such programs). They are planned with the
+  // Reduce onto the leaders, the cheapest in two of three of a Transformer's combines at 64
+  // ranks: a program of one array then keeps that plan.
+  bool planned_as_chosen = false;
+  const bool every = in_.plan_every_candidate;
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers) {
       if (arrays_[a].partial[std::size_t(m)] == combine_mode::none) continue;
       auto& pa = arrays_[a];
+      auto set = [&](combine_mode mode, std::vector<box> owned) {
+        pa.partial[std::size_t(m)] = mode;
+        pa.owned[std::size_t(m)] = std::move(owned);
+      };
+      auto price = [&] {
+        if (every) build_redists(a);
+        return every ? combine_cost(a, m) : combine_cost_from(a, m);
+      };
+      if (!every) {
+        set(combine_mode::reduce_to_leaders, {});
+        build_redists(a);
+      }
+      set(combine_mode::all_reduce, {});
       combine_mode best_mode = combine_mode::all_reduce;
       std::vector<box> best_owned;
-      any_combine = true;
-      build_redists(a);
-      index_t best = combine_cost(a, m);
-      keep();
+      index_t best = price();
       auto consider = [&](combine_mode mode, std::vector<box> owned) {
-        pa.partial[std::size_t(m)] = mode;
-        pa.owned[std::size_t(m)] = owned;
+        set(mode, owned);
         // the combine's own bytes bound its cost from below: where they alone reach the best,
-        // the candidate cannot win (only a cheaper one replaces the best), so its
-        // redistributions are not planned
+        // the candidate cannot win (only a cheaper one replaces the best)
         if (combine_only_cost(a, m) >= best) return;
-        build_redists(a);
-        const index_t c = combine_cost(a, m);
+        const index_t c = price();
         if (c < best) {
           best = c;
           best_mode = mode;
           best_owned = std::move(owned);
-          keep();
         }
       };
       for (auto& owned : ownership_candidates(a, m))
         consider(combine_mode::reduce_scatter, std::move(owned));
       consider(combine_mode::reduce_to_leaders, {});
-      pa.partial[std::size_t(m)] = best_mode;
-      pa.owned[std::size_t(m)] = std::move(best_owned);
+      set(best_mode, std::move(best_owned));
+      planned_as_chosen =
+          arrays_.size() == 1 && best_mode == combine_mode::reduce_to_leaders && !every;
     }
-  if (one_array && any_combine) {  // the best candidate's, planned with its mode and owners
-    for (auto& r : redists_) {
-      pool().give(std::move(r.first));
-      pool().give(std::move(r.steady));
-    }
-    redists_ = std::move(kept);
-    into_ = std::move(kept_into);
-  } else {
-    build_redists();
-  }
+  // the redistributions with the modes chosen: planned already where the program has one
+  // array and its last combine keeps the Reduce they were planned with
+  if (!planned_as_chosen) build_redists();
   own_pool_ = {};  // the candidates' spare storage: not kept for the solution's lifetime
   // the combines, in the order the maps run
   combines_of_.assign(std::size_t(M), {});
@@ -219,6 +216,22 @@ WORKPART_DECL index_t program_solution::combine_cost(std::size_t a, int m) const
     }
   }
   return t;
+}
+
+WORKPART_DECL index_t program_solution::combine_cost_from(std::size_t a, int m) const {
+  const index_t es = index_t(slot(m, a).use.elem_size);
+  const std::vector<box> held = held_after(m, a, false);
+  index_t remote = 0;
+  for (const auto& r : redists_) {
+    if (r.gather || r.array != a) continue;
+    for (const auto* tr : {&r.first, &r.steady}) {
+      const auto& lay = tr == &r.first ? r.first_layers : r.steady_layers;
+      for (const auto& p : tr->pieces)
+        if (lay[std::size_t(p.layer)] == m)
+          remote += p.b.size() - meet_size(p.b, held[std::size_t(p.to)]);
+    }
+  }
+  return combine_only_cost(a, m) + remote * es;
 }
 
 WORKPART_DECL std::vector<std::vector<int>> program_solution::write_groups(std::size_t a,
@@ -271,7 +284,7 @@ WORKPART_DECL std::vector<std::vector<box>> program_solution::ownership_candidat
       for (std::size_t x = 0; x < members.size() && ok; ++x) {
         const box o = box::intersect(need[std::size_t(members[x])], W);
         for (std::size_t y = 0; y < x && ok; ++y)
-          ok = box::intersect(o, owned[std::size_t(members[y])]).empty();
+          ok = meet_size(o, owned[std::size_t(members[y])]) == 0;
         owned[std::size_t(members[x])] = o;
         covered += o.size();
       }
@@ -412,23 +425,31 @@ WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine
   const index_t es = index_t(ap.use.elem_size);
   if (mode == combine_mode::none) return v;
   if (mode == combine_mode::reduce_scatter) {
+    // each member sends every other one that one's part of its partial results
     const auto& owned = arrays_[a].owned[std::size_t(m)];
-    for (const auto& members : write_groups(a, m))
-      for (int r : members)
-        for (int o : members)
-          if (o != r) {
-            const index_t n = owned[std::size_t(o)].size() * es;
-            v[std::size_t(r)].first += n;
-            v[std::size_t(o)].second += n;
-          }
+    for (const auto& members : write_groups(a, m)) {
+      index_t whole = 0;
+      for (int r : members) whole += owned[std::size_t(r)].size() * es;
+      for (int r : members) {
+        const index_t own = owned[std::size_t(r)].size() * es;
+        v[std::size_t(r)].first += whole - own;
+        v[std::size_t(r)].second += own * index_t(members.size() - 1);
+      }
+    }
     return v;
   }
   for (int r = 0; r < int(g.product()); ++r) {
     const index_t n = ap.wbox[std::size_t(r)].size() * es;
-    if (n == 0 || group_key(g, r, ap.wgroup).second == 0) continue;
-    auto co = grid_coords(g, r);
-    for (int d : ap.wgroup) co[std::size_t(d)] = 0;
-    const int l = grid_rank(g, co);
+    if (n == 0) continue;
+    // the leader: r with its coordinates along the group's dimensions zero
+    index_t rest = r, stride = 1, l = r;
+    for (int d = g.rank() - 1; d >= 0; --d) {
+      const index_t c = rest % g.dims[std::size_t(d)];
+      rest /= g.dims[std::size_t(d)];
+      if (std::find(ap.wgroup.begin(), ap.wgroup.end(), d) != ap.wgroup.end()) l -= c * stride;
+      stride *= g.dims[std::size_t(d)];
+    }
+    if (l == r) continue;
     v[std::size_t(r)].first += n;
     v[std::size_t(l)].second += n;
     if (mode == combine_mode::all_reduce) {
@@ -457,16 +478,21 @@ WORKPART_DECL index_t program_solution::redist_bytes(std::size_t x, int r, bool 
 
 WORKPART_DECL void program_solution::totals() {
   root_total_ = rank_first_total_ = rank_steady_total_ = 0;
-  for (std::size_t x = 0; x < redists_.size(); ++x) {
-    const auto& r = redists_[x];
+  // what moves between ranks, over all of them (each piece once: not rank by rank, which is
+  // the ranks times the pieces)
+  auto moved = [&](const transfer& t, std::size_t a) {
+    index_t n = 0;
+    for (const auto& p : t.pieces)
+      if (p.from != p.to) n += p.b.size();
+    return n * index_t(elem_size(a));
+  };
+  for (const auto& r : redists_) {
     if (r.combine) continue;
-    for (int k = 0; k < nranks(); ++k) {
-      if (r.gather)
-        root_total_ += redist_bytes(x, k, false, false);
-      else {
-        rank_first_total_ += redist_bytes(x, k, true, false);
-        rank_steady_total_ += redist_bytes(x, k, false, false);
-      }
+    if (r.gather) {
+      root_total_ += moved(r.steady, r.array);
+    } else {
+      rank_first_total_ += moved(r.first, r.array);
+      rank_steady_total_ += moved(r.steady, r.array);
     }
   }
   for (const auto& c : combines_)
@@ -499,7 +525,7 @@ WORKPART_DECL void program_solution::program_steps(int m, const array_solution& 
   const std::vector<index_t> zero(std::size_t(nranks()), 0);
   for (std::size_t x : into_[std::size_t(m)]) {  // the redistributions into map m
     auto& r = redists_[x];
-    if (r.gather || r.combine || r.to_map != m || r.array != a) continue;
+    if (r.array != a) continue;  // (into_ holds no gather, no combine, only map m's)
     auto& steps = r.old_values ? init : in;
     r.root_part = false;
     if (r.first.any_remainder()) {

@@ -1,0 +1,385 @@
+#pragma once
+/// \file program_pricer.hpp
+/// The pricer's state (no MPI): every map's candidate configurations on its grids (its
+/// solved arrays, where its writes leave each array), which maps write and read each array,
+/// and the price of one edge between two configurations. pricer.hpp builds the cost tables
+/// from it; combine_pricing.hpp prices the combines of partial results ahead of the tables.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cost_model.hpp"
+
+namespace workpart {
+
+/// A program's schedule problem under a machine model: every map's candidate grids and what
+/// each costs, as a cost-table graph (vertex 0 is `root (inputs)`, the last `root
+/// (outputs)`, map m is vertex m + 1).
+struct program_cost_tables {
+  cost_graph graph;
+  std::vector<std::string> maps;
+  std::vector<std::vector<grid_shape>> grids;  // [map][config]
+  /// [edge]: the arrays it carries
+  std::vector<std::vector<std::string>> edge_arrays;
+  /// Maps no grid allowed by config_options fits ("map 'loss': no grid of ..."): they keep
+  /// the all-ones grid, and the optimum is over the grids that remain.
+  std::vector<std::string> unmet;
+  /// [vertex]: the vertex whose configuration it takes (itself when free); empty when none is
+  /// tied (config_options::tie_backward).
+  std::vector<std::size_t> tied;
+};
+
+namespace detail {
+
+/// A map as the pricer sees it: its name, the extents of its space, its operations per point
+/// and its constraints on any grid. Typed maps (map_t) and run-time descriptions
+/// (optimize/program_description.hpp) both become this, so both are priced by one code path.
+struct priced_map {
+  std::string name;
+  std::vector<index_t> extents;
+  double ops = 1;
+  std::function<map_constraints(const grid_shape&, int)> constraints;
+  /// Maps with the same non-empty key are alike but for names: the same constraints on every
+  /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
+  /// between two such pairs of maps is priced once (a network's repeated blocks: a
+  /// Transformer's six encoder blocks price their combines as one). Empty: alike to no other.
+  std::string shape_key{};
+};
+template <int N, class... S>
+priced_map priced_view(const map_t<N, S...>& m) {
+  priced_map p;
+  p.name = m.name();
+  for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
+  p.ops = ops_per_point(m);
+  p.constraints = [&m](const grid_shape& g, int nranks) {
+    return extract_constraints(m, g, nranks);
+  };
+  return p;
+}
+template <class... Maps>
+std::vector<priced_map> priced_views(const program_t<Maps...>& p) {
+  std::vector<priced_map> v;
+  p.for_each_map([&](const auto& m) { v.push_back(priced_view(m)); });
+  return v;
+}
+
+struct transfer_memo;
+
+/// config_options::tie_backward's pairs, by name: map "dN" (wp::backward's name for the
+/// derivative of map N) and map N where both have one space. [map]: the map whose grid it
+/// takes, itself where none. (The pricer ties a pair where their candidate grids agree too.)
+inline std::vector<std::size_t> backward_partners(
+    const std::vector<std::string>& names, const std::vector<std::vector<index_t>>& extents) {
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t m = 0; m < names.size(); ++m) by_name.emplace(names[m], m);
+  std::vector<std::size_t> to(names.size());
+  for (std::size_t m = 0; m < names.size(); ++m) {
+    to[m] = m;
+    if (names[m].size() < 2 || names[m][0] != 'd') continue;
+    const auto f = by_name.find(names[m].substr(1));
+    if (f != by_name.end() && extents[f->second] == extents[m]) to[m] = f->second;
+  }
+  return to;
+}
+
+/// The threads for n tasks: `threads` (0: one per hardware thread), at most one per
+/// `per_thread` tasks (small jobs stay on this thread).
+inline std::size_t task_threads(std::size_t n, int threads, std::size_t per_thread) {
+  const std::size_t t = threads > 0 ? std::size_t(threads) : std::thread::hardware_concurrency();
+  return std::max<std::size_t>(1, std::min(t, n / std::max<std::size_t>(1, per_thread)));
+}
+/// Runs task(x, w) for x in [0, n) on `t` threads (w: which, from 0; this thread is 0); the
+/// tasks catch their own errors.
+template <class Task>
+void run_tasks(std::size_t n, std::size_t t, const Task& task) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&](std::size_t w) {
+    for (std::size_t x; (x = next.fetch_add(1)) < n;) task(x, w);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < t; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& th : pool) th.join();
+}
+
+struct program_pricer {
+  static constexpr std::size_t npos = std::size_t(-1);
+  const std::vector<priced_map>& maps;
+  int nranks;
+  machine_model mm;
+  config_options copt;
+
+  std::vector<std::string> names;
+  std::vector<std::vector<map_config>> configs;  // [map][config]
+  std::vector<double> ops;                       // [map]
+
+  const schedule* fixed = nullptr;   // price only this schedule's grids
+  std::vector<std::string> unmet;    // maps whose options no grid meets
+  std::map<const void*, int> users;  // array -> how many of the maps use it
+  mutable transfer_pool pool;        // the combines' program solutions' transfers, reused
+
+  /// A grid the program solver refuses (check_split_writes): a split write combined on root in
+  /// an array the program uses again (combine_on_root_used_again). Reads `users` only (the
+  /// maps are configured on several threads).
+  bool refused_in_program(const map_solution& ms) const {
+    for (const auto& ap : ms.arrays) {
+      const auto it = users.find(ap.use.id);
+      if (combine_on_root_used_again(ap, it != users.end() && it->second > 1)) return true;
+    }
+    return false;
+  }
+
+  std::vector<std::vector<array_use>> uses_of{};  // [map]: its arrays, as on one rank
+  void count_users() {
+    if (!uses_of.empty()) return;
+    for (const auto& pm : maps) {
+      uses_of.push_back(
+          pm.constraints(grid_shape(std::vector<index_t>(pm.extents.size(), 1)), 1).arrays);
+      for (const auto& u : uses_of.back()) ++users[u.id];
+    }
+  }
+
+  std::map<std::string, index_t> shape_classes{};  // priced_map::shape_key -> class
+  std::vector<index_t> shape_class{};              // [map]: alike maps share one
+  /// (class, which of its arrays other maps use too) -> the first such map: alike maps
+  /// whose arrays the program shares alike have the same configurations but for the arrays'
+  /// identities (their candidates are solved once; a Transformer's blocks, 6 times fewer)
+  std::map<std::string, std::size_t> configured_like{};
+
+  /// The alike map configured before map m whose configurations m takes (see
+  /// configured_like), or npos.
+  std::size_t alike_before(std::size_t m) {
+    if (fixed || maps[m].shape_key.empty()) return npos;
+    std::string key = std::to_string(shape_class[m]) + ':';
+    for (const auto& u : uses_of[m]) key += users[u.id] > 1 ? '1' : '0';
+    const auto [it, first] = configured_like.emplace(key, m);
+    return first ? npos : it->second;
+  }
+  /// Map `like`'s configurations with map m's arrays, or false where they do not fit m.
+  bool configure_like(std::size_t m, std::size_t like, const std::vector<grid_shape>& grids) {
+    const std::vector<array_use>& uses = uses_of[m];
+    std::vector<map_config> cs = configs[like];
+    if (cs.empty() || cs.size() > grids.size()) return false;
+    for (auto& c : cs) {
+      if (c.arrays.size() != uses.size()) return false;
+      for (std::size_t a = 0; a < uses.size(); ++a) c.arrays[a].use = uses[a];
+    }
+    configs[m] = std::move(cs);
+    return true;
+  }
+
+  /// Map m's name, class and candidate grids (the schedule's alone where it is fixed).
+  std::vector<grid_shape> grids_of(const priced_map& m) {
+    if (m.shape_key.empty())
+      shape_class.push_back(-1 - index_t(names.size()));  // its own
+    else
+      shape_class.push_back(
+          shape_classes.emplace(m.shape_key, index_t(shape_classes.size())).first->second);
+    const int N = int(m.extents.size());
+    names.push_back(m.name);
+    ops.push_back(m.ops);
+    if (fixed) {
+      const grid_shape* g = fixed->find(m.name);
+      if (!g || g->rank() != N || g->product() > nranks)
+        throw grid_error("wp::optimize: map '" + m.name + "' has no grid of rank " +
+                         std::to_string(N) + " for " + std::to_string(nranks) +
+                         " ranks in the schedule");
+      return {*g};
+    }
+    std::string why;
+    std::vector<grid_shape> grids = grid_configurations(m.extents, nranks, copt, &why);
+    if (!why.empty()) unmet.push_back("map '" + m.name + "': " + why);
+    return grids;
+  }
+
+  /// Map m solved on each of its grids that the plans accept (no state changes: the maps are
+  /// configured on several threads).
+  std::vector<map_config> solve_configs(const priced_map& m,
+                                        const std::vector<grid_shape>& grids) const {
+    const int N = int(m.extents.size());
+    std::vector<map_config> cs;
+    std::string first_refusal;  // why the first refused grid cannot be planned
+    for (const auto& g : grids) {
+      map_config c;
+      c.grid = g;
+      // a grid the plans would refuse (a statement reading what another rank wrote, '='
+      // writes that overlap, a box too big for an MPI count) is no candidate
+      map_solution ms;
+      try {
+        map_constraints cons = m.constraints(g, nranks);
+        const std::vector<char> generated = generated_flags(cons);  // priced as generated in place
+        ms = solve_map(m.name, N, std::move(cons), g, nranks, generated);
+      } catch (const plan_error& e) {
+        if (fixed) throw;
+        if (first_refusal.empty()) first_refusal = e.what();
+        continue;
+      }
+      if (refused_in_program(ms)) {
+        const std::string why = "map '" + m.name + "': under grid " + g.str() +
+                                " partial results that overlap are combined on root, and the "
+                                "program uses the array again";
+        if (fixed) throw plan_error("wp::optimize: " + why);
+        if (first_refusal.empty()) first_refusal = why;
+        continue;
+      }
+      c.max_points = ms.largest_block;
+      c.arrays = std::move(ms.arrays);
+      for (const auto& ap : c.arrays)
+        c.held.push_back(ap.use.written
+                             ? std::make_shared<const holders>(leaders_write_boxes(ap, g, nranks))
+                             : nullptr);
+      cs.push_back(std::move(c));
+    }
+    if (cs.empty())
+      throw plan_error("wp::optimize: map '" + m.name + "' can be planned on none of its " +
+                       std::to_string(grids.size()) + " candidate grids for " +
+                       std::to_string(nranks) + " ranks; the first refused: " + first_refusal);
+    return cs;
+  }
+
+  /// Every map's configurations: the maps no alike map before them configures are solved on
+  /// copt.threads threads, then the others take theirs. Errors as configuring the maps one
+  /// by one in program order would raise them (the first map's that fails).
+  void add_maps() {
+    count_users();  // before the threads, which read `users`
+    const std::size_t M = maps.size();
+    std::vector<std::vector<grid_shape>> grids(M);
+    std::vector<std::size_t> like(M, npos), solved;
+    std::vector<std::exception_ptr> failed(M);
+    for (std::size_t m = 0; m < M; ++m) {
+      try {
+        grids[m] = grids_of(maps[m]);
+      } catch (...) {
+        failed[m] = std::current_exception();
+        break;  // raised below, after any error of the maps before it
+      }
+      like[m] = alike_before(m);
+      if (like[m] == npos) solved.push_back(m);
+    }
+    configs.assign(M, {});
+    // the maps no alike map before them configures, then those others (copies of them)
+    std::vector<std::size_t> copied;
+    for (std::size_t m = 0; m < M && !failed[m]; ++m)
+      if (like[m] != npos) copied.push_back(m);
+    for (const auto* batch : {&solved, &copied})
+      run_tasks(batch->size(), task_threads(batch->size(), copt.threads, 1),
+                [&](std::size_t x, std::size_t) {
+                  const std::size_t m = (*batch)[x];
+                  try {
+                    if (like[m] == npos || !configure_like(m, like[m], grids[m]))
+                      configs[m] = solve_configs(maps[m], grids[m]);
+                  } catch (...) {
+                    failed[m] = std::current_exception();
+                  }
+                });
+    for (std::size_t m = 0; m < M; ++m)
+      if (failed[m]) std::rethrow_exception(failed[m]);
+  }
+
+  static int find(const map_config& c, const void* id) {
+    for (std::size_t u = 0; u < c.arrays.size(); ++u)
+      if (c.arrays[u].use.id == id) return int(u);
+    return -1;
+  }
+
+  /// The last map before v that writes the array (-1: none).
+  int writer_before(int v, const void* id) const {
+    for (int u = v - 1; u >= 0; --u) {
+      const int x = find(configs[std::size_t(u)].front(), id);
+      if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) return u;
+    }
+    return -1;
+  }
+  /// The first map after writer u that needs the array's values from it (-1: none).
+  int first_reader_after(int u, const void* id) const {
+    for (int v = u + 1; v < int(names.size()); ++v) {
+      const int x = find(configs[std::size_t(v)].front(), id);
+      if (x < 0) continue;
+      const auto& use = configs[std::size_t(v)].front().arrays[std::size_t(x)].use;
+      if (needs_values(use)) return v;
+      if (use.written) return -1;  // overwritten before anyone reads it
+    }
+    return -1;
+  }
+  /// The last map of the program that writes the array (-1: none).
+  int last_writer_of(const void* id) const { return writer_before(int(names.size()), id); }
+  /// The executions one scatter and gather serve (config_options::executions, 0 resolved).
+  double executions() const {
+    if (copt.executions >= 1) return copt.executions;
+    for (int v = 0; v < int(names.size()); ++v)
+      for (const auto& ap : configs[std::size_t(v)].front().arrays)
+        if (needs_values(ap.use) && writer_before(v, ap.use.id) < 0 &&
+            last_writer_of(ap.use.id) > v)
+          return 100;
+    return 1;
+  }
+  /// Whether no map after v writes the array (v's values are the ones root gathers).
+  bool last_writer(int v, const void* id) const {
+    for (int u = v + 1; u < int(names.size()); ++u) {
+      const int x = find(configs[std::size_t(u)].front(), id);
+      if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written)
+        return false;
+    }
+    return true;
+  }
+  /// Whether writer m's combine of its partial results of array u is priced on an edge (to its
+  /// first reader, or to the outputs) rather than on the map: in programs of several maps.
+  bool combine_on_edge(int m, const map_config& c, std::size_t u) const {
+    if (names.size() < 2 || !c.split(u)) return false;
+    const void* id = c.arrays[u].use.id;
+    return first_reader_after(m, id) >= 0 || last_writer(m, id);
+  }
+  /// Whether writer u's partial results of array ua (config ku) are combined on the way to
+  /// reader v: v is the first map that needs them combined.
+  bool combines_for(int u, std::size_t ku, std::size_t ua, int v) const {
+    const map_config& cw = configs[std::size_t(u)][ku];
+    return names.size() > 1 && cw.split(ua) && first_reader_after(u, cw.arrays[ua].use.id) == v;
+  }
+  /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub):
+  /// the combine and the pieces, as the program plan moves them, when v is the first map that
+  /// needs the writer's partial results combined; else the pieces from where the writer's
+  /// leaders hold whole values.
+  transfer_cost edge_cost(int u, std::size_t ku, std::size_t ua, int v, std::size_t kv,
+                          std::size_t ub, const reader_need* need = nullptr) const {
+    const map_config& cw = configs[std::size_t(u)][ku];
+    const map_config& cr = configs[std::size_t(v)][kv];
+    if (combines_for(u, ku, ua, v))
+      return split_transfer(names[std::size_t(u)], cw, ua, names[std::size_t(v)], &cr, ub, nranks,
+                            &pool);
+    if (need) return edge_transfer(*cw.held[ua], cw.arrays[ua].use.elem_size, *need, nranks);
+    return edge_transfer(cw, ua, cr, ub, nranks);
+  }
+
+  /// config_options::tie_backward: map "dN" takes map N's configuration where both have the
+  /// same space and candidate grids (a chain "ddN" -> "dN" -> "N" ends at N).
+  std::vector<std::size_t> backward_ties(const program_cost_tables& t) const {
+    const std::size_t M = t.maps.size();
+    std::vector<std::vector<index_t>> extents;
+    for (const auto& m : maps) extents.push_back(m.extents);
+    std::vector<std::size_t> to = backward_partners(t.maps, extents);
+    for (std::size_t m = 0; m < M; ++m)
+      if (t.grids[to[m]] != t.grids[m]) to[m] = m;
+    std::vector<std::size_t> tied(t.graph.num_vertices());
+    for (std::size_t v = 0; v < tied.size(); ++v) tied[v] = v;
+    for (std::size_t m = 0; m < M; ++m) {
+      std::size_t r = m;
+      while (to[r] != r) r = to[r];  // names shorten along the chain: it ends
+      tied[m + 1] = r + 1;
+    }
+    return tied;
+  }
+
+  /// The cost tables (pricer.hpp).
+  inline program_cost_tables build();
+};
+
+}  // namespace detail
+}  // namespace workpart
