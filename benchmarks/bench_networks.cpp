@@ -25,8 +25,8 @@
 // maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
 // baselines respect that too (checked likewise). --exact: every grid (no restriction; practical to
 // P = 8).
-// --threads=N: threads pricing the combines (config_options::threads; default one per hardware
-// thread).
+// --threads=N: threads solving the maps' grids and pricing the combines
+// (config_options::threads; default one per hardware thread).
 //
 // --csv FILE writes one line per network and P: benchmark, network, p, found_s, data_parallel_s,
 // expert_s, speedup_vs_data_parallel, speedup_vs_expert, optimize_s, candidates,

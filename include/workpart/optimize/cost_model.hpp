@@ -45,9 +45,9 @@ struct config_options {
   /// Data parallelism (the first dimension over all ranks) splits one dimension, so it stays a
   /// candidate (where the options allow it at all), and the optimum found costs no more.
   int max_split_dims = 0;
-  /// Threads that price the combines of partial results, most of the pricing at many ranks
-  /// (each pair of grids is a small program solved on its own). 0: one per hardware thread;
-  /// the tables do not depend on it.
+  /// Threads that solve the maps on their candidate grids and price the combines of partial
+  /// results, most of the pricing at many ranks (each pair of grids is a small program solved
+  /// on its own). 0: one per hardware thread; the tables do not depend on it.
   int threads = 0;
   /// A backward map runs on its forward map's grid: map `dN` (wp::backward's name for the
   /// derivative of map `N`) takes `N`'s grid when the two have the same candidate grids (the
