@@ -64,6 +64,9 @@ WORKPART_DECL std::vector<int> group_dims(const grid_shape& g, const std::vector
 /// Key of a rank's group (its coordinates off `dims`) and its place in it (coordinates on).
 WORKPART_DECL std::pair<int, int> group_key(const grid_shape& g, int rank,
                                             const std::vector<int>& dims);
+/// The leader of a rank's group: the rank with its coordinates along `dims` zero (an active
+/// rank of g).
+WORKPART_DECL int group_leader(const grid_shape& g, int rank, const std::vector<int>& dims);
 
 WORKPART_DECL std::string dims_text(const std::vector<int>& dims);
 

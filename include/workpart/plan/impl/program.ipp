@@ -441,14 +441,7 @@ WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine
   for (int r = 0; r < int(g.product()); ++r) {
     const index_t n = ap.wbox[std::size_t(r)].size() * es;
     if (n == 0) continue;
-    // the leader: r with its coordinates along the group's dimensions zero
-    index_t rest = r, stride = 1, l = r;
-    for (int d = g.rank() - 1; d >= 0; --d) {
-      const index_t c = rest % g.dims[std::size_t(d)];
-      rest /= g.dims[std::size_t(d)];
-      if (std::find(ap.wgroup.begin(), ap.wgroup.end(), d) != ap.wgroup.end()) l -= c * stride;
-      stride *= g.dims[std::size_t(d)];
-    }
+    const int l = group_leader(g, r, ap.wgroup);
     if (l == r) continue;
     v[std::size_t(r)].first += n;
     v[std::size_t(l)].second += n;

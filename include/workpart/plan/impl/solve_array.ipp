@@ -44,6 +44,18 @@ WORKPART_DECL std::pair<int, int> group_key(const grid_shape& g, int rank,
   return {int(color), int(key)};
 }
 
+WORKPART_DECL int group_leader(const grid_shape& g, int rank, const std::vector<int>& dims) {
+  // no coordinates vector: the optimizer asks this for every rank of ~10^4 small programs
+  index_t rest = rank, stride = 1, leader = rank;
+  for (int d = g.rank() - 1; d >= 0; --d) {
+    const index_t c = rest % g.dims[std::size_t(d)];
+    rest /= g.dims[std::size_t(d)];
+    if (std::find(dims.begin(), dims.end(), d) != dims.end()) leader -= c * stride;
+    stride *= g.dims[std::size_t(d)];
+  }
+  return int(leader);
+}
+
 WORKPART_DECL std::string dims_text(const std::vector<int>& dims) {
   std::string s;
   for (int d : dims) s += (s.empty() ? "g" : ",g") + std::to_string(d);
@@ -186,10 +198,7 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
               sc.received[r] += n;
             }
           } else {
-            // the leader of r's group: r with coordinates 0 along the group dims
-            auto c = grid_coords(g, r);
-            for (int d : ap.rgroup) c[d] = 0;
-            const int l = grid_rank(g, c);
+            const int l = group_leader(g, r, ap.rgroup);
             bc.sent[l] += n;
             bc.received[r] += n;
           }
@@ -210,9 +219,7 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
         if (!ap.wgroup.empty())
           for (int r = 0; r < active; ++r) {
             if (!ap.wbox[r].empty()) continue;
-            auto c = grid_coords(g, r);
-            for (int d : ap.wgroup) c[d] = 0;
-            ap.wbox[r] = ap.wbox[grid_rank(g, c)];
+            ap.wbox[r] = ap.wbox[group_leader(g, r, ap.wgroup)];
           }
       }
       std::vector<int> leaders;
@@ -256,10 +263,8 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
         for (int r = 0; r < active; ++r) {
           const index_t n = ap.wbox[r].size() * es;
           if (n == 0 || group_key(g, r, ap.wgroup).second == 0) continue;
-          auto c = grid_coords(g, r);
-          for (int d : ap.wgroup) c[d] = 0;
           rd.sent[r] += n;
-          rd.received[grid_rank(g, c)] += n;
+          rd.received[group_leader(g, r, ap.wgroup)] += n;
         }
         ap.out_steps.push_back(rd);
       }
