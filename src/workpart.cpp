@@ -22,6 +22,7 @@
 #include <workpart/comm/impl/program_runtime.ipp>
 #include <workpart/expr/impl/interval.ipp>
 #include <workpart/expr/impl/map.ipp>
+#include <workpart/plan/impl/combine_choice.ipp>
 #include <workpart/plan/impl/explain.ipp>
 #include <workpart/plan/impl/picture.ipp>
 #include <workpart/plan/impl/program.ipp>

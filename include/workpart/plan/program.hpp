@@ -267,35 +267,9 @@ class program_solution {
 /// that a later map reads). The map solutions' steps are then set with program_steps().
 WORKPART_DECL program_solution solve_program(program_maps maps);
 
-// ------------------------------------------------------------------ definitions
-
-/// Maps before m that read array a into a read buffer, newest first.
-
-/// Writers of array a that run before map m, newest first; `cyclic`: then those from the
-/// previous execute() (m itself last).
-
-/// Partial results that another map reads: overlapping boxes would need root's old values
-/// (they are combined on root), which a rank-to-rank program does not have.
-
-/// Split reductions: per writer, the combine that moves the fewest bytes together with what
-/// the readers then fetch from where it leaves the values (combine_cost); ties go to the
-/// Allreduce (one step), then to a reduce-scatter (no rank receives every partial).
-
-/// Bytes (received, over all ranks, first and later executes) of combining map m's partial
-/// results of array a as planned now, and of fetching them from where they then are.
-
-/// Ways to cut each group's box into the parts a reduce-scatter leaves on its members: as a
-/// later map reads it (where the readers' boxes are members' and cut it exactly), or in
-/// near-equal blocks along one axis.
-
-/// The partial combines, as entries after the redistributions.
-
-/// Bytes as the collectives count them: each member but the leader sends its box once (a
-/// reduce-scatter: each member sends every other one that one's part); an Allreduce then
-/// sends the whole back to each of them.
-
 }  // namespace workpart::detail
 
 #if WORKPART_HEADER_ONLY
+#include "impl/combine_choice.ipp"
 #include "impl/program.ipp"
 #endif
