@@ -13,7 +13,8 @@
 // wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel)
 // and the experts' (AlexNet: wpnet::alexnet_expert, data-parallel convolutions, model-parallel
 // fully connected layers; the Transformer: wpnet::transformer_megatron, Megatron-LM's heads,
-// FFN hidden units and vocabulary split) priced by wp::modelled_cost under the same model and
+// FFN hidden units and vocabulary split, everything else replicated) priced by
+// wp::modelled_cost under the same model and
 // options, the modelled speed-ups of the found strategy over each, the seconds wp::optimize took
 // (pricing and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
 // Then the found strategy per layer: each forward layer's grid.
@@ -23,8 +24,9 @@
 // layer's splits); both baselines are among them (checked: a line says where not), so the
 // optimum costs no more than either. The Transformer's backward maps take their forward
 // maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
-// baselines respect that too (checked likewise). --exact: every grid (no restriction; practical to
-// P = 8).
+// baselines respect that too (checked likewise), and its maps may be replicated on all P ranks
+// (config_options::replicas: Megatron's layer norms and residuals). --exact: every grid (no
+// restriction; practical to P = 8).
 // --threads=N: threads solving the maps' grids and pricing the combines
 // (config_options::threads; default one per hardware thread).
 //
@@ -337,11 +339,15 @@ int main(int argc, char** argv) {
   std::printf("experts' strategy: Megatron (heads, FFN hidden units, vocabulary split)\n");
   // PaSE's space: a layer's backward maps on its forward map's grid (config_options::
   // tie_backward); with both free the search's tables outgrow memory. Both baselines are in it.
+  // Megatron replicates the maps between its split GEMMs: the replicated candidates too
+  // (config_options::replicas), so that the experts' strategy is in the search space.
   wp::optimize_options tied = opt;
   tied.configs.tie_backward = true;
+  tied.configs.replicas = true;
   std::printf(
       "search space: every backward map dN on its forward map N's grid "
-      "(config_options::tie_backward, as PaSE)\n");
+      "(config_options::tie_backward, as PaSE), and every map replicated on all P ranks "
+      "(config_options::replicas, as Megatron runs its layer norms and residuals)\n");
   network_rows("transformer", tf, ps, mm, tied, out,
                [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); },
                {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",

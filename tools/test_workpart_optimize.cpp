@@ -211,6 +211,15 @@ int main(int argc, char** argv) {
             r3.out.find("the cost below is optimal over the grids the options allow") !=
                 std::string::npos,
         "--nprocs 3 --use-all-ranks --powers-of-two: '" + r3.out + "'");
+    // --replicas: the library's optimum with replicated candidates, no dearer than without
+    wp::optimize_options rep;
+    rep.configs.replicas = true;
+    const wp::optimized with = wp::optimize(d, 4, {}, rep), without = wp::optimize(d, 4, {});
+    const run_result rr = run(tool, "--program '" + program + "' --nprocs 4 --replicas", dir);
+    check(rr.status == 0 && last_line(rr.out) == g17("optimal cost: ", with.cost) &&
+              with.cost <= without.cost,
+          "--replicas: '" + last_line(rr.out) + "', optimize() " + g17("", with.cost) +
+              ", without replicas " + g17("", without.cost));
   }
 
   // --repeat: a chain described with three blocks, repeated to 7, prices as the chain described
@@ -287,7 +296,7 @@ int main(int argc, char** argv) {
               g17("optimal cost: ", want.cost) + " on " + grid + ", '" + r.out + "'");
     const run_result t = run(tool, "--tables x --tie-backward", dir);
     check(t.status == 2 &&
-              t.err.find("--tie-backward and --repeat go with --program") != std::string::npos,
+              t.err.find("--replicas and --repeat go with --program") != std::string::npos,
           "--tables with --tie-backward: '" + t.err + "'");
   }
 

@@ -4,7 +4,8 @@
 //                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
 //                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K] [--threads N]
-//                     [--tie-backward] [--repeat STEM=N]... [--time-budget S] [--no-runner-ups]
+//                     [--tie-backward] [--replicas] [--repeat STEM=N]... [--time-budget S]
+//                     [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
 // (include/workpart/io/program_reader.hpp) under workpart's cost model for P ranks; --repeat
@@ -43,7 +44,7 @@ constexpr const char* usage_text =
     "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
-    "                         [--threads N] [--tie-backward] [--repeat STEM=N]...\n"
+    "                         [--threads N] [--tie-backward] [--replicas] [--repeat STEM=N]...\n"
     "                         [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
@@ -63,6 +64,8 @@ constexpr const char* usage_text =
     "  --tie-backward       map dN (a backward map) on map N's grid where both have one\n"
     "                       space, as PaSE gives a layer one configuration (a training\n"
     "                       step then searches as its forward program does)\n"
+    "  --replicas           also every map replicated on all P ranks (its whole space on\n"
+    "                       each, as Megatron-LM runs its layer norms and residuals)\n"
     "  --repeat STEM=N      the description's blocks STEM1, STEM2, STEM3 become N blocks,\n"
     "                       the middle one repeated (a network described with three blocks\n"
     "                       priced with N; several --repeat apply in the order given)\n"
@@ -100,16 +103,19 @@ struct progress_line {
 
 }  // namespace
 
-/// "(2,1) +0.5": vertex v's runner-up configuration and how much more the best strategy
-/// with it costs; `single` where v has one configuration; empty without runner-ups.
+/// "(2,1) +0.5": vertex v's runner-up configuration (`grids`, where given: a program's
+/// candidate grids per map, vertex v being map v - 1; else the table's tuple) and how much
+/// more the best strategy with it costs; `single` where v has one configuration; empty
+/// without runner-ups.
 std::string runner_up_text(const wp::cost_graph& g, const wp::search_result& r, std::size_t v,
-                           const char* single) {
+                           const char* single,
+                           const std::vector<std::vector<wp::grid_shape>>* grids = nullptr) {
   if (!r.has_runner_ups) return "";
   const auto& x = r.runner_ups[v];
   if (x.config == wp::runner_up::npos) return single;
   char buf[64];
   std::snprintf(buf, sizeof buf, " +%.6g", x.delta);
-  return g.config_string(v, x.config) + buf;
+  return (grids ? (*grids)[v - 1][x.config].str() : g.config_string(v, x.config)) + buf;
 }
 
 double positive(const std::string& flag, const char* s) {
@@ -160,7 +166,7 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   std::printf("%-*s  %-*s  %-14s  %s\n", wname, "map", wconf, "grid", "own cost (s)",
               r.has_runner_ups ? "runner-up (extra total cost, s)" : "");
   for (std::size_t v = 1; v + 1 < g.num_vertices(); ++v) {
-    const std::string ru = runner_up_text(g, r, v, "none (one candidate grid)");
+    const std::string ru = runner_up_text(g, r, v, "none (one candidate grid)", &t.grids);
     std::printf("%-*s  %-*s  %-14.6g  %s\n", wname, g.name(v).c_str(), wconf, grid_text(v).c_str(),
                 r.vertex_cost[v], ru.c_str());
   }
@@ -208,7 +214,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
         a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims" ||
-        a == "--threads" || a == "--repeat" || a == "--tie-backward")
+        a == "--threads" || a == "--repeat" || a == "--tie-backward" || a == "--replicas")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -259,6 +265,8 @@ int main(int argc, char** argv) {
       popt.configs.powers_of_two = true;
     } else if (a == "--tie-backward") {
       popt.configs.tie_backward = true;
+    } else if (a == "--replicas") {
+      popt.configs.replicas = true;
     } else if (a == "--max-split-dims") {
       const char* s = value("a number of dimensions");
       char* end = nullptr;
@@ -301,7 +309,8 @@ int main(int argc, char** argv) {
   if (!tables.empty() && program_flags)
     return usage(
         "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two, "
-        "--max-split-dims, --threads, --tie-backward and --repeat go with --program, not "
+        "--max-split-dims, --threads, --tie-backward, --replicas and --repeat go with "
+        "--program, not "
         "--tables");
 
   try {

@@ -50,13 +50,20 @@ void for_each_map_extents(const wp::program_description& d, F f) {
 
 /// The schedule that splits, in each map, the dimension split_dim(name, extents) returns over
 /// the P ranks (at most its extent), the rest whole; a map over wp::space() runs on one rank.
+/// Where split_dim returns -1 the map is replicated instead: its whole space on each of the P
+/// ranks (wp::grid_shape::replicated), every rank holding what it writes.
 template <class Program, class SplitDim>
 wp::schedule split_one_dimension(const Program& prog, int P, SplitDim split_dim) {
   wp::schedule s;
   for_each_map_extents(prog, [&](const std::string& name, const std::vector<index_t>& ext) {
     std::vector<index_t> g(ext.size(), 1);
+    const int split = int(split_dim(name, ext));
+    if (split < 0) {
+      s.set(name, wp::grid_shape(g).replicated(P));
+      return;
+    }
     if (!ext.empty()) {
-      const std::size_t d = std::min(ext.size() - 1, std::size_t(split_dim(name, ext)));
+      const std::size_t d = std::min(ext.size() - 1, std::size_t(split));
       g[d] = std::min<index_t>(P, std::max<index_t>(1, ext[d]));
     }
     s.set(name, wp::grid_shape(g));

@@ -172,9 +172,11 @@ inline std::string transformer_subject(std::string n) {
 /// and heads' outputs; the output projection's partial sums combined -- Megatron's forward
 /// Allreduce), the first feed-forward layer's hidden units and the second's input (row
 /// parallel: its partial sums combined), the head's vocabulary; every other map -- the
-/// embeddings, residuals, layer norms and the loss, which Megatron repeats on every rank --
-/// split over the batch (workpart runs a map on its grid's ranks; it has no replicated map).
-/// Updates and zeroing maps split their array as the map that uses it does.
+/// embeddings, residuals, layer norms, biases after a row-parallel layer and the loss, which
+/// Megatron repeats on every rank -- replicated on every rank (wp::grid_shape::replicated),
+/// so that the partial sums of a block's attention and feed-forward are combined by one
+/// Allreduce each, forward and backward, and nothing else moves within a block. Updates and
+/// zeroing maps split (or replicate) their array as the map that uses it does.
 template <class Program>
 wp::schedule transformer_megatron(const Program& prog, int P) {
   return split_one_dimension(prog, P, [](const std::string& name, const std::vector<index_t>&) {
@@ -195,12 +197,13 @@ wp::schedule transformer_megatron(const Program& prog, int P) {
     if (layer == "attn" || layer == "self" || layer == "cross") {
       if (is({"", "qkv0", "q0", "kv0", "qkv", "q", "kv", "heads", "Q", "K", "V", "O"})) return 2;
       if (is({"scores", "max", "exp", "sum", "A", "P", "M", "Z", "Wq", "Wk", "Wv"})) return 1;
-      return 0;  // y0, y, Wo: the output (batch) and Wo's heads
+      return is({"Wo"}) ? 0 : -1;  // Wo's heads; y0, y: the output, replicated
     }
     if (layer == "ff1" || layer == "relu") return is({"W"}) ? 1 : is({"b"}) ? 0 : 2;
-    if (layer == "ff2") return is({""}) ? 3 : 0;  // its input's hidden units; W's first axis
+    // its input's hidden units; W's first axis; the bias and the output replicated
+    if (layer == "ff2") return is({""}) ? 3 : is({"W"}) ? 0 : -1;
     if (layer == "head") return is({"W"}) ? 1 : is({"b"}) ? 0 : 2;
-    return 0;
+    return -1;
   });
 }
 

@@ -117,13 +117,16 @@ namespace detail {
 template <class... M>
 schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M...>& p,
                         const schedule& s) {
-  // per map in program order (the ranks agree on the maps): 1 and its grid where root's
-  // schedule has one, else 0 and as many zeros
+  // per map in program order (the ranks agree on the maps): 1, its grid and its replica
+  // count where root's schedule has a grid of the map's rank, else 0 and as many zeros (a
+  // grid of another rank travels as the one extent 0, refused by check_grid as a bad extent)
   std::vector<index_t> dims;
   p.for_each_map([&](const auto& m) {
     const grid_shape* g = comm.rank() == 0 ? s.find(m.name()) : nullptr;
+    const bool fits = g && g->space_rank() == m.rank;
     dims.push_back(g ? 1 : 0);
-    for (int d = 0; d < m.rank; ++d) dims.push_back(g ? g->dims[std::size_t(d)] : 0);
+    for (int d = 0; d < m.rank; ++d) dims.push_back(fits ? g->dims[std::size_t(d)] : 0);
+    dims.push_back(g ? g->replicas() : 0);
   });
   if (comm.size() > 1) boost::mpi::broadcast(comm, dims.data(), int(dims.size()), 0);
   schedule out;
@@ -131,10 +134,10 @@ schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M.
   p.for_each_map([&](const auto& m) {
     const std::size_t n = std::size_t(m.rank);
     if (dims[at] != 0)
-      out.set(m.name(),
-              grid_shape(std::vector<index_t>(dims.begin() + std::ptrdiff_t(at + 1),
-                                              dims.begin() + std::ptrdiff_t(at + 1 + n))));
-    at += 1 + n;
+      out.set(m.name(), grid_shape(std::vector<index_t>(dims.begin() + std::ptrdiff_t(at + 1),
+                                                        dims.begin() + std::ptrdiff_t(at + 1 + n)))
+                            .replicated(dims[at + 1 + n]));
+    at += 2 + n;
   });
   return out;
 }

@@ -1110,6 +1110,75 @@ TEST_CASE("patterns: ranks beyond the grid's product stay idle",
   }
 }
 
+TEST_CASE("patterns: replicated grids run each block on its replicas, gather replica 0's",
+          "[mpi][distribute][patterns][replicas]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t R = 7, C = 5;
+  const index_t es = sizeof(std::int64_t);
+  // every rank the whole space; two row blocks each on P / 2 ranks (a rank idle at P = 3)
+  std::vector<wp::grid_shape> grids = {wp::grid_shape{1, 1}.replicated(P)};
+  if (P >= 2) grids.push_back(wp::grid_shape{2, 1}.replicated(P / 2));
+  for (const auto& g : grids) {
+    INFO("grid " << g.str() << " on " << P << " ranks");
+    wp::array<std::int64_t, 2> x("x", {R, C}), out("out", {R, C});
+    wp::array<std::int64_t, 1> rows("rows", {R});
+    fill2(x, [](index_t a, index_t b) { return a * 10 + b; });
+    fill2(out, [](index_t, index_t) { return -1; });
+    if (ctx.is_root())
+      for (index_t a = 0; a < R; ++a) rows.data()[a] = a * 1000;
+    auto plan = wp::distribute(
+        wp::map("triple", wp::space(R, C), out(i, j) = x(i, j) * 3, rows(i) += x(i, j)), g, ctx);
+    plan.scatter();
+    plan.execute();
+    plan.execute();  // rows += twice: each replica adds into its own copy
+    plan.gather();
+    std::vector<double> want, want_rows;
+    for (index_t a = 0; a < R; ++a) {
+      std::int64_t sum = 0;
+      for (index_t b = 0; b < C; ++b) {
+        want.push_back(double((a * 10 + b) * 3));
+        sum += a * 10 + b;
+      }
+      want_rows.push_back(double(a * 1000 + 2 * sum));
+    }
+    REQUIRE(compare_on_root(ctx.comm(), out, want) == "");
+    REQUIRE(compare_on_root(ctx.comm(), rows, want_rows) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_problems(plan)) == "");
+    REQUIRE(explain_differs(ctx.comm(), plan) == "");
+    // by hand: x's block to replica 0 of each block from root, to the other replicas by a
+    // Bcast from it; rows' old values to every replica; root gathers replica 0's blocks only
+    const index_t nb = g.dims[0], reps = g.replicas();
+    bytes_by_rank want_b(P);
+    for (int r = 0; r < int(g.product()); ++r) {
+      const index_t blk = r / reps, rep = r % reps, lead = blk * reps;
+      const index_t n = block_of(R, nb, blk).size;
+      want_b.scatter(rep == 0 ? 0 : int(lead), r, n * C * es);  // x
+      want_b.scatter(0, r, n * es);                             // rows' old values: += adds to them
+      if (rep == 0) {
+        want_b.gather(r, 0, n * C * es);  // out
+        want_b.gather(r, 0, n * es);      // rows
+      }
+    }
+    REQUIRE(all_problems(ctx.comm(), bytes_problems(plan, want_b, ctx.rank())) == "");
+    const std::string e = plan.explain();
+    INFO(e);
+    const bool replicated = reps > 1;  // (1,1)x1 at np 1, (2,1)x1 at np 3: plain grids
+    REQUIRE((e.find("replicas: each block runs on " + std::to_string(reps) + " ranks") !=
+             std::string::npos) == replicated);
+    REQUIRE((e.find("Gatherv (replica 0 of each block -> root)") != std::string::npos) ==
+            replicated);
+  }
+  // a replicated grid needs its replicas' ranks: an error on every rank before anything moves
+  wp::array<std::int64_t, 2> x("x", {R, C}), out("out", {R, C});
+  auto m = wp::map("triple", wp::space(R, C), out(i, j) = x(i, j) * 3);
+  REQUIRE_THROWS_WITH(wp::distribute(m, wp::grid_shape{1, 1}.replicated(P + 1), ctx),
+                      Catch::Contains("needs " + std::to_string(P + 1) + " ranks"));
+  REQUIRE_THROWS_WITH(wp::distribute(m, wp::grid_shape{1}.replicated(P + 1), ctx),
+                      Catch::Contains("has rank 1 but the space has rank 2"));
+}
+
 TEST_CASE("patterns: a zero-extent space changes nothing and moves nothing",
           "[mpi][distribute][patterns][empty]") {
   wp::context ctx(g_argc, g_argv);

@@ -72,8 +72,12 @@ TEST_CASE("The Megatron schedule splits what Megatron splits", "[networks][trans
   CHECK(grid("sgd.enc1.ff1.W") == wp::grid_shape({1, 4}).str());
   CHECK(grid("sgd.enc1.ff2.W") == wp::grid_shape({4, 1}).str());
   CHECK(grid("sgd.enc1.attn.Wq") == wp::grid_shape({1, 4, 1}).str());
-  // the head's vocabulary; residuals, norms and the embeddings over the batch
+  // the head's vocabulary; residuals, norms, the embeddings and the second layer's output
+  // replicated on every rank
   CHECK(grid("head") == wp::grid_shape({1, 1, 4, 1}).str());
-  CHECK(grid("enc1.res1") == wp::grid_shape({4, 1, 1}).str());
-  CHECK(grid("src") == wp::grid_shape({4, 1, 1}).str());
+  CHECK(grid("enc1.res1") == wp::grid_shape({1, 1, 1}).replicated(4).str());
+  CHECK(grid("src") == wp::grid_shape({1, 1, 1}).replicated(4).str());
+  CHECK(grid("enc1.ff2.bias") == wp::grid_shape({1, 1, 1}).replicated(4).str());
+  CHECK(grid("enc1.attn.y0") == wp::grid_shape({1, 1, 1}).replicated(4).str());
+  CHECK(grid("sgd.enc1.attn.Wo") == wp::grid_shape({4, 1, 1}).str());
 }

@@ -673,39 +673,67 @@ TEST_CASE("Megatron attention with dX, Q K V as one map: the backward combines d
   megatron_attention<true>(ctx);
 }
 
-// A Megatron MLP block, Y = tanh(X W1) W2, trained with the hidden dimension split (W1's
-// columns, W2's rows), X's gradient asked for: per step the traffic rank to rank is the same
-// as the attention block's, Y's combine forward (reduced onto the loss's rank, dL/dY
-// broadcast back: Megatron's Allreduce, 2 (P - 1) B S E values) and one combine of dX
-// ((P - 1) B S E values), asserted from stats(); the weights and dX equal the one-process run's.
-TEST_CASE("Megatron MLP, hidden split: Y combined forward, dX once backward, nothing else",
-          "[train][megatron]") {
+// Two Megatron MLP blocks, X_k = X_{k-1} + tanh(X_{k-1} W1_k) W2_k, after an input map
+// X_0 = tanh(Z), trained as Megatron-LM trains them (Shoeybi et al. 2019): the hidden
+// dimension split (W1's columns, W2's rows: every map with a hidden index), and every other
+// map -- the input map, the residual adds, the loss, and their gradients -- *replicated*
+// (grid (1,...,1).replicated(P): each rank computes the whole map on its own copy). Per step
+// the traffic rank to rank is then exactly Megatron's: per block, one Allreduce of its
+// output's partial sums forward (the g operator) and one of its input's gradient backward
+// (the f operator's), each 2 (P - 1) B S E values (a ring's count), nothing else, asserted
+// from stats(); the weights and Z's gradient after two steps equal the one-process run's.
+TEST_CASE(
+    "Megatron MLP blocks with replicated maps between: one Allreduce forward and one "
+    "backward per block, nothing else",
+    "[train][megatron]") {
   wp::context ctx(g_argc, g_argv);
   const int p = ctx.size();
   constexpr index_t Bn = 2, S = 3, E = 5, Hn = 8;
-  wp::array<double, 3> X("X", {Bn, S, E}), dX("dX", {Bn, S, E}), Y("Y", {Bn, S, E}),
-      G("G", {Bn, S, E}), Hp("Hp", {Bn, S, Hn}), A("A", {Bn, S, Hn});
-  wp::array<double, 2> W1("W1", {E, Hn}), W2("W2", {Hn, E}), dW1("dW1", {E, Hn}),
-      dW2("dW2", {Hn, E});
+  wp::array<double, 3> Z("Z", {Bn, S, E}), dZ("dZ", {Bn, S, E}), X0("X0", {Bn, S, E}),
+      X1("X1", {Bn, S, E}), X2("X2", {Bn, S, E}), Y1("Y1", {Bn, S, E}), Y2("Y2", {Bn, S, E}),
+      G("G", {Bn, S, E}), H1("H1", {Bn, S, Hn}), H2("H2", {Bn, S, Hn}), A1("A1", {Bn, S, Hn}),
+      A2("A2", {Bn, S, Hn});
+  wp::array<double, 2> W11("W11", {E, Hn}), W21("W21", {Hn, E}), W12("W12", {E, Hn}),
+      W22("W22", {Hn, E}), dW11("dW11", {E, Hn}), dW21("dW21", {Hn, E}), dW12("dW12", {E, Hn}),
+      dW22("dW22", {Hn, E});
   wp::array<double, 0> L("L", {});
   auto [b, s, h, e] = wp::indices<4>();
+  auto block = [&](const std::string& k, auto& Xin, auto& H, auto& A, auto& W1, auto& Y, auto& W2,
+                   auto& Xout) {
+    return wp::program(
+        wp::map("h0" + k, wp::space(Bn, S, Hn), H(b, s, h) = 0.0),
+        wp::map("fc1" + k, wp::space(Bn, S, Hn, E), H(b, s, h) += Xin(b, s, e) * W1(e, h)),
+        wp::map("act" + k, wp::space(Bn, S, Hn), A(b, s, h) = wp::tanh(H(b, s, h))),
+        wp::map("y0" + k, wp::space(Bn, S, E), Y(b, s, h) = 0.0),
+        wp::map("fc2" + k, wp::space(Bn, S, E, Hn), Y(b, s, h) += A(b, s, e) * W2(e, h)),
+        wp::map("res" + k, wp::space(Bn, S, E), Xout(b, s, h) = Xin(b, s, h) + Y(b, s, h)));
+  };
   auto fwd =
-      wp::program(wp::map("h0", wp::space(Bn, S, Hn), Hp(b, s, h) = 0.0),
-                  wp::map("fc1", wp::space(Bn, S, Hn, E), Hp(b, s, h) += X(b, s, e) * W1(e, h)),
-                  wp::map("act", wp::space(Bn, S, Hn), A(b, s, h) = wp::tanh(Hp(b, s, h))),
-                  wp::map("y0", wp::space(Bn, S, E), Y(b, s, h) = 0.0),
-                  wp::map("fc2", wp::space(Bn, S, E, Hn), Y(b, s, h) += A(b, s, e) * W2(e, h)),
-                  wp::map("l0", wp::space(), L() = 0.0),
-                  wp::map("loss", wp::space(Bn, S, E), L() += Y(b, s, h) * G(b, s, h)));
-  auto step =
-      wp::program(fwd, wp::backward(fwd, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2), wp::wrt(X, dX)),
-                  wp::map("sgd1", wp::space(E, Hn), W1(b, s) = W1(b, s) - lr * dW1(b, s)),
-                  wp::map("sgd2", wp::space(Hn, E), W2(b, s) = W2(b, s) - lr * dW2(b, s)));
+      wp::program(wp::map("in", wp::space(Bn, S, E), X0(b, s, h) = wp::tanh(Z(b, s, h))),
+                  block("1", X0, H1, A1, W11, Y1, W21, X1),
+                  block("2", X1, H2, A2, W12, Y2, W22, X2), wp::map("l0", wp::space(), L() = 0.0),
+                  wp::map("loss", wp::space(Bn, S, E), L() += X2(b, s, h) * G(b, s, h)));
+  auto sgd = [&](const std::string& n, auto& W, auto& dW) {
+    const auto& shape = W.shape();
+    return wp::map("sgd" + n, wp::space(shape[0], shape[1]), W(b, s) = W(b, s) - lr * dW(b, s));
+  };
+  auto step = wp::program(fwd,
+                          wp::backward(fwd, L, wp::wrt(W11, dW11), wp::wrt(W21, dW21),
+                                       wp::wrt(W12, dW12), wp::wrt(W22, dW22), wp::wrt(Z, dZ)),
+                          sgd("11", W11, dW11), sgd("21", W21, dW21), sgd("12", W12, dW12),
+                          sgd("22", W22, dW22));
   auto fill_all = [&] {
-    fill3(X, [](index_t x, index_t y, index_t z) { return std::sin(double(x * 15 + y * 5 + z)); });
+    fill3(Z, [](index_t x, index_t y, index_t z) { return std::sin(double(x * 15 + y * 5 + z)); });
     fill3(G, [](index_t x, index_t y, index_t z) { return std::cos(double(x * 7 + y * 3 + z)); });
-    fill2(W1, [](index_t x, index_t y) { return 0.3 * std::sin(double(x * Hn + y) + 0.5); });
-    fill2(W2, [](index_t x, index_t y) { return 0.3 * std::cos(double(x * E + y) + 0.1); });
+    int k = 0;
+    for (auto* W : {&W11, &W12})
+      fill2(*W, [k = ++k](index_t x, index_t y) {
+        return 0.3 * std::sin(double(x * Hn + y) + 0.5 * k);
+      });
+    for (auto* W : {&W21, &W22})
+      fill2(*W, [k = ++k](index_t x, index_t y) {
+        return 0.3 * std::cos(double(x * E + y) + 0.1 * k);
+      });
   };
   fill_all();
   wp::run(step);
@@ -714,32 +742,44 @@ TEST_CASE("Megatron MLP, hidden split: Y combined forward, dX once backward, not
   auto copy = [&](const auto& a) {
     return root ? std::vector<double>(a.data(), a.data() + a.size()) : std::vector<double>();
   };
-  const std::vector<double> w1 = copy(W1), w2 = copy(W2), dx = copy(dX);
-  // the hidden dimension (the only extent Hn = 8) split in every map that has it
-  wp::schedule hidden;
+  const std::vector<double> w11 = copy(W11), w21 = copy(W21), w12 = copy(W12), w22 = copy(W22),
+                            dz = copy(dZ);
+  // Megatron: the hidden dimension (the only extent Hn = 8) split wherever a map has it,
+  // every other map replicated on every rank
+  wp::schedule megatron;
+  int replicated = 0;
   step.for_each_map([&](const auto& m) {
     std::vector<index_t> g(std::size_t(m.rank), 1);
+    bool hidden = false;
     for (int k = 0; k < m.rank; ++k)
-      if (m.iteration_space().extent(k) == Hn) g[std::size_t(k)] = p;
-    hidden.set(m.name(), wp::grid_shape(g));
+      if (m.iteration_space().extent(k) == Hn) g[std::size_t(k)] = p, hidden = true;
+    megatron.set(m.name(), hidden ? wp::grid_shape(g) : wp::grid_shape(g).replicated(p));
+    replicated += hidden ? 0 : 1;
   });
+  REQUIRE(replicated >= 10);  // the input, residual, loss maps and their gradients' at least
   fill_all();
-  auto plan = wp::distribute(step, hidden, ctx);
+  auto plan = wp::distribute(step, megatron, ctx);
   plan.scatter();
   plan.execute();
   const index_t before = plan.stats().execute.bytes_received;
   plan.execute();
   index_t got = plan.stats().execute.bytes_received - before, total = 0;
   boost::mpi::all_reduce(ctx.comm(), got, total, std::plus<index_t>());
+  // two Allreduces per block (Y_k forward, dX_{k-1} backward) of B S E doubles, each
+  // 2 (P - 1) B S E values on the plan's accounting, and nothing else
   const index_t bse = Bn * S * E * index_t(sizeof(double));
-  REQUIRE(total == 3 * index_t(p - 1) * bse);
+  REQUIRE(total == 4 * 2 * index_t(p - 1) * bse);
   std::string combines;
   for (const auto& rd : plan.stats().redistributions)
     if (rd.kind.find("(sum)") != std::string::npos)
       combines += rd.array + " " + rd.kind.substr(0, rd.kind.find(" over")) + "; ";
-  REQUIRE(combines == (p == 1 ? "" : "Y Reduce(sum); dX reduce-scatter(sum); "));
-  plan.gather(W1, W2, dX);
-  REQUIRE(compare_on_root(ctx.comm(), W1, w1, 1e-12) == "");
-  REQUIRE(compare_on_root(ctx.comm(), W2, w2, 1e-12) == "");
-  REQUIRE(compare_on_root(ctx.comm(), dX, dx, 1e-12) == "");
+  REQUIRE(combines == (p == 1 ? ""
+                              : "Y1 Allreduce(sum); Y2 Allreduce(sum); dX1 Allreduce(sum); "
+                                "dX0 Allreduce(sum); "));
+  plan.gather(W11, W21, W12, W22, dZ);
+  REQUIRE(compare_on_root(ctx.comm(), W11, w11, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), W21, w21, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), W12, w12, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), W22, w22, 1e-12) == "");
+  REQUIRE(compare_on_root(ctx.comm(), dZ, dz, 1e-12) == "");
 }

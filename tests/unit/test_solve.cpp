@@ -86,3 +86,88 @@ TEST_CASE("solve: a split reduction on (1,P) reduces onto the leaders", "[solve]
   // a grid that needs more ranks than the virtual communicator has is refused
   REQUIRE_THROWS_AS(solve(rowsum, wp::grid_shape{2, 300}, 500), wp::grid_error);
 }
+
+TEST_CASE("solve: a replicated grid runs each block on its replicas, gathers replica 0's",
+          "[solve][replicas]") {
+  // the grid itself: the replica count is one more grid dimension after the space's
+  const wp::grid_shape g = wp::grid_shape{2, 1}.replicated(3);
+  REQUIRE(g.dims == std::vector<index_t>{2, 1, 3});
+  REQUIRE((g.rank() == 3 && g.space_rank() == 2 && g.replicas() == 3 && g.product() == 6));
+  REQUIRE(g.str() == "(2,1)x3");
+  REQUIRE(g.replicated(2) == wp::grid_shape{2, 1}.replicated(6));
+  REQUIRE(wp::grid_shape{2, 1}.replicated(1) == wp::grid_shape{2, 1});
+  REQUIRE_THROWS_AS((wp::grid_shape{2, 1}.replicated(0)), wp::grid_error);
+
+  auto [i, k] = wp::indices<2>();
+  constexpr index_t R = 7, C = 5;
+  wp::array<double, 2> x("x", {R, C});
+  wp::array<double, 2> y("y", {R, C});
+  wp::array<double, 1> s("s", {R});
+  auto scale = wp::map("scale", wp::space(R, C), y(i, k) = x(i, k) * 2.0);
+  auto rowsum = wp::map("rowsum", wp::space(R, C), s(i) += x(i, k));
+  const auto rows = block_sizes(R, 2);
+  {
+    // (2,1)x3 on 7 ranks: ranks 0-2 run rows [0,4), 3-5 rows [4,7), rank 6 idles
+    const auto sol = solve(scale, g, 7);
+    const auto& xa = sol[0].use.name == "x" ? sol[0] : sol[1];
+    const auto& ya = sol[0].use.name == "y" ? sol[0] : sol[1];
+    for (int r = 0; r < 6; ++r) {
+      INFO("rank " << r);
+      const index_t lo = r < 3 ? 0 : rows[0];
+      REQUIRE(ya.wbox[std::size_t(r)].lo[0] == lo);
+      REQUIRE(ya.wbox[std::size_t(r)].size() == rows[std::size_t(r / 3)] * C);
+    }
+    REQUIRE(ya.wbox[6].empty());
+    // x: root sends replica 0 of block 1 its rows, each block's replicas get them in a Bcast
+    // along the replica axis (like a BROADCAST dimension)
+    REQUIRE(xa.rgroup == std::vector<int>{2});
+    REQUIRE(xa.in_steps[0].received == std::vector<index_t>{0, 0, 0, rows[1] * C * 8, 0, 0, 0});
+    REQUIRE(xa.in_steps[1].received == std::vector<index_t>{0, rows[0] * C * 8, rows[0] * C * 8, 0,
+                                                            rows[1] * C * 8, rows[1] * C * 8, 0});
+    // y: no partial results (each replica computes the whole value); root gathers replica 0's
+    REQUIRE(ya.wgroup.empty());
+    REQUIRE(ya.out_steps.size() == 1);
+    REQUIRE(ya.out_steps[0].where == "replica 0 of each block -> root");
+    REQUIRE(ya.out_steps[0].sent == std::vector<index_t>{0, 0, 0, rows[1] * C * 8, 0, 0, 0});
+    REQUIRE(ya.mapping_text.find("y[PARTITION:0 on g0, REPLICATE:1] g2:REPLICAS") !=
+            std::string::npos);
+  }
+  {
+    // a split reduction under replicas: each replica's group reduces onto its own leader,
+    // replica 0's leader is gathered; old values go to every replica's leader
+    const auto sol = solve(rowsum, wp::grid_shape{1, 2}.replicated(2), 4);
+    const auto& sa = sol[0].use.name == "s" ? sol[0] : sol[1];
+    REQUIRE(sa.wgroup == std::vector<int>{1});
+    REQUIRE(!sa.w_combine_on_root);
+    REQUIRE(sa.init_steps[0].received == std::vector<index_t>{0, R * 8, 0, 0});
+    REQUIRE(sa.out_steps[0].collective == "Reduce(sum)");
+    REQUIRE(sa.out_steps[0].received == std::vector<index_t>{R * 8, R * 8, 0, 0});
+    REQUIRE(sa.out_steps[1].sent == std::vector<index_t>{0, 0, 0, 0});  // root leads
+  }
+  // a replicated grid has one extent per space dimension, then the replica count
+  REQUIRE_THROWS_WITH((solve(scale, wp::grid_shape{2}.replicated(3), 6)),
+                      Catch::Contains("grid (2)x3 has rank 1 but the space has rank 2"));
+  REQUIRE_THROWS_WITH((solve(scale, wp::grid_shape{2, 1}.replicated(3), 5)),
+                      Catch::Contains("needs 6 ranks, communicator has 5"));
+  // '=' writes that overlap between blocks (replica 0's) are still refused; a block's own
+  // replicas writing the same box are not an overlap
+  auto [j] = wp::indices<1>();
+  auto twice = wp::map("twice", wp::space(R - 1), s(j) = x(j, 0), s(j + 1) = x(j, 1));
+  REQUIRE_THROWS_WITH((solve(twice, wp::grid_shape{2}.replicated(2), 4)),
+                      Catch::Contains("ranks 0 and 2 write overlapping parts of 's'"));
+  REQUIRE_NOTHROW(solve(twice, wp::grid_shape{1}.replicated(4), 4));
+}
+
+TEST_CASE("solve: config_options::replicas adds the replicated all-ones candidate",
+          "[solve][replicas]") {
+  wp::config_options o;
+  const auto plain = wp::detail::grid_configurations({4, 3}, 4, o);
+  o.replicas = true;
+  const auto with = wp::detail::grid_configurations({4, 3}, 4, o);
+  REQUIRE(with.size() == plain.size() + 1);
+  REQUIRE(with.back() == wp::grid_shape{1, 1}.replicated(4));
+  REQUIRE(wp::detail::grid_configurations({4, 3}, 1, o).size() == 1);  // nothing to replicate
+  o.use_all_ranks = o.powers_of_two = true;
+  const auto three = wp::detail::grid_configurations({4, 3}, 3, o);
+  REQUIRE(three == std::vector<wp::grid_shape>{wp::grid_shape{1, 1}});  // 3 is no power of two
+}

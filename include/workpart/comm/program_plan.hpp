@@ -39,7 +39,7 @@ std::vector<grid_shape> schedule_grids(const program_t<Maps...>& p, const schedu
     grids = detail::schedule_grids(names, s, "wp::distribute");
     detail::fingerprint_hash h;
     for (std::size_t m = 0; m < names.size(); ++m) {
-      h.add(names[m]).add(grids[m].rank());
+      h.add(names[m]).add(grids[m].rank()).add(index_t(grids[m].replica_axis));
       for (index_t d : grids[m].dims) h.add(d);
     }
     print = h.h;

@@ -57,6 +57,11 @@ struct config_options {
   /// The optimum is over that smaller space (found by wp::optimize; wp::modelled_cost prices any
   /// schedule, tied or not).
   bool tie_backward = false;
+  /// Also the replicated candidate of every map: its whole space on each of the nprocs ranks
+  /// (`wp::grid_shape{1, ..., 1}.replicated(nprocs)`), as Megatron-LM runs the layer norms,
+  /// residuals and losses between its split GEMMs: no compute saved, but what it reads or
+  /// writes need not move where every rank holds it (one Allreduce feeds it all).
+  bool replicas = false;
 };
 
 namespace detail {
@@ -132,7 +137,8 @@ double ops_per_point(const map_t<N, S...>& m) {
   return std::max(1.0, ops);
 }
 
-/// Every grid for a space of these extents on at most nprocs ranks (see config_options). When
+/// Every grid for a space of these extents on at most nprocs ranks (see config_options), and
+/// with config_options::replicas the all-ones grid replicated on all of them. When
 /// none satisfies the options (use_all_ranks on a space too small for nprocs, or with powers
 /// of two on a rank count that is not one), the all-ones grid, and `unmet` (if given) says why.
 inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& extents,
@@ -155,6 +161,8 @@ inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& e
     g[d] = 1;
   };
   rec(rec, 0, 1, 0);
+  if (opt.replicas && nprocs > 1 && !(opt.powers_of_two && (nprocs & (nprocs - 1)) != 0))
+    out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)).replicated(nprocs));
   if (out.empty()) {
     out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)));
     if (unmet) {

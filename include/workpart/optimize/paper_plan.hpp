@@ -199,8 +199,8 @@ inline paper_program program_on_paper(std::vector<map_solution> maps, int nranks
     std::vector<rank_block> no_blocks;
     std::vector<const array_solution*> arrs;
     for (const auto& a : ms.arrays) arrs.push_back(&a);
-    texts.push_back(explain_text(ms.name, ms.grid, nranks, ms.space, ms.grid.rank(), ms.blocks,
-                                 std::string(), arrs, false));
+    texts.push_back(explain_text(ms.name, ms.grid, nranks, ms.space, ms.grid.space_rank(),
+                                 ms.blocks, std::string(), arrs, false));
   }
   for (std::size_t x = 0; x < sol.redists().size(); ++x) {
     const auto& r = sol.redists()[x];

@@ -42,13 +42,19 @@ inline program_cost_tables program_pricer::build() {
     t.grids.emplace_back();
     for (const auto& c : cs) t.grids.back().push_back(c.grid);
   }
-  auto tuple = [](const grid_shape& g) {
-    return std::vector<std::int64_t>(g.dims.begin(), g.dims.end());
+  // a configuration's tuple: the grid's extents, and where any of the map's candidates is
+  // replicated, the replica count after them in every one (1 where not): one length per map
+  auto tuple = [](const grid_shape& g, bool replica_entry) {
+    std::vector<std::int64_t> v(g.dims.begin(), g.dims.begin() + g.space_rank());
+    if (replica_entry) v.push_back(g.replicas());
+    return v;
   };
   t.graph.add_vertex("root (inputs)", {0.0});
   for (int m = 0; m < M; ++m) {
     std::vector<double> cost;
     std::vector<std::vector<std::int64_t>> tuples;
+    bool replica_entry = false;
+    for (const auto& c : configs[std::size_t(m)]) replica_entry |= c.grid.replica_axis;
     for (const auto& c : configs[std::size_t(m)]) {
       double s = mm.compute_seconds(double(c.max_points) * ops[std::size_t(m)]);
       for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
@@ -56,7 +62,7 @@ inline program_cost_tables program_pricer::build() {
           for (const auto& st : c.arrays[u].out_steps)
             if (st.op == step_op::reduce) s += steps_seconds(mm, {st});
       cost.push_back(s);
-      tuples.push_back(tuple(c.grid));
+      tuples.push_back(tuple(c.grid, replica_entry));
     }
     t.graph.add_vertex(names[std::size_t(m)], std::move(cost), tuples);
   }

@@ -188,7 +188,7 @@ struct program_pricer {
     ops.push_back(m.ops);
     if (fixed) {
       const grid_shape* g = fixed->find(m.name);
-      if (!g || g->rank() != N || g->product() > nranks)
+      if (!g || g->space_rank() != N || g->product() > nranks)
         throw grid_error("wp::optimize: map '" + m.name + "' has no grid of rank " +
                          std::to_string(N) + " for " + std::to_string(nranks) +
                          " ranks in the schedule");

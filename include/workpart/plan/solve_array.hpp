@@ -61,6 +61,13 @@ struct comm_step {
 WORKPART_DECL std::vector<int> group_dims(const grid_shape& g, const std::vector<box>& boxes,
                                           int active, bool empty_joins = false);
 
+/// `dims` and a replicated grid's replica axis: groups whose leaders are replica 0's ranks.
+WORKPART_DECL std::vector<int> with_replica_dim(const grid_shape& g, std::vector<int> dims);
+/// The grid dimensions along which the ranks' write boxes are partial results of one box
+/// (group_dims without the replica axis: a block's replicas each compute the whole value).
+WORKPART_DECL std::vector<int> partial_dims(const grid_shape& g, const std::vector<box>& boxes,
+                                            int active, bool empty_joins = false);
+
 /// Key of a rank's group (its coordinates off `dims`) and its place in it (coordinates on).
 WORKPART_DECL std::pair<int, int> group_key(const grid_shape& g, int rank,
                                             const std::vector<int>& dims);
@@ -90,7 +97,7 @@ struct array_solution {
   std::vector<comm_step> in_steps;
   // writes
   std::vector<box> wbox;
-  std::vector<int> wgroup;         // grid dims of the partial-result groups
+  std::vector<int> wgroup;         // grid dims of the partial-result groups (never replicas)
   bool w_init_old = false;         // leaders' write buffers start from the old values
   bool w_combine_on_root = false;  // leaders' boxes overlap: root combines what it gathers
   std::vector<comm_step> init_steps, out_steps;

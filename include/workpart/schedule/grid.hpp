@@ -29,14 +29,47 @@ template <index_t... G>
 inline constexpr grid_t<G...> grid{};
 
 /// The same at run time: `wp::grid_shape{2, 2, 1}`.
+///
+/// A replicated grid (`wp::grid_shape{1, 4, 1}.replicated(2)`, an extension of the API's
+/// grids) runs every block on as many ranks as it has replicas: each replica reads its block's
+/// inputs and computes the whole block on its own copy, so that every replica holds the
+/// block's results afterwards (Megatron's replicated layer norms and residuals between two
+/// split GEMMs: the split GEMM's partial sums are combined by one Allreduce, and nothing else
+/// moves). The replica count is kept as one more grid dimension after the space's (`dims`
+/// ends with it, `replica_axis` says so): a rank's coordinates, groups and leaders then need
+/// nothing new, and the replica axis reads like a BROADCAST dimension (every replica needs
+/// the same boxes). What differs is the writes: the replicas of a block are not a group of
+/// partial results (each computes the whole value), and root gathers replica 0's copy.
 struct grid_shape {
   std::vector<index_t> dims;
+  bool replica_axis = false;  ///< dims.back() is the replica count, not a space dimension's
   grid_shape() = default;
   grid_shape(std::initializer_list<index_t> d) : dims(d) {}
   explicit grid_shape(std::vector<index_t> d) : dims(std::move(d)) {}
   template <index_t... G>
   grid_shape(grid_t<G...>) : dims{G...} {}
+  /// This grid with every block run by `r` replicas (r >= 1; replicated(1) is this grid).
+  grid_shape replicated(index_t r) const {
+    if (r < 1)
+      throw grid_error("grid " + str() + ".replicated(" + std::to_string(r) +
+                       "): the replica count is >= 1");
+    grid_shape g = *this;
+    if (g.replica_axis) {
+      g.dims.back() *= r;
+    } else if (r > 1) {
+      g.dims.push_back(r);
+      g.replica_axis = true;
+    }
+    return g;
+  }
+  /// Grid dimensions, the replica axis included (what rank coordinates run over).
   int rank() const { return int(dims.size()); }
+  /// Space dimensions the grid splits: one extent each.
+  int space_rank() const { return rank() - (replica_axis ? 1 : 0); }
+  /// Ranks that compute each block (1 unless replicated).
+  index_t replicas() const { return replica_axis ? dims.back() : 1; }
+  /// The replica axis's grid dimension, or -1.
+  int replica_dim() const { return replica_axis ? rank() - 1 : -1; }
   /// The number of ranks the grid needs; saturates at the largest index_t rather than wrap
   /// (a product that large exceeds any communicator, and is reported as such).
   index_t product() const {
@@ -45,10 +78,14 @@ struct grid_shape {
       if (!detail::mul_fits(p, g, p)) return std::numeric_limits<index_t>::max();
     return p;
   }
+  /// "(2,2,1)"; a replicated grid "(1,4,1)x2".
   std::string str() const {
     std::string s = "(";
-    for (std::size_t d = 0; d < dims.size(); ++d) s += (d ? "," : "") + std::to_string(dims[d]);
-    return s + ")";
+    for (int d = 0; d < space_rank(); ++d)
+      s += (d ? "," : "") + std::to_string(dims[std::size_t(d)]);
+    s += ")";
+    if (replica_axis) s += "x" + std::to_string(dims.back());
+    return s;
   }
   bool operator==(const grid_shape&) const = default;
 };

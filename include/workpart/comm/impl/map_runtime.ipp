@@ -517,7 +517,8 @@ WORKPART_DECL void map_runtime::gather_writes_now(array_buffers& ap) {
           reduce_onto_leader(ap.wcomm, u.elem, u.write_kind, buf, n, scratch_.data()));
     if (ap.wcomm.rank() != 0) restart();
   }
-  const std::vector<char> take = leaders(ap.wgroup);
+  // root gathers one copy of each box: from the group leaders, replica 0's where replicated
+  const std::vector<char> take = leaders(with_replica_dim(grid_, ap.wgroup));
   if (!ap.w_combine_on_root) {
     count(stats_.gather, gatherv_boxes(comm_, u, ap.wbox, take, buf, root_data(u)));
     return;

@@ -16,6 +16,9 @@ WORKPART_DECL std::string explain_text(const std::string& map, const grid_shape&
   const int active = int(g.product());
   std::string s = "plan for map '" + map + "' on grid " + g.str() + ": " + std::to_string(active) +
                   " of " + std::to_string(nranks) + " ranks active, space " + space_text + "\n";
+  if (g.replicas() > 1)
+    s += "  replicas: each block runs on " + std::to_string(g.replicas()) +
+         " ranks, each computing it whole on its own copy (root gathers replica 0's)\n";
   s += "  blocks:\n";
   for (int r = 0; r < nranks; ++r) {
     const auto& b = blocks[r];

@@ -24,6 +24,18 @@ WORKPART_DECL std::vector<int> group_dims(const grid_shape& g, const std::vector
   return dims;
 }
 
+WORKPART_DECL std::vector<int> with_replica_dim(const grid_shape& g, std::vector<int> dims) {
+  if (g.replica_axis && g.dims.back() > 1) dims.push_back(g.replica_dim());
+  return dims;
+}
+
+WORKPART_DECL std::vector<int> partial_dims(const grid_shape& g, const std::vector<box>& boxes,
+                                            int active, bool empty_joins) {
+  std::vector<int> dims = group_dims(g, boxes, active, empty_joins);
+  if (g.replica_axis) std::erase(dims, g.replica_dim());
+  return dims;
+}
+
 WORKPART_DECL std::pair<int, int> group_key(const grid_shape& g, int rank,
                                             const std::vector<int>& dims) {
   if (rank >= g.product()) return {-1, 0};
@@ -81,7 +93,7 @@ WORKPART_DECL std::string access_mapping_text(const std::string& name, int rank,
   std::vector<std::string> axis_txt(rank);
   std::string tail;
   bool general = false;
-  for (int d = 0; d < g.rank(); ++d) {
+  for (int d = 0; d < g.space_rank(); ++d) {
     int uses = 0, plain_axis = -1;
     for (int a = 0; a < rank; ++a) {
       if (f[a].kind == axis_kind::indirect) {
@@ -131,6 +143,8 @@ WORKPART_DECL std::string access_mapping_text(const std::string& name, int rank,
       s += "INDIRECT:" + std::to_string(a);
     }
   }
+  if (g.replica_axis && g.dims.back() > 1)
+    tail += " g" + std::to_string(g.replica_dim()) + ":REPLICAS";
   s += "]" + tail;
   if (general) s += " (general)";
   return s;
@@ -215,17 +229,21 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
         // More ranks along a split reduction than its extent leaves some with an empty block:
         // they join their group with identity partials of its box (filled at scatter, never
         // written), so that the group combines like any other instead of overlapping.
-        ap.wgroup = group_dims(g, ap.wbox, active, true);
+        ap.wgroup = partial_dims(g, ap.wbox, active, true);
         if (!ap.wgroup.empty())
           for (int r = 0; r < active; ++r) {
             if (!ap.wbox[r].empty()) continue;
             ap.wbox[r] = ap.wbox[group_leader(g, r, ap.wgroup)];
           }
       }
-      std::vector<int> leaders;
+      // holders: the ranks that hold whole values once the groups are combined (every
+      // replica of a replicated grid); leaders: those root gathers from (replica 0's)
+      std::vector<int> holders, leaders;
+      const std::vector<int> leader_dims = with_replica_dim(g, ap.wgroup);
       for (int r = 0; r < active; ++r) {
-        if (ap.wbox[r].empty()) continue;
-        if (group_key(g, r, ap.wgroup).second == 0) leaders.push_back(r);
+        if (ap.wbox[r].empty() || group_key(g, r, ap.wgroup).second != 0) continue;
+        holders.push_back(r);
+        if (group_key(g, r, leader_dims).second == 0) leaders.push_back(r);
       }
       bool overlap = false;
       for (std::size_t x = 0; x < leaders.size() && !overlap; ++x)
@@ -249,7 +267,7 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
                                               : "old values under the written boxes") +
                            why,
                        zero, zero};
-          for (int r : leaders)
+          for (int r : holders)
             if (r != 0) {
               sc.sent[0] += ap.wbox[r].size() * es;
               sc.received[r] += ap.wbox[r].size() * es;
@@ -270,9 +288,10 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vec
       }
       comm_step ga{ap.w_combine_on_root ? step_op::gatherv_combine : step_op::gatherv,
                    ap.w_combine_on_root ? "Gatherv+combine" : "Gatherv",
-                   ap.w_combine_on_root ? "group leaders -> root, combined there"
-                   : ap.wgroup.empty()  ? "each rank -> root"
-                                        : "group leaders -> root",
+                   ap.w_combine_on_root  ? "group leaders -> root, combined there"
+                   : leader_dims.empty() ? "each rank -> root"
+                   : ap.wgroup.empty()   ? "replica 0 of each block -> root"
+                                         : "group leaders -> root",
                    zero, zero};
       for (int r : leaders)
         if (r != 0) {

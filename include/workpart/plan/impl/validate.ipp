@@ -9,15 +9,19 @@
 namespace workpart::detail {
 
 WORKPART_DECL void check_grid(const std::string& map, const grid_shape& g, int N, int nranks) {
-  if (g.rank() != N)
+  if (g.space_rank() != N)
     throw grid_error("map '" + map + "': grid " + g.str() + " has rank " +
-                     std::to_string(g.rank()) + " but the space has rank " + std::to_string(N) +
+                     std::to_string(g.space_rank()) + " but the space has rank " +
+                     std::to_string(N) +
                      "; give one grid extent per space dimension (pad with 1s)");
   for (int d = 0; d < N; ++d)
     if (g.dims[d] < 1)
       throw grid_error("map '" + map + "': grid " + g.str() + " has extent " +
                        std::to_string(g.dims[d]) + " in dimension " + std::to_string(d) +
                        "; grid extents are >= 1");
+  if (g.replica_axis && g.dims.back() < 1)  // a hand-made replica axis (replicated() checks)
+    throw grid_error("map '" + map + "': grid " + g.str() + " has " +
+                     std::to_string(g.dims.back()) + " replicas; the replica count is >= 1");
   if (g.product() == std::numeric_limits<index_t>::max())  // saturated: no wrap-around
     throw grid_error("map '" + map + "': grid " + g.str() +
                      " needs more than "
@@ -44,10 +48,13 @@ WORKPART_DECL void check_reads_own_writes(const std::string& map, const grid_sha
                        ": the values would come from other ranks between the statements; "
                        "write them as separate maps (or choose a grid that keeps them local)");
   if (use.write_kind == combine::assign) return;
-  bool partial = !group_dims(g, wb, active).empty();
+  // (a replicated grid's replicas write the same boxes: each its own copy, not partials)
+  bool partial = !partial_dims(g, wb, active).empty();
+  const std::vector<int> replica = with_replica_dim(g, {});
   for (int x = 0; x < active && !partial; ++x)
     for (int y = x + 1; y < active && !partial; ++y)
-      partial = !box::intersect(wb[x], wb[y]).empty();
+      partial = group_key(g, x, replica).second == 0 && group_key(g, y, replica).second == 0 &&
+                !box::intersect(wb[x], wb[y]).empty();
   if (partial)
     throw plan_error(head + "under grid " + g.str() +
                      " several ranks hold partial results "
@@ -89,9 +96,13 @@ WORKPART_DECL void validate(const std::string& map, const map_constraints& cons,
   for (std::size_t u = 0; u < cons.arrays.size(); ++u) {
     const auto& use = cons.arrays[u];
     if (!use.written || use.write_kind != combine::assign) continue;
+    // among replica 0's ranks (a block's replicas write the same box, each its own copy)
+    const std::vector<int> replica = with_replica_dim(g, {});
+    auto first_replica = [&](int r) { return r >= active || group_key(g, r, replica).second == 0; };
     for (int x = 0; x < nranks; ++x)
       for (int y = x + 1; y < nranks; ++y)
-        if (!box::intersect(cons.write[u][x], cons.write[u][y]).empty())
+        if (first_replica(x) && first_replica(y) &&
+            !box::intersect(cons.write[u][x], cons.write[u][y]).empty())
           throw plan_error("map '" + map + "': ranks " + std::to_string(x) + " and " +
                            std::to_string(y) + " write overlapping parts of '" + use.name +
                            "' under grid " + g.str() +
