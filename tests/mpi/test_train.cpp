@@ -746,16 +746,21 @@ TEST_CASE(
                             dz = copy(dZ);
   // Megatron: the hidden dimension (the only extent Hn = 8) split wherever a map has it,
   // every other map replicated on every rank
-  wp::schedule megatron;
   int replicated = 0;
-  step.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
-    bool hidden = false;
-    for (int k = 0; k < m.rank; ++k)
-      if (m.iteration_space().extent(k) == Hn) g[std::size_t(k)] = p, hidden = true;
-    megatron.set(m.name(), hidden ? wp::grid_shape(g) : wp::grid_shape(g).replicated(p));
-    replicated += hidden ? 0 : 1;
-  });
+  auto megatron_on = [&](int P) {
+    wp::schedule s;
+    replicated = 0;
+    step.for_each_map([&](const auto& m) {
+      std::vector<index_t> g(std::size_t(m.rank), 1);
+      bool hidden = false;
+      for (int k = 0; k < m.rank; ++k)
+        if (m.iteration_space().extent(k) == Hn) g[std::size_t(k)] = P, hidden = true;
+      s.set(m.name(), hidden ? wp::grid_shape(g) : wp::grid_shape(g).replicated(P));
+      replicated += hidden ? 0 : 1;
+    });
+    return s;
+  };
+  const wp::schedule megatron = megatron_on(p);
   REQUIRE(replicated >= 10);  // the input, residual, loss maps and their gradients' at least
   fill_all();
   auto plan = wp::distribute(step, megatron, ctx);
@@ -769,6 +774,9 @@ TEST_CASE(
   // 2 (P - 1) B S E values on the plan's accounting, and nothing else
   const index_t bse = Bn * S * E * index_t(sizeof(double));
   REQUIRE(total == 4 * 2 * index_t(p - 1) * bse);
+  // the same on paper, and at 8 ranks (the hidden units split 8 ways, one each)
+  REQUIRE(wp::plan_on_paper(step, megatron, p).rank_to_rank_later == total);
+  REQUIRE(wp::plan_on_paper(step, megatron_on(8), 8).rank_to_rank_later == 4 * 2 * 7 * bse);
   std::string combines;
   for (const auto& rd : plan.stats().redistributions)
     if (rd.kind.find("(sum)") != std::string::npos)
