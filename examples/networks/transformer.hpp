@@ -172,11 +172,12 @@ inline std::string transformer_subject(std::string n) {
 /// and heads' outputs; the output projection's partial sums combined -- Megatron's forward
 /// Allreduce), the first feed-forward layer's hidden units and the second's input (row
 /// parallel: its partial sums combined), the head's vocabulary; every other map -- the
-/// embeddings, residuals, layer norms, biases after a row-parallel layer and the loss, which
-/// Megatron repeats on every rank -- replicated on every rank (wp::grid_shape::replicated),
+/// embeddings, residuals, layer norms and biases after a row-parallel layer, which Megatron
+/// repeats on every rank -- replicated on every rank (wp::grid_shape::replicated),
 /// so that the partial sums of a block's attention and feed-forward are combined by one
-/// Allreduce each, forward and backward, and nothing else moves within a block. Updates and
-/// zeroing maps split (or replicate) their array as the map that uses it does.
+/// Allreduce each, forward and backward, and nothing else moves within a block. The loss
+/// runs over the batch (see below). Updates and zeroing maps split (or replicate) their array
+/// as the map that uses it does.
 template <class Program>
 wp::schedule transformer_megatron(const Program& prog, int P) {
   return split_one_dimension(prog, P, [](const std::string& name, const std::vector<index_t>&) {
@@ -203,6 +204,10 @@ wp::schedule transformer_megatron(const Program& prog, int P) {
     // its input's hidden units; W's first axis; the bias and the output replicated
     if (layer == "ff2") return is({""}) ? 3 : is({"W"}) ? 0 : -1;
     if (layer == "head") return is({"W"}) ? 1 : is({"b"}) ? 0 : 2;
+    // the loss reads whole rows of the logits (inner reductions over the vocabulary, which
+    // Megatron splits instead: a vocabulary-parallel cross-entropy): over the batch, so that
+    // each rank fetches 1/P of them rather than all
+    if (layer == "loss") return 0;
     return -1;
   });
 }

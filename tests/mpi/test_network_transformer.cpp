@@ -80,4 +80,6 @@ TEST_CASE("The Megatron schedule splits what Megatron splits", "[networks][trans
   CHECK(grid("enc1.ff2.bias") == wp::grid_shape({1, 1, 1}).replicated(4).str());
   CHECK(grid("enc1.attn.y0") == wp::grid_shape({1, 1, 1}).replicated(4).str());
   CHECK(grid("sgd.enc1.attn.Wo") == wp::grid_shape({4, 1, 1}).str());
+  // the loss reads whole rows of the logits: over the batch, not replicated
+  CHECK(grid("loss") == wp::grid_shape({4, 1}).str());
 }

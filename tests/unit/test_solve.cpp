@@ -167,7 +167,11 @@ TEST_CASE("solve: config_options::replicas adds the replicated all-ones candidat
   REQUIRE(with.size() == plain.size() + 1);
   REQUIRE(with.back() == wp::grid_shape{1, 1}.replicated(4));
   REQUIRE(wp::detail::grid_configurations({4, 3}, 1, o).size() == 1);  // nothing to replicate
-  o.use_all_ranks = o.powers_of_two = true;
+  o.use_all_ranks = true;
+  // a space no grid splits over all ranks keeps its all-ones grid, and may be replicated too
+  REQUIRE(wp::detail::grid_configurations({}, 4, o) ==
+          std::vector<wp::grid_shape>{wp::grid_shape{}, wp::grid_shape{}.replicated(4)});
+  o.powers_of_two = true;
   const auto three = wp::detail::grid_configurations({4, 3}, 3, o);
   REQUIRE(three == std::vector<wp::grid_shape>{wp::grid_shape{1, 1}});  // 3 is no power of two
 }

@@ -75,9 +75,10 @@ inline std::string plan_json(const std::string& map, const grid_shape& grid, int
   const auto esc = json_escape;
   const auto ph = phase_json;
   std::string s = "{\"map\":\"" + esc(map) + "\",\"grid\":[";
-  for (int d = 0; d < grid.rank(); ++d) s += (d ? "," : "") + std::to_string(grid.dims[d]);
-  s +=
-      "],\"rank\":" + std::to_string(rank) + ",\"ranks\":" + std::to_string(size) + ",\"arrays\":[";
+  for (int d = 0; d < grid.space_rank(); ++d) s += (d ? "," : "") + std::to_string(grid.dims[d]);
+  s += "]";
+  if (grid.replica_axis) s += ",\"replicas\":" + std::to_string(grid.replicas());
+  s += ",\"rank\":" + std::to_string(rank) + ",\"ranks\":" + std::to_string(size) + ",\"arrays\":[";
   bool first = true;
   for (const array_solution* a : arrays) {
     const array_solution& ap = *a;

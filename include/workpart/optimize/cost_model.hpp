@@ -161,8 +161,10 @@ inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& e
     g[d] = 1;
   };
   rec(rec, 0, 1, 0);
-  if (opt.replicas && nprocs > 1 && !(opt.powers_of_two && (nprocs & (nprocs - 1)) != 0))
-    out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)).replicated(nprocs));
+  // (the replicated candidate after the fallback below: a map too small for the options
+  // keeps the all-ones grid as before, and may be replicated besides)
+  const bool replicate =
+      opt.replicas && nprocs > 1 && !(opt.powers_of_two && (nprocs & (nprocs - 1)) != 0);
   if (out.empty()) {
     out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)));
     if (unmet) {
@@ -176,6 +178,8 @@ inline std::vector<grid_shape> grid_configurations(const std::vector<index_t>& e
                "; it keeps " + out.front().str();
     }
   }
+  if (replicate)
+    out.push_back(grid_shape(std::vector<index_t>(extents.size(), 1)).replicated(nprocs));
   return out;
 }
 
