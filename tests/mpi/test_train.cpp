@@ -526,22 +526,23 @@ TEST_CASE("max_into's gradient distributed, ties shared evenly, as in plain loop
 }
 
 // A Megatron attention block trained with its heads split (the Q, K, V weights' head columns,
-// the output projection's head rows, every map over heads split by heads, the rest whole):
-// per step, the only traffic rank to rank is Megatron's forward Allreduce of the block's
-// output Y (B x S x E, partial over the heads), 2 (P - 1) B S E values over all ranks (a
-// ring's count), here as its two halves: Y reduced onto the rank that computes the loss, and
-// dL/dY broadcast back to the heads in the backward. With X data, the backward moves nothing
-// else. With dX asked for (a block inside a network) and the three projections written as one
-// map (as Megatron fuses them into one GEMM), the backward combines dX, partial over the heads,
-// exactly once: nothing needs it whole on every rank within the step, so a reduce-scatter
-// ((P - 1) B S E values) rather than Megatron's Allreduce. The weights (and dX) after two steps
-// equal the one-process run's.
-template <bool WithDx>
+// the output projection's head rows, every map over heads split by heads). With the other
+// maps on one rank (`Replicated` false; X data), the only traffic rank to rank per step is
+// Megatron's forward Allreduce of the block's output Y (B x S x E, partial over the heads),
+// 2 (P - 1) B S E values over all ranks (a ring's count), here as its two halves: Y reduced
+// onto the rank that computes the loss, and dL/dY broadcast back to the heads. With the other
+// maps replicated on every rank as Megatron runs them (`Replicated` true: the loss, and an
+// input map X = tanh(Z) before the block whose gradient dZ is asked for; Q, K and V written
+// as one map, as Megatron fuses them into one GEMM), the traffic is exactly Megatron's: one
+// Allreduce of Y forward, one of dX (partial over the heads) backward, nothing else. The
+// weights (and dZ) after two steps equal the one-process run's.
+template <bool Replicated>
 void megatron_attention(wp::context& ctx) {
   const int p = ctx.size();
   constexpr index_t B = 2, S = 5, NH = 4, D = 3, E = NH * D;
   const double scale = 1.0 / std::sqrt(double(D)), lr = 0.1;
-  wp::array<double, 3> X("X", {B, S, E}), Y("Y", {B, S, E}), G("G", {B, S, E}), dX("dX", {B, S, E});
+  wp::array<double, 3> X("X", {B, S, E}), Y("Y", {B, S, E}), G("G", {B, S, E}), Z("Z", {B, S, E}),
+      dZ("dZ", {B, S, E});
   wp::array<double, 3> WQ("WQ", {E, NH, D}), WK("WK", {E, NH, D}), WV("WV", {E, NH, D}),
       WO("WO", {NH, D, E});
   wp::array<double, 3> dWQ("dWQ", {E, NH, D}), dWK("dWK", {E, NH, D}), dWV("dWV", {E, NH, D}),
@@ -561,10 +562,12 @@ void megatron_attention(wp::context& ctx) {
       wp::map("init3", wp::space(B, NH, S, S), A(b3, h3, s3, t3) = 0.0),
       wp::map("y0", wp::space(B, S, E), Y(b, s, h) = 0.0));
   auto projections = [&] {
-    if constexpr (WithDx)
-      return wp::map("qkv", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d),
-                     K(b, s, h, d) += X(b, s, e) * WK(e, h, d),
-                     V(b, s, h, d) += X(b, s, e) * WV(e, h, d));
+    if constexpr (Replicated)  // X from Z on every rank, then Q, K, V as one map
+      return wp::program(
+          wp::map("in", wp::space(B, S, E), X(b, s, h) = wp::tanh(Z(b, s, h))),
+          wp::map("qkv", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d),
+                  K(b, s, h, d) += X(b, s, e) * WK(e, h, d),
+                  V(b, s, h, d) += X(b, s, e) * WV(e, h, d)));
     else
       return wp::program(
           wp::map("q", wp::space(B, S, NH, D, E), Q(b, s, h, d) += X(b, s, e) * WQ(e, h, d)),
@@ -587,9 +590,9 @@ void megatron_attention(wp::context& ctx) {
       wp::map("l0", wp::space(), L() = 0.0),
       wp::map("loss", wp::space(B, S, E), L() += Y(b, s, h) * G(b, s, h)));
   auto bwd = [&] {
-    if constexpr (WithDx)
+    if constexpr (Replicated)
       return wp::backward(fwd, L, wp::wrt(WQ, dWQ), wp::wrt(WK, dWK), wp::wrt(WV, dWV),
-                          wp::wrt(WO, dWO), wp::wrt(X, dX));
+                          wp::wrt(WO, dWO), wp::wrt(Z, dZ));
     else
       return wp::backward(fwd, L, wp::wrt(WQ, dWQ), wp::wrt(WK, dWK), wp::wrt(WV, dWV),
                           wp::wrt(WO, dWO));
@@ -601,7 +604,7 @@ void megatron_attention(wp::context& ctx) {
       wp::map("sgdo", wp::space(NH, D, E), WO(b, s, h) = WO(b, s, h) - lr * dWO(b, s, h)));
   auto fill_all = [&] {
     int salt = 0;
-    for (auto* a : {&X, &G, &WQ, &WK, &WV, &WO})
+    for (auto* a : {&X, &G, &WQ, &WK, &WV, &WO, &Z})
       a->init([k = ++salt](const std::array<index_t, 3>& g) {
         return 0.4 * std::sin(0.7 * double(g[0]) + 1.3 * double(g[1]) + 0.29 * double(g[2]) + k);
       });
@@ -617,19 +620,17 @@ void megatron_attention(wp::context& ctx) {
   const bool root = ctx.is_root();
   const std::vector<double> wq = root ? copy(WQ) : std::vector<double>(),
                             wo = root ? copy(WO) : std::vector<double>(),
-                            dx = root ? copy(dX) : std::vector<double>();
+                            dz = root ? copy(dZ) : std::vector<double>();
 
   // heads split: the first dimension of extent NH in every map that has one (no other extent
-  // equals NH = 4), the rest whole
+  // equals NH = 4), the rest whole on one rank or replicated on every rank
   wp::schedule heads;
   step.for_each_map([&](const auto& m) {
     std::vector<index_t> g(std::size_t(m.rank), 1);
-    for (int k = 0; k < m.rank; ++k)
-      if (m.iteration_space().extent(k) == NH) {
-        g[std::size_t(k)] = p;
-        break;
-      }
-    heads.set(m.name(), wp::grid_shape(g));
+    bool split = false;
+    for (int k = 0; k < m.rank && !split; ++k)
+      if (m.iteration_space().extent(k) == NH) g[std::size_t(k)] = p, split = true;
+    heads.set(m.name(), Replicated && !split ? wp::grid_shape(g).replicated(p) : wp::grid_shape(g));
   });
   fill_all();
   auto plan = wp::distribute(step, heads, ctx);
@@ -640,7 +641,7 @@ void megatron_attention(wp::context& ctx) {
   index_t got = plan.stats().execute.bytes_received - before, total = 0;
   boost::mpi::all_reduce(ctx.comm(), got, total, std::plus<index_t>());
   const index_t bse = B * S * E * index_t(sizeof(double));
-  REQUIRE(total == 2 * index_t(p - 1) * bse + (WithDx ? index_t(p - 1) * bse : 0));
+  REQUIRE(total == (Replicated ? 2 : 1) * 2 * index_t(p - 1) * bse);
   // the combines of partial sums, by array and kind (the grid dimension's name cut off)
   std::string combines;
   for (const auto& rd : plan.stats().redistributions)
@@ -648,17 +649,17 @@ void megatron_attention(wp::context& ctx) {
       combines += rd.array + " " + rd.kind.substr(0, rd.kind.find(" over")) + "; ";
   if (p == 1)
     REQUIRE(combines == "");
-  else if (WithDx)
-    REQUIRE(combines == "Y Reduce(sum); dX reduce-scatter(sum); ");
+  else if (Replicated)
+    REQUIRE(combines == "Y Allreduce(sum); dX Allreduce(sum); ");
   else
     REQUIRE(combines == "Y Reduce(sum); ");
-  if constexpr (WithDx)
-    plan.gather(WQ, WO, dX);
+  if constexpr (Replicated)
+    plan.gather(WQ, WO, dZ);
   else
     plan.gather(WQ, WO);
   REQUIRE(compare_on_root(ctx.comm(), WQ, wq, 1e-12) == "");
   REQUIRE(compare_on_root(ctx.comm(), WO, wo, 1e-12) == "");
-  if constexpr (WithDx) REQUIRE(compare_on_root(ctx.comm(), dX, dx, 1e-12) == "");
+  if constexpr (Replicated) REQUIRE(compare_on_root(ctx.comm(), dZ, dz, 1e-12) == "");
 }
 
 TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step, nothing else",
@@ -667,7 +668,7 @@ TEST_CASE("Megatron attention, heads split: one Allreduce of the output per step
   megatron_attention<false>(ctx);
 }
 
-TEST_CASE("Megatron attention with dX, Q K V as one map: the backward combines dX once",
+TEST_CASE("Megatron attention, its neighbours replicated: one Allreduce forward, one backward",
           "[train][megatron]") {
   wp::context ctx(g_argc, g_argv);
   megatron_attention<true>(ctx);
