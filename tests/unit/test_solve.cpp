@@ -94,6 +94,8 @@ TEST_CASE("solve: a replicated grid runs each block on its replicas, gathers rep
   REQUIRE(g.dims == std::vector<index_t>{2, 1, 3});
   REQUIRE((g.rank() == 3 && g.space_rank() == 2 && g.replicas() == 3 && g.product() == 6));
   REQUIRE(g.str() == "(2,1)x3");
+  REQUIRE((g.replica_of(0) == 0 && g.replica_of(4) == 1 && g.replica_of(5) == 2));
+  REQUIRE(wp::grid_shape{2, 1}.replica_of(1) == 0);
   REQUIRE(g.replicated(2) == wp::grid_shape{2, 1}.replicated(6));
   REQUIRE(wp::grid_shape{2, 1}.replicated(1) == wp::grid_shape{2, 1});
   REQUIRE_THROWS_AS((wp::grid_shape{2, 1}.replicated(0)), wp::grid_error);

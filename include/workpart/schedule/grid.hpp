@@ -70,6 +70,9 @@ struct grid_shape {
   index_t replicas() const { return replica_axis ? dims.back() : 1; }
   /// The replica axis's grid dimension, or -1.
   int replica_dim() const { return replica_axis ? rank() - 1 : -1; }
+  /// Which replica of its block a rank runs (0 unless replicated; the replica axis is the
+  /// last grid dimension, the fastest in a rank's row-major coordinates).
+  index_t replica_of(int rank) const { return replica_axis ? index_t(rank) % dims.back() : 0; }
   /// The number of ranks the grid needs; saturates at the largest index_t rather than wrap
   /// (a product that large exceeds any communicator, and is reported as such).
   index_t product() const {

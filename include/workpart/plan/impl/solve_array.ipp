@@ -25,7 +25,7 @@ WORKPART_DECL std::vector<int> group_dims(const grid_shape& g, const std::vector
 }
 
 WORKPART_DECL std::vector<int> with_replica_dim(const grid_shape& g, std::vector<int> dims) {
-  if (g.replica_axis && g.dims.back() > 1) dims.push_back(g.replica_dim());
+  if (g.replicas() > 1) dims.push_back(g.replica_dim());
   return dims;
 }
 
@@ -143,8 +143,7 @@ WORKPART_DECL std::string access_mapping_text(const std::string& name, int rank,
       s += "INDIRECT:" + std::to_string(a);
     }
   }
-  if (g.replica_axis && g.dims.back() > 1)
-    tail += " g" + std::to_string(g.replica_dim()) + ":REPLICAS";
+  if (g.replicas() > 1) tail += " g" + std::to_string(g.replica_dim()) + ":REPLICAS";
   s += "]" + tail;
   if (general) s += " (general)";
   return s;

@@ -50,11 +50,10 @@ WORKPART_DECL void check_reads_own_writes(const std::string& map, const grid_sha
   if (use.write_kind == combine::assign) return;
   // (a replicated grid's replicas write the same boxes: each its own copy, not partials)
   bool partial = !partial_dims(g, wb, active).empty();
-  const std::vector<int> replica = with_replica_dim(g, {});
   for (int x = 0; x < active && !partial; ++x)
     for (int y = x + 1; y < active && !partial; ++y)
-      partial = group_key(g, x, replica).second == 0 && group_key(g, y, replica).second == 0 &&
-                !box::intersect(wb[x], wb[y]).empty();
+      partial =
+          g.replica_of(x) == 0 && g.replica_of(y) == 0 && !box::intersect(wb[x], wb[y]).empty();
   if (partial)
     throw plan_error(head + "under grid " + g.str() +
                      " several ranks hold partial results "
@@ -96,12 +95,11 @@ WORKPART_DECL void validate(const std::string& map, const map_constraints& cons,
   for (std::size_t u = 0; u < cons.arrays.size(); ++u) {
     const auto& use = cons.arrays[u];
     if (!use.written || use.write_kind != combine::assign) continue;
-    // among replica 0's ranks (a block's replicas write the same box, each its own copy)
-    const std::vector<int> replica = with_replica_dim(g, {});
-    auto first_replica = [&](int r) { return r >= active || group_key(g, r, replica).second == 0; };
+    // among replica 0's ranks (a block's replicas write the same box, each its own copy;
+    // idle ranks write nothing)
     for (int x = 0; x < nranks; ++x)
       for (int y = x + 1; y < nranks; ++y)
-        if (first_replica(x) && first_replica(y) &&
+        if (g.replica_of(x) == 0 && g.replica_of(y) == 0 &&
             !box::intersect(cons.write[u][x], cons.write[u][y]).empty())
           throw plan_error("map '" + map + "': ranks " + std::to_string(x) + " and " +
                            std::to_string(y) + " write overlapping parts of '" + use.name +
