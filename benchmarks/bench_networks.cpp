@@ -6,14 +6,18 @@
 //
 // One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float;
 // the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
-// 6 + 6 blocks) as one training step (forward, wp::backward, SGD; AlexNet's typed, the
-// Transformer's described from its typed step of 3 + 3 blocks and repeated to 6 + 6 by
-// wp::repeat_blocks), priced with the machine model PaSE uses
+// 6 + 6 blocks; RNNLM: batch 64, 256 positions, vocabulary 100000, embedding 2048, two LSTM
+// layers of 2048 units, float) as one training step (forward, wp::backward, SGD; AlexNet's
+// typed, the Transformer's described from its typed step of 3 + 3 blocks and repeated to 6 + 6
+// by wp::repeat_blocks, RNNLM's described from its typed step of 3 positions and lengthened to
+// 256 by wpnet::rnnlm_description), priced with the machine model PaSE uses
 // (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
 // wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel)
 // and the experts' (AlexNet: wpnet::alexnet_expert, data-parallel convolutions, model-parallel
 // fully connected layers; the Transformer: wpnet::transformer_megatron, Megatron-LM's heads,
-// FFN hidden units and vocabulary split, everything else replicated) priced by
+// FFN hidden units and vocabulary split, everything else replicated; RNNLM:
+// wpnet::rnnlm_megatron, the embedding's features, the LSTMs' units and the vocabulary split)
+// priced by
 // wp::modelled_cost under the same model and
 // options, the modelled speed-ups of the found strategy over each, the seconds wp::optimize took
 // (pricing and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
@@ -25,8 +29,10 @@
 // optimum costs no more than either. The Transformer's backward maps take their forward
 // maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
 // baselines respect that too (checked likewise), and its maps may be replicated on all P ranks
-// (config_options::replicas: Megatron's layer norms and residuals). --exact: every grid (no
-// restriction; practical to P = 8).
+// (config_options::replicas: Megatron's layer norms and residuals). RNNLM's backward maps are
+// tied likewise, and each LSTM layer's steps take one grid per kind of map
+// (config_options::tie_blocks), as PaSE gives an LSTM layer one configuration. --exact: every grid
+// (no restriction; practical to P = 8).
 // --threads=N: threads solving the maps' grids and pricing the combines
 // (config_options::threads; default one per hardware thread).
 //
@@ -38,7 +44,9 @@
 //                                       [--csv FILE]
 //
 // The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
-// features / 8, float) trained on the P ranks under data parallelism, the experts' strategy and
+// features / 8, float) and RNNLM scaled down (the same batch, 16 positions, vocabulary 10000,
+// embedding 256, two LSTM layers of 256 units, float) trained on the P ranks under data
+// parallelism, the experts' strategy and
 // the one wp::optimize finds with a model calibrated on these ranks
 // (wp::machine_model::calibrate), each one execute() (a training step) timed alternately with
 // the others in a balanced order, the median of --reps rounds of the slowest rank's seconds,
@@ -47,6 +55,7 @@
 // network, p, strategy, measured_s, modelled_s, measured_over_modelled.
 
 #include "../examples/networks/alexnet.hpp"
+#include "../examples/networks/rnnlm.hpp"
 #include "../examples/networks/transformer.hpp"
 
 #include <workpart/optimize.hpp>
@@ -71,7 +80,8 @@ using namespace workpart_bench;
 
 namespace bench_networks {
 workpart::program_description transformer_description(int& maps_typed);
-}
+workpart::program_description rnnlm_description(int& maps_typed);
+}  // namespace bench_networks
 
 namespace {
 
@@ -169,33 +179,28 @@ void network_rows(const char* network, const Program& prog, const std::vector<st
   }
 }
 
-/// Item 5: the scaled-down network trained under the three strategies on these ranks, each
-/// step timed alternately with the others, beside its modelled seconds.
-int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv) {
+/// Item 5 for one network's step on these ranks: data parallelism, the experts' strategy and
+/// the optimum of the calibrated model, each step timed alternately with the others, beside
+/// its modelled seconds.
+template <class Program, class Expert>
+void time_strategies(wp::context& ctx, const Program& prog, Expert expert,
+                     const wp::machine_model& mm, int reps, const std::string& network,
+                     const std::string& title, std::ofstream& out) {
   const int P = ctx.size();
   const bool root = ctx.is_root();
-  if (root) print_run_environment(P);
-  const wp::machine_model mm = wp::machine_model::calibrate(ctx);
-  wpnet::alexnet<float> net(size);
-  auto step = net.step(0.01f);
-  net.x.init([](const std::array<wp::index_t, 4>& g) {
-    return float(std::sin(0.013 * double(((g[0] * 3 + g[1]) * 67 + g[2]) * 67 + g[3]) + 0.2));
-  });
-  net.label.init(
-      [](const std::array<wp::index_t, 1>& g) { return std::int32_t((g[0] * 7 + 3) % 64); });
-  const wp::optimized found = wp::optimize(step.program, P, mm);
+  const wp::optimized found = wp::optimize(prog, P, mm);
   const std::vector<std::pair<std::string, wp::schedule>> strategies = {
-      {"data parallel", wpnet::data_parallel(step.program, P)},
-      {"experts'", wpnet::alexnet_expert(step.program, P)},
+      {"data parallel", wpnet::data_parallel(prog, P)},
+      {"experts'", expert(prog, P)},
       // root's (pricing reads root-only state: every rank plans with root's schedule, as
       // wp::distribute(prog, wp::automatic, ctx) does)
-      {"found", wp::detail::roots_schedule(ctx.comm(), step.program, found.schedule)}};
-  using plan_type = decltype(wp::distribute(step.program, strategies[0].second, ctx));
+      {"found", wp::detail::roots_schedule(ctx.comm(), prog, found.schedule)}};
+  using plan_type = decltype(wp::distribute(prog, strategies[0].second, ctx));
   std::vector<plan_type> plans;
   std::vector<double> modelled;
   for (const auto& [name, s] : strategies) {
-    plans.push_back(wp::distribute(step.program, s, ctx));
-    modelled.push_back(wp::modelled_cost(step.program, s, P, mm));
+    plans.push_back(wp::distribute(prog, s, ctx));
+    modelled.push_back(wp::modelled_cost(prog, s, P, mm));
   }
   for (auto& p : plans) p.scatter();
   for (auto& p : plans) p.execute();  // warm-up: buffers, threads, connections, datatypes
@@ -208,26 +213,19 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
       const double sec = slowest(seconds_since(t0), ctx.comm());
       if (root) t[v].push_back(sec);
     }
-  if (!root) return 0;
+  if (!root) return;
   std::printf(
-      "\nAlexNet scaled down (batch %lld, %lld x %lld, width / %lld, float) on %d ranks; "
-      "calibrated model: %.3g FLOP/s, alpha %.3g s, beta %.3g s/B; %d rounds\n",
-      static_cast<long long>(size.batch), static_cast<long long>(size.image),
-      static_cast<long long>(size.image), static_cast<long long>(size.width), P, mm.flops, mm.alpha,
-      mm.beta, reps);
+      "\n%s on %d ranks; calibrated model: %.3g FLOP/s, alpha %.3g s, beta %.3g s/B; %d "
+      "rounds\n",
+      title.c_str(), P, mm.flops, mm.alpha, mm.beta, reps);
   std::printf("%-14s %12s %12s %10s\n", "strategy", "measured s", "modelled s", "meas/model");
-  std::ofstream out;
-  if (!csv.empty()) {
-    out.open(csv, std::ios::app);
-    out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
-  }
   for (std::size_t v = 0; v < plans.size(); ++v) {
     const double m = median(t[v]);
     std::printf("%-14s %12.5g %12.5g %10.2f\n", strategies[v].first.c_str(), m, modelled[v],
                 m / modelled[v]);
     if (out)
-      out << "bench_networks_run,alexnet," << P << ',' << strategies[v].first << ',' << m << ','
-          << modelled[v] << ',' << m / modelled[v] << '\n';
+      out << "bench_networks_run," << network << ',' << P << ',' << strategies[v].first << ',' << m
+          << ',' << modelled[v] << ',' << m / modelled[v] << '\n';
   }
   auto order = [&](auto value) {
     std::vector<std::size_t> o(plans.size());
@@ -241,6 +239,55 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
   std::printf("ranked by measurement: %s\nranked by the model:   %s\n",
               order([&](std::size_t k) { return median(t[k]); }).c_str(),
               order([&](std::size_t k) { return modelled[k]; }).c_str());
+}
+
+/// Item 5: the scaled-down networks trained under the three strategies on these ranks.
+int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv) {
+  if (ctx.is_root()) print_run_environment(ctx.size());
+  const wp::machine_model mm = wp::machine_model::calibrate(ctx);
+  std::ofstream out;
+  if (!csv.empty() && ctx.is_root()) {
+    out.open(csv, std::ios::app);
+    out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
+  }
+  {
+    wpnet::alexnet<float> net(size);
+    auto step = net.step(0.01f);
+    net.x.init([](const std::array<wp::index_t, 4>& g) {
+      return float(std::sin(0.013 * double(((g[0] * 3 + g[1]) * 67 + g[2]) * 67 + g[3]) + 0.2));
+    });
+    net.label.init(
+        [](const std::array<wp::index_t, 1>& g) { return std::int32_t((g[0] * 7 + 3) % 64); });
+    char title[160];
+    std::snprintf(title, sizeof title,
+                  "AlexNet scaled down (batch %lld, %lld x %lld, width / %lld, float)",
+                  static_cast<long long>(size.batch), static_cast<long long>(size.image),
+                  static_cast<long long>(size.image), static_cast<long long>(size.width));
+    time_strategies(
+        ctx, step.program, [](const auto& p, int P) { return wpnet::alexnet_expert(p, P); }, mm,
+        reps, "alexnet", title, out);
+  }
+  {
+    // RNNLM at 16 positions (the step typed at that length), a tenth of PaSE's widths
+    const wpnet::rnnlm_size rs{
+        .batch = size.batch, .vocabulary = 10000, .embed = 256, .hidden = 256};
+    wpnet::rnnlm<float, 16> net(rs);
+    auto step = net.step(0.01f);
+    net.tokens.init([&](const std::array<wp::index_t, 2>& g) {
+      return std::int32_t((g[0] * 7919 + g[1] * 104729) % rs.vocabulary);
+    });
+    net.label.init([&](const std::array<wp::index_t, 2>& g) {
+      return std::int32_t((g[0] * 7919 + (g[1] + 1) * 104729) % rs.vocabulary);
+    });
+    char title[160];
+    std::snprintf(title, sizeof title,
+                  "RNNLM scaled down (batch %lld, 16 positions, vocabulary 10000, embedding 256, "
+                  "2 LSTM layers of 256, float)",
+                  static_cast<long long>(rs.batch));
+    time_strategies(
+        ctx, step.program, [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); }, mm,
+        reps, "rnnlm", title, out);
+  }
   return 0;
 }
 
@@ -353,5 +400,32 @@ int main(int argc, char** argv) {
                {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",
                 "enc1.ln1", "enc1.ff1", "enc1.ff2", "dec1.self.qkv", "dec1.cross.kv",
                 "dec1.cross.scores", "dec6.ff1", "head", "loss"});
+
+  typed = 0;
+  const auto t1 = std::chrono::steady_clock::now();
+  const wp::program_description rnn = bench_networks::rnnlm_description(typed);
+  std::printf(
+      "\nRNNLM (batch 64, 256 positions, vocabulary 100000, embedding 2048, 2 LSTM layers of "
+      "2048 units, float): one training step, %zu maps (the typed step of 3 positions, %d maps, "
+      "described and lengthened by wpnet::rnnlm_description in %.2f s)\n",
+      rnn.maps.size(), typed,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+  std::printf(
+      "experts' strategy: Megatron-style (the embedding's features, the LSTMs' units and the "
+      "vocabulary split; the loss over the batch)\n");
+  // the Transformer's space, and PaSE's for an LSTM layer: one grid for all its steps (each
+  // step reads the layer's input GEMM and weights: free, the search's dependent sets hold
+  // them along the whole chain and it stops at its table limit)
+  std::printf(
+      "search space: every backward map dN on its forward map N's grid, and each LSTM layer's "
+      "steps on one grid per kind of map (config_options::tie_blocks, as PaSE)\n");
+  wp::optimize_options rtied = opt;
+  rtied.configs.tie_backward = true;
+  rtied.configs.tie_blocks = {"lstm1.t", "lstm2.t"};
+  network_rows(
+      "rnnlm", rnn, ps, mm, rtied, out,
+      [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); },
+      {"emb", "lstm1.zx", "lstm1.t1.gates", "lstm1.t2.recur", "lstm1.t2.cell", "lstm1.t256.recur",
+       "lstm2.zx", "lstm2.t128.recur", "lstm2.t128.cell", "proj", "loss"});
   return 0;
 }

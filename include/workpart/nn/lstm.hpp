@@ -15,13 +15,18 @@
 namespace workpart::nn {
 
 /// An LSTM layer over x (batch, Steps, in) with `hidden` units, PyTorch's cell:
-///   z_t = x_t Wx + h_t Wh + b             (batch, 4, hidden): gates i, f, g, o
-///   c_{t+1} = sigmoid(f) c_t + sigmoid(i) tanh(g)
-///   h_{t+1} = sigmoid(o) tanh(c_{t+1}),   y(b, t, k) = h_{t+1}(b, k)
-/// from h_0 = c_0 = 0. A recurrence is a chain of maps: each step t is the maps
-/// `<name>.t<t>.z` (z = b), `.zx` (z += x(b, t, r) Wx(r, g, k): the GEMM path), `.zh`
-/// (z += h_t Wh), `.c`, `.h` and `.y` (y's slice t, += into zeros), after `<name>.h0`,
-/// `<name>.c0` and `<name>.y0`.
+///   z_t = x_t Wx + h_{t-1} Wh + b             (batch, 4, hidden): gates i, f, g, o
+///   c_t = sigmoid(f) c_{t-1} + sigmoid(i) tanh(g)
+///   h_t = sigmoid(o) tanh(c_t),   y(b, t - 1, k) = h_t(b, k)       (t = 1 .. Steps)
+/// from h_0 = c_0 = 0. The input's part of every step is one GEMM over the whole sequence, as
+/// cuDNN does it: maps `<name>.zx.bias` (zx = b) and `<name>.zx` (zx(b, s, g, k) += x(b, s, r)
+/// Wx(r, g, k)), then `<name>.y0` (y = 0). The recurrence is a chain of maps, step t named
+/// `<name>.t<t>` (t from 1): `.gates` (z_t = zx's slice t - 1), `.recur` (z_t += h_{t-1} Wh;
+/// not in step 1, where h_0 = 0) and `.cell` (c_t, h_t and y's slice t - 1, += into zeros, as
+/// three statements; step 1 without c_0 = 0), over step t's arrays `<name>.t<t>.z`, `.c`, `.h`.
+/// So each name carries its step as `<name>.t<t>`: a description of the layer written with
+/// three steps repeats to a sequence of any length with wp::repeat_blocks(d, name + ".t", n)
+/// (step 1 is the first block, whose maps differ from the others').
 /// Steps is a compile-time constant (the program's maps are a type); x's extent 1 must equal
 /// it. Parameters `<name>.Wx` (in, 4, hidden), `<name>.Wh` (hidden, 4, hidden), `<name>.b`
 /// (4, hidden; one bias, PyTorch's b_ih + b_hh), uniform in +-1/sqrt(hidden) as PyTorch's;
@@ -42,44 +47,58 @@ auto lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
   auto& dWh = a.make<T, 3>("d" + name + ".Wh", {H, 4, H});
   auto& b = a.make<T, 2>(name + ".b", {4, H});
   auto& db = a.make<T, 2>("d" + name + ".b", {4, H});
+  auto& zx = a.make<T, 4>(name + ".zx", {B, Steps, 4, H});
   auto& y = a.make<T, 3>(name + ".y", {B, Steps, H});
   detail::init_uniform(Wx, 1 / std::sqrt(double(H)));
   detail::init_uniform(Wh, 1 / std::sqrt(double(H)));
   detail::init_uniform(b, 1 / std::sqrt(double(H)));
-  std::vector<array<T, 2>*> h, c;  // h_0 .. h_Steps, c_0 .. c_Steps
-  std::vector<array<T, 3>*> z;     // z_0 .. z_{Steps-1}
-  for (index_t t = 0; t <= Steps; ++t) {
-    h.push_back(&a.make<T, 2>(name + ".h" + std::to_string(t), {B, H}));
-    c.push_back(&a.make<T, 2>(name + ".c" + std::to_string(t), {B, H}));
-    if (t < Steps) z.push_back(&a.make<T, 3>(name + ".z" + std::to_string(t), {B, 4, H}));
+  // step t's arrays (t = 1 .. Steps; each is written once: wp::backward's rule)
+  std::vector<array<T, 3>*> z{nullptr};
+  std::vector<array<T, 2>*> h{nullptr}, c{nullptr};
+  for (index_t t = 1; t <= Steps; ++t) {
+    const std::string s = name + ".t" + std::to_string(t);
+    z.push_back(&a.make<T, 3>(s + ".z", {B, 4, H}));
+    c.push_back(&a.make<T, 2>(s + ".c", {B, H}));
+    h.push_back(&a.make<T, 2>(s + ".h", {B, H}));
   }
   auto [i, g, k, r] = indices<4>();
+  using workpart::sigmoid;
+  using workpart::tanh;
+  // step t's cell: c_t, h_t and y's slice t - 1 from the gates, as three statements of one
+  // map (h_t and y recompute c_t's expression: a statement does not read what its map wrote)
+  auto cell = [&, i = i, g = g](index_t t, const auto& c_t) {
+    auto& zt = *z[std::size_t(t)];
+    auto o = sigmoid(zt(i, 3, g));
+    return map(name + ".t" + std::to_string(t) + ".cell", space(B, H),
+               (*c[std::size_t(t)])(i, g) = c_t, (*h[std::size_t(t)])(i, g) = o * tanh(c_t),
+               y(i, t - 1, g) += o * tanh(c_t));
+  };
+  auto first = [&, i = i, g = g, k = k] {
+    auto& zt = *z[1];
+    return workpart::program(map(name + ".t1.gates", space(B, 4, H), zt(i, g, k) = zx(i, 0, g, k)),
+                             cell(1, sigmoid(zt(i, 0, g)) * tanh(zt(i, 2, g))));
+  };
   auto step = [&, i = i, g = g, k = k, r = r](index_t t) {
     auto& zt = *z[std::size_t(t)];
-    auto& ht = *h[std::size_t(t)];
-    auto& ct = *c[std::size_t(t)];
-    auto& hn = *h[std::size_t(t + 1)];
-    auto& cn = *c[std::size_t(t + 1)];
+    auto& cp = *c[std::size_t(t - 1)];
     const std::string s = name + ".t" + std::to_string(t);
     return workpart::program(
-        map(s + ".z", space(B, 4, H), zt(i, g, k) = b(g, k)),
-        map(s + ".zx", space(B, 4, H, I), zt(i, g, k) += x(i, t, r) * Wx(r, g, k)),
-        map(s + ".zh", space(B, 4, H, H), zt(i, g, k) += ht(i, r) * Wh(r, g, k)),
-        map(s + ".c", space(B, H),
-            cn(i, g) = workpart::sigmoid(zt(i, 1, g)) * ct(i, g) +
-                       workpart::sigmoid(zt(i, 0, g)) * workpart::tanh(zt(i, 2, g))),
-        map(s + ".h", space(B, H),
-            hn(i, g) = workpart::sigmoid(zt(i, 3, g)) * workpart::tanh(cn(i, g))),
-        map(s + ".y", space(B, H), y(i, t, g) += hn(i, g)));
+        map(s + ".gates", space(B, 4, H), zt(i, g, k) = zx(i, t - 1, g, k)),
+        map(s + ".recur", space(B, 4, H, H),
+            zt(i, g, k) += (*h[std::size_t(t - 1)])(i, r) * Wh(r, g, k)),
+        cell(t, sigmoid(zt(i, 1, g)) * cp(i, g) + sigmoid(zt(i, 0, g)) * tanh(zt(i, 2, g))));
   };
+  // over the whole sequence: (batch, position, gate, unit[, input])
+  auto [n, s, e, u, f] = indices<5>();
   // y's slices are '+=' into zeros: wp::backward takes '=' as an array's first write only
-  auto start = detail::program_of(a, map(name + ".h0", space(B, H), (*h[0])(i, g) = T(0)),
-                                  map(name + ".c0", space(B, H), (*c[0])(i, g) = T(0)),
-                                  map(name + ".y0", space(B, Steps, H), y(i, g, k) = T(0)));
+  auto start = detail::program_of(
+      a, map(name + ".zx.bias", space(B, Steps, 4, H), zx(n, s, e, u) = b(e, u)),
+      map(name + ".zx", space(B, Steps, 4, H, I), zx(n, s, e, u) += x(n, s, f) * Wx(f, e, u)),
+      map(name + ".y0", space(B, Steps, H), y(n, s, e) = T(0)));
   auto p = [&]<std::size_t... t>(std::index_sequence<t...>) {
-    return workpart::program(start, step(index_t(t))...);
+    return workpart::program(start, first(), step(index_t(t) + 2)...);
   }
-  (std::make_index_sequence<std::size_t(Steps)>{});
+  (std::make_index_sequence<std::size_t(Steps - 1)>{});
   return detail::make_layer(std::move(p), y, std::tuple{wrt(Wx, dWx), wrt(Wh, dWh), wrt(b, db)});
 }
 

@@ -57,6 +57,16 @@ struct config_options {
   /// The optimum is over that smaller space (found by wp::optimize; wp::modelled_cost prices any
   /// schedule, tied or not).
   bool tie_backward = false;
+  /// The maps of a network's repeated blocks run on one grid per kind of map: for each stem
+  /// ("lstm1.t", "enc"), maps whose names are the same but for the number after the stem
+  /// ("lstm1.t2.recur", "lstm1.t3.recur", ..., "dlstm1.t3.recur" likewise) take one grid where
+  /// they have the same candidate grids, as PaSE gives an LSTM layer one configuration for all
+  /// its steps. A recurrence's weights, read by every step, and its input, one GEMM over the
+  /// whole sequence that every step reads a slice of, tie every step to them: free, the
+  /// search's dependent sets hold them all along the chain and it stops at its table limit;
+  /// tied, a layer's steps are one vertex per kind. With tie_backward, dN's group is N's. The
+  /// optimum is over that smaller space.
+  std::vector<std::string> tie_blocks{};
   /// Also the replicated candidate of every map: its whole space on each of the nprocs ranks
   /// (`wp::grid_shape{1, ..., 1}.replicated(nprocs)`), as Megatron-LM runs the layer norms,
   /// residuals and losses between its split GEMMs: no compute saved, but what it reads or

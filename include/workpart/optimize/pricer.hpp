@@ -67,7 +67,7 @@ inline program_cost_tables program_pricer::build() {
     t.graph.add_vertex(names[std::size_t(m)], std::move(cost), tuples);
   }
   const std::size_t sink = t.graph.add_vertex("root (outputs)", {0.0});
-  if (copt.tie_backward) t.tied = backward_ties(t);
+  if (copt.tie_backward || !copt.tie_blocks.empty()) t.tied = ties(t);
   // edges: summed per vertex pair; the arrays each carries
   std::map<std::pair<std::size_t, std::size_t>,
            std::pair<std::vector<double>, std::vector<std::string>>>

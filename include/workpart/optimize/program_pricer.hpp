@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "block_names.hpp"
 #include "cost_model.hpp"
 
 namespace workpart {
@@ -358,22 +359,43 @@ struct program_pricer {
     return edge_transfer(cw, ua, cr, ub, nranks);
   }
 
-  /// config_options::tie_backward: map "dN" takes map N's configuration where both have the
-  /// same space and candidate grids (a chain "ddN" -> "dN" -> "N" ends at N).
-  std::vector<std::size_t> backward_ties(const program_cost_tables& t) const {
+  /// The vertex whose configuration each vertex takes (tied_search.hpp): config_options::
+  /// tie_backward, map "dN" with map N where both have the same space and candidate grids (a
+  /// chain "ddN" -> "dN" -> "N" ends at N); config_options::tie_blocks, the maps of a stem's
+  /// blocks named alike but for the block's number, where their candidate grids are the same.
+  std::vector<std::size_t> ties(const program_cost_tables& t) const {
     const std::size_t M = t.maps.size();
-    std::vector<std::vector<index_t>> extents;
-    for (const auto& m : maps) extents.push_back(m.extents);
-    std::vector<std::size_t> to = backward_partners(t.maps, extents);
-    for (std::size_t m = 0; m < M; ++m)
-      if (t.grids[to[m]] != t.grids[m]) to[m] = m;
+    // groups of maps (union-find; a group's smallest map is its root), joined only where the
+    // two have the same candidate grids
+    std::vector<std::size_t> up(M);
+    for (std::size_t m = 0; m < M; ++m) up[m] = m;
+    auto root = [&](std::size_t m) {
+      while (up[m] != m) m = up[m] = up[up[m]];
+      return m;
+    };
+    auto join = [&](std::size_t a, std::size_t b) {
+      if (t.grids[a] != t.grids[b]) return;
+      a = root(a), b = root(b);
+      if (a != b) up[std::max(a, b)] = std::min(a, b);
+    };
+    if (copt.tie_backward) {
+      std::vector<std::vector<index_t>> extents;
+      for (const auto& m : maps) extents.push_back(m.extents);
+      const std::vector<std::size_t> to = backward_partners(t.maps, extents);
+      for (std::size_t m = 0; m < M; ++m) join(m, to[m]);
+    }
+    for (const std::string& stem : copt.tie_blocks) {
+      std::map<std::string, std::size_t> first;  // a name without its block number -> map
+      for (std::size_t m = 0; m < M; ++m) {
+        if (stem.empty() || block_tokens(t.maps[m], stem).empty()) continue;
+        const auto [it, fresh] =
+            first.emplace(renumber_blocks(t.maps[m], stem, [](long) { return 0L; }), m);
+        if (!fresh) join(m, it->second);
+      }
+    }
     std::vector<std::size_t> tied(t.graph.num_vertices());
     for (std::size_t v = 0; v < tied.size(); ++v) tied[v] = v;
-    for (std::size_t m = 0; m < M; ++m) {
-      std::size_t r = m;
-      while (to[r] != r) r = to[r];  // names shorten along the chain: it ends
-      tied[m + 1] = r + 1;
-    }
+    for (std::size_t m = 0; m < M; ++m) tied[m + 1] = root(m) + 1;
     return tied;
   }
 

@@ -1,0 +1,143 @@
+/// \file test_network_rnnlm.cpp
+/// The RNNLM of examples/networks/, scaled down (3 positions, vocabulary 11, embedding 6, two
+/// LSTM layers of 7 units), trained at 1 to 4 ranks under data parallelism, Megatron-style
+/// tensor parallelism and the strategy wp::automatic finds, gives the parameters and the loss
+/// of one process after two SGD steps (double, 1e-9 relative). The LSTM layer itself is
+/// checked against plain loops and finite differences in unit.nn and mpi.nn. And the
+/// description the benchmark prices PaSE's 256 positions with (wpnet::rnnlm_description: the
+/// step written with three positions, lengthened) is the description of the step typed at
+/// that length.
+
+#include "network_training.hpp"
+
+#include "../../examples/networks/rnnlm.hpp"
+
+#include <workpart/optimize.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace mpitest;
+
+namespace {
+constexpr wpnet::rnnlm_size small{.batch = 5, .vocabulary = 11, .embed = 6, .hidden = 7};
+}
+
+TEST_CASE("RNNLM, scaled down, trains as on one process under three strategies",
+          "[networks][rnnlm]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  // batch 5 (uneven over 2, 3, 4), hidden 7 (uneven: Megatron's split of the units)
+  wpnet::rnnlm<double, 3> net(small);
+  auto step = net.step(0.5);
+  auto inputs = [&] {
+    net.tokens.init(
+        [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] * 5 + g[1] * 3) % 11); });
+    net.label.init(
+        [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] + g[1] * 4 + 1) % 11); });
+  };
+  const auto want =
+      train(ctx.comm(), step, wp::distribute(step.program, one_process(step.program), ctx), inputs);
+  REQUIRE(trained(ctx.comm(), want, step.params) == "");
+  // one test case, not sections: one process's steps are trained once, not once per strategy
+  const std::pair<const char*, wp::schedule> strategies[] = {
+      {"data parallelism", wpnet::data_parallel(step.program, P)},
+      {"Megatron: the embedding's features, the LSTMs' units and the vocabulary split",
+       wpnet::rnnlm_megatron(step.program, P)}};
+  for (const auto& [what, s] : strategies) {
+    INFO(what);
+    auto got = train(ctx.comm(), step, wp::distribute(step.program, s, ctx), inputs);
+    CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
+  }
+  INFO("wp::automatic");
+  auto got = train(ctx.comm(), step, wp::distribute(step.program, wp::automatic, ctx), inputs);
+  CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
+}
+
+TEST_CASE("The RNNLM's Megatron schedule splits the units, features and vocabulary",
+          "[networks][rnnlm]") {
+  wp::context ctx(g_argc, g_argv);
+  wpnet::rnnlm<double, 3> net(small);
+  auto step = net.step(0.1);
+  const wp::schedule s = wpnet::rnnlm_megatron(step.program, 4);
+  auto grid = [&](const std::string& map) {
+    const wp::grid_shape* g = s.find(map);
+    return g ? g->str() : "none";
+  };
+  CHECK(grid("emb") == "(1,1,4)");               // (batch, position, feature)
+  CHECK(grid("sgd.emb.E") == "(1,4)");           // (word, feature)
+  CHECK(grid("lstm1.zx") == "(1,1,1,4,1)");      // (batch, position, gate, unit, input)
+  CHECK(grid("lstm1.zx.bias") == "(1,1,1,4)");   // (batch, position, gate, unit)
+  CHECK(grid("lstm2.t2.gates") == "(1,1,4)");    // (batch, gate, unit)
+  CHECK(grid("lstm2.t3.recur") == "(1,1,4,1)");  // (batch, gate, unit, input unit)
+  CHECK(grid("dlstm2.t3.recur") == "(1,1,4,1)");
+  CHECK(grid("lstm1.t1.cell") == "(1,4)");  // (batch, unit)
+  CHECK(grid("sgd.lstm1.Wh") == "(1,1,4)");
+  CHECK(grid("sgd.lstm1.b") == "(1,4)");
+  CHECK(grid("proj") == "(1,1,4,1)");  // (batch, position, word, feature)
+  CHECK(grid("sgd.proj.W") == "(1,4)");
+  CHECK(grid("sgd.proj.b") == "(4)");
+  CHECK(grid("loss") == "(4,1)");  // over the batch
+}
+
+TEST_CASE("The RNNLM described at three positions and lengthened is the RNNLM typed at five",
+          "[networks][rnnlm]") {
+  wp::context ctx(g_argc, g_argv);
+  if (!ctx.is_root()) return;  // no MPI in it: root alone checks it, at every rank count
+  wpnet::rnnlm<double, 3> n3(small);
+  wpnet::rnnlm<double, 5> n5(small);
+  auto s3 = n3.step(0.1);
+  auto s5 = n5.step(0.1);
+  const wp::program_description got = wpnet::rnnlm_description(wp::describe(s3.program), 5);
+  const wp::program_description want = wp::describe(s5.program);
+  // the same arrays, and the same maps that access anything, in order, alike to the letter
+  // (wp::backward's zeroing maps pruned to nothing stand and are numbered apart: see
+  // wp::repeat_blocks)
+  auto acting = [](const wp::program_description& d) {
+    wp::program_description a;
+    a.arrays = d.arrays;
+    for (const auto& m : d.maps)
+      if (!m.accesses.empty()) a.maps.push_back(m);
+    return a;
+  };
+  const wp::program_description g = acting(got), w = acting(want);
+  CHECK(wp::to_json(g) == wp::to_json(w));
+  CHECK(got.maps.size() > g.maps.size());
+  // so the same prices under any schedule; and the optimum of the same model costs no more
+  // than either baseline
+  const wp::machine_model mm{1e9, 1e-5, 1e-9};
+  for (int P : {2, 3, 4}) {
+    const double dp = wp::modelled_cost(g, wpnet::data_parallel(g, P), P, mm);
+    const double meg = wp::modelled_cost(g, wpnet::rnnlm_megatron(g, P), P, mm);
+    CHECK(dp == Approx(wp::modelled_cost(w, wpnet::data_parallel(w, P), P, mm)));
+    CHECK(meg == Approx(wp::modelled_cost(w, wpnet::rnnlm_megatron(w, P), P, mm)));
+    const wp::optimized free = wp::optimize(got, P, mm);
+    CHECK(free.cost <= dp * (1 + 1e-12));
+    CHECK(free.cost <= meg * (1 + 1e-12));
+    // PaSE's space (a backward map on its forward map's grid, a layer's steps on one grid per
+    // kind of map): both baselines are in it, so its optimum is bound by them too, and no
+    // cheaper than the free one where that search ran to the end (free, the steps' shared
+    // input and weights make it stop at its table limit at some rank counts: then the tied
+    // optimum is the cheaper); its schedule keeps the ties and costs what it says
+    wp::optimize_options tied;
+    tied.configs.tie_backward = true;
+    tied.configs.tie_blocks = {"lstm1.t", "lstm2.t"};
+    const wp::optimized t = wp::optimize(got, P, mm, tied);
+    CHECK(t.proven_optimal);
+    CHECK(t.cost <= dp * (1 + 1e-12));
+    CHECK(t.cost <= meg * (1 + 1e-12));
+    if (free.proven_optimal) CHECK(t.cost >= free.cost * (1 - 1e-12));
+    CHECK(wp::modelled_cost(got, t.schedule, P, mm) == Approx(t.cost).epsilon(1e-12));
+    for (const char* kind : {"gates", "cell", "recur"})
+      for (const char* layer : {"lstm1", "lstm2", "dlstm1"})
+        for (int k = 3; k <= 5; ++k) {
+          const std::string first =
+                                std::string(layer) + ".t" + (kind[0] == 'r' ? "2." : "1.") + kind,
+                            other = std::string(layer) + ".t" + std::to_string(k) + "." + kind;
+          CHECK(*t.schedule.find(other) == *t.schedule.find(first));
+        }
+    CHECK(*t.schedule.find("dlstm1.t4.cell") == *t.schedule.find("lstm1.t1.cell"));
+  }
+}
