@@ -294,6 +294,48 @@ int main(int argc, char** argv) {
               grid_of["fc"] == grid && grid_of["dfc"] == grid,
           "--tie-backward: status " + std::to_string(r.status) + ", want " +
               g17("optimal cost: ", want.cost) + " on " + grid + ", '" + r.out + "'");
+    // --tie-blocks l: maps l1.fc and l2.fc (blocks of stem "l") on one grid, as wp::optimize
+    // with config_options::tie_blocks; a stem is needed
+    const std::string blocks = dir + "/blocks.json";
+    write(blocks, R"({"arrays": [{"name": "x", "shape": [12, 6]}, {"name": "W", "shape": [6, 5]},
+{"name": "y", "shape": [12, 5]}, {"name": "V", "shape": [5, 7]}, {"name": "z", "shape": [12, 7]}],
+"maps": [{"name": "l1.fc", "indices": ["i", "n", "k"], "extents": [12, 5, 6], "flops_per_point": 2,
+ "accesses": [{"array": "x", "index": ["i", "k"]}, {"array": "W", "index": ["k", "n"]},
+              {"array": "y", "index": ["i", "n"], "mode": "+="}]},
+{"name": "l2.fc", "indices": ["i", "n", "k"], "extents": [12, 7, 5], "flops_per_point": 2,
+ "accesses": [{"array": "y", "index": ["i", "k"]}, {"array": "V", "index": ["k", "n"]},
+              {"array": "z", "index": ["i", "n"], "mode": "+="}]}]}
+)");
+    wp::optimize_options b;
+    b.configs.tie_blocks = {"l"};
+    b.configs.use_all_ranks = true;
+    const wp::optimized wb = wp::optimize(wp::read_program_description(blocks), 4, slow, b);
+    check(wb.proven_optimal && wb.maps.size() == 2 && wb.maps[0].grid == wb.maps[1].grid,
+          "tie_blocks: l1.fc and l2.fc on different grids");
+    b.configs.tie_blocks.clear();  // free, the two take different grids: the tie binds
+    const wp::optimized fb = wp::optimize(wp::read_program_description(blocks), 4, slow, b);
+    check(fb.maps[0].grid != fb.maps[1].grid && fb.cost < wb.cost,
+          "tie_blocks: the free optimum is on one grid too (the test shows nothing)");
+    const run_result rb = run(
+        tool, "--program '" + blocks + "' --nprocs 4 --flops 1e6 --use-all-ranks --tie-blocks l",
+        dir);
+    std::map<std::string, std::string> block_grid;  // the table's rows: "<map> <grid> ..."
+    std::istringstream block_lines(rb.out);
+    for (std::string line; std::getline(block_lines, line);) {
+      std::istringstream words(line);
+      std::string map, grid;
+      words >> map >> grid;
+      block_grid.emplace(map, grid);
+    }
+    check(rb.status == 0 && last_line(rb.out) == g17("optimal cost: ", wb.cost) &&
+              block_grid["l1.fc"] == wb.maps[0].grid.str() &&
+              block_grid["l2.fc"] == wb.maps[0].grid.str(),
+          "--tie-blocks: status " + std::to_string(rb.status) + ", want " +
+              g17("optimal cost: ", wb.cost) + " on " + wb.maps[0].grid.str() + ", '" + rb.out +
+              "'");
+    const run_result nb = run(tool, "--program '" + blocks + "' --nprocs 4 --tie-blocks ''", dir);
+    check(nb.status == 2 && nb.err.find("--tie-blocks: give a stem") != std::string::npos,
+          "--tie-blocks '': '" + nb.err + "'");
     const run_result t = run(tool, "--tables x --tie-backward", dir);
     check(t.status == 2 &&
               t.err.find("--replicas and --repeat go with --program") != std::string::npos,

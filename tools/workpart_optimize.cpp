@@ -4,7 +4,8 @@
 //                     [--max-inflated BYTES]
 //   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
 //                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K] [--threads N]
-//                     [--tie-backward] [--replicas] [--repeat STEM=N]... [--time-budget S]
+//                     [--tie-backward] [--tie-blocks STEM]... [--replicas] [--repeat STEM=N]...
+//                     [--time-budget S]
 //                     [--no-runner-ups]
 //
 // --tables solves an explicit cost-table problem; --program prices a program description
@@ -44,8 +45,8 @@ constexpr const char* usage_text =
     "                         [--max-inflated BYTES]\n"
     "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
-    "                         [--threads N] [--tie-backward] [--replicas] [--repeat STEM=N]...\n"
-    "                         [--time-budget S] [--no-runner-ups]\n"
+    "                         [--threads N] [--tie-backward] [--tie-blocks STEM]... [--replicas]\n"
+    "                         [--repeat STEM=N]... [--time-budget S] [--no-runner-ups]\n"
     "  --tables FILE        a cost-table problem (JSON; see the pase-tables README)\n"
     "  --program FILE       a program description (JSON: arrays; maps with indices, extents,\n"
     "                       flops_per_point and accesses; see program_reader.hpp), priced\n"
@@ -64,6 +65,9 @@ constexpr const char* usage_text =
     "  --tie-backward       map dN (a backward map) on map N's grid where both have one\n"
     "                       space, as PaSE gives a layer one configuration (a training\n"
     "                       step then searches as its forward program does)\n"
+    "  --tie-blocks STEM    the maps of STEM's blocks named alike but for the block's number\n"
+    "                       (lstm1.t2.recur, lstm1.t3.recur, ...) on one grid, as PaSE gives\n"
+    "                       an LSTM layer one configuration for all its steps\n"
     "  --replicas           also every map replicated on all P ranks (its whole space on\n"
     "                       each, as Megatron-LM runs its layer norms and residuals)\n"
     "  --repeat STEM=N      the description's blocks STEM1, STEM2, STEM3 become N blocks,\n"
@@ -214,7 +218,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
         a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims" ||
-        a == "--threads" || a == "--repeat" || a == "--tie-backward" || a == "--replicas")
+        a == "--threads" || a == "--repeat" || a == "--tie-backward" || a == "--tie-blocks" ||
+        a == "--replicas")
       program_flags = true;
     auto value = [&](const char* what) -> const char* {
       if (i + 1 >= argc) {
@@ -265,6 +270,11 @@ int main(int argc, char** argv) {
       popt.configs.powers_of_two = true;
     } else if (a == "--tie-backward") {
       popt.configs.tie_backward = true;
+    } else if (a == "--tie-blocks") {
+      const std::string stem = value("a stem");
+      if (stem.empty())
+        return usage("--tie-blocks: give a stem (the name before a block's number)");
+      popt.configs.tie_blocks.push_back(stem);
     } else if (a == "--replicas") {
       popt.configs.replicas = true;
     } else if (a == "--max-split-dims") {
@@ -309,7 +319,8 @@ int main(int argc, char** argv) {
   if (!tables.empty() && program_flags)
     return usage(
         "--nprocs, --flops, --alpha, --beta, --use-all-ranks, --powers-of-two, "
-        "--max-split-dims, --threads, --tie-backward, --replicas and --repeat go with "
+        "--max-split-dims, --threads, --tie-backward, --tie-blocks, --replicas and --repeat go "
+        "with "
         "--program, not "
         "--tables");
 
