@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace mpitest {
@@ -64,6 +65,13 @@ inline std::string differ(const boost::mpi::communicator& comm,
   return from_root(comm, msg);
 }
 
+/// Trains `step` on one process, then under each of `strategies` and wp::automatic, from the
+/// same start, and checks each against one process (1e-9 relative). One test case, not
+/// sections: one process's steps are trained once, not once per strategy.
+template <class Step, class Inputs>
+void train_like_one_process(wp::context& ctx, Step& step, Inputs&& inputs,
+                            const std::vector<std::pair<std::string, wp::schedule>>& strategies);
+
 /// Root's verdict, on every rank, that one process's two steps did something: a finite,
 /// positive loss (the last array of `want`), and the last parameter moved from its start.
 template <class Params>
@@ -88,6 +96,22 @@ std::string trained(const boost::mpi::communicator& comm,
     if (most < 1e-6) msg += " the last parameter did not move";
   }
   return from_root(comm, msg);
+}
+
+template <class Step, class Inputs>
+void train_like_one_process(wp::context& ctx, Step& step, Inputs&& inputs,
+                            const std::vector<std::pair<std::string, wp::schedule>>& strategies) {
+  const auto want =
+      train(ctx.comm(), step, wp::distribute(step.program, one_process(step.program), ctx), inputs);
+  REQUIRE(trained(ctx.comm(), want, step.params) == "");
+  for (const auto& [what, s] : strategies) {
+    INFO(what);
+    auto got = train(ctx.comm(), step, wp::distribute(step.program, s, ctx), inputs);
+    CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
+  }
+  INFO("wp::automatic");
+  auto got = train(ctx.comm(), step, wp::distribute(step.program, wp::automatic, ctx), inputs);
+  CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
 }
 
 }  // namespace mpitest

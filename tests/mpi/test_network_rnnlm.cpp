@@ -38,22 +38,11 @@ TEST_CASE("RNNLM, scaled down, trains as on one process under three strategies",
     net.label.init(
         [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] + g[1] * 4 + 1) % 11); });
   };
-  const auto want =
-      train(ctx.comm(), step, wp::distribute(step.program, one_process(step.program), ctx), inputs);
-  REQUIRE(trained(ctx.comm(), want, step.params) == "");
-  // one test case, not sections: one process's steps are trained once, not once per strategy
-  const std::pair<const char*, wp::schedule> strategies[] = {
-      {"data parallelism", wpnet::data_parallel(step.program, P)},
-      {"Megatron: the embedding's features, the LSTMs' units and the vocabulary split",
-       wpnet::rnnlm_megatron(step.program, P)}};
-  for (const auto& [what, s] : strategies) {
-    INFO(what);
-    auto got = train(ctx.comm(), step, wp::distribute(step.program, s, ctx), inputs);
-    CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
-  }
-  INFO("wp::automatic");
-  auto got = train(ctx.comm(), step, wp::distribute(step.program, wp::automatic, ctx), inputs);
-  CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
+  train_like_one_process(
+      ctx, step, inputs,
+      {{"data parallelism", wpnet::data_parallel(step.program, P)},
+       {"Megatron: the embedding's features, the LSTMs' units and the vocabulary split",
+        wpnet::rnnlm_megatron(step.program, P)}});
 }
 
 TEST_CASE("The RNNLM's Megatron schedule splits the units, features and vocabulary",

@@ -28,23 +28,9 @@ TEST_CASE("AlexNet, scaled down, trains as on one process under three strategies
     net.label.init(
         [](const std::array<index_t, 1>& g) { return std::int32_t((g[0] * 7 + 3) % 64); });
   };
-  const auto want =
-      train(ctx.comm(), step, wp::distribute(step.program, one_process(step.program), ctx), inputs);
-  REQUIRE(trained(ctx.comm(), want, step.params) == "");
-  SECTION("data parallelism") {
-    auto got =
-        train(ctx.comm(), step,
-              wp::distribute(step.program, wpnet::data_parallel(step.program, P), ctx), inputs);
-    REQUIRE(differ(ctx.comm(), got, want, 1e-9) == "");
-  }
-  SECTION("the experts' split: data-parallel convolutions, model-parallel classifier") {
-    auto got =
-        train(ctx.comm(), step,
-              wp::distribute(step.program, wpnet::alexnet_expert(step.program, P), ctx), inputs);
-    REQUIRE(differ(ctx.comm(), got, want, 1e-9) == "");
-  }
-  SECTION("wp::automatic") {
-    auto got = train(ctx.comm(), step, wp::distribute(step.program, wp::automatic, ctx), inputs);
-    REQUIRE(differ(ctx.comm(), got, want, 1e-9) == "");
-  }
+  train_like_one_process(
+      ctx, step, inputs,
+      {{"data parallelism", wpnet::data_parallel(step.program, P)},
+       {"the experts' split: data-parallel convolutions, model-parallel classifier",
+        wpnet::alexnet_expert(step.program, P)}});
 }
