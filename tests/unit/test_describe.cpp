@@ -18,12 +18,14 @@
 
 #include <workpart/workpart.hpp>
 #include <workpart/optimize.hpp>
+#include <workpart/nn/lstm.hpp>
 
 #include "../error_text.hpp"
 #include "../conv_train_step.hpp"
 #include "priced_alike.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <deque>
 #include <limits>
@@ -181,6 +183,68 @@ TEST_CASE("describe: softmax, SpMV, a histogram and a shifted stencil price as t
     CHECK(access_of(d, "step", 0).text ==
           "u(i0, i1 + 1)");  // u(i - 1, j) at i = i0 + 1, j = i1 + 1
     CHECK(access_of(d, "step", 4).text == "v(i0 + 1, i1 + 1)");
+  }
+}
+
+TEST_CASE("describe: maps alike but for the slices they use price once, as typed", "[describe]") {
+  // maps that differ only in the constant positions of their accesses (a sequence's steps)
+  // share one solution in the description's pricing, their boxes moved
+  // (priced_map::positions); the tables stay the typed program's, where no map is shared
+  auto [i, j, k] = wp::indices<3>();
+  SECTION("writes, two-position reads, split sums combined at positions, overlapping reads") {
+    const index_t T = 7, B = 5, H = 3, K = 4;
+    wp::array<double, 2> x("x", {B, H}), u("u", {B, K}), v("v", {K, H});
+    wp::array<double, 3> y("y", {T, B, H}), acc("acc", {T, B, H});
+    wp::array<double, 2> z("z", {B, H});
+    std::deque<wp::array<double, 2>> out;
+    auto write = [&](index_t t) {
+      return wp::map("w" + std::to_string(t), wp::space(B, H), y(t, i, j) = x(i, j) * x(i, j));
+    };
+    auto reduce = [&](index_t t) {  // split over k: partial sums at slice t
+      return wp::map("r" + std::to_string(t), wp::space(B, H, K),
+                     acc(t, i, j) += u(i, k) * v(k, j));
+    };
+    auto stencil = [&](index_t t) {  // two positions: the box spans [t, t + 3)
+      auto& o = out.emplace_back("o" + std::to_string(t), std::array<index_t, 2>{B, H});
+      return wp::map("s" + std::to_string(t), wp::space(B, H),
+                     o(i, j) = y(t, i, j) + y(t + 2, i, j) + acc(t + 1, i, j));
+    };
+    const auto prog =
+        wp::program(write(0), write(1), write(2), write(3), write(4), reduce(1), reduce(2),
+                    reduce(3), stencil(0), stencil(1), stencil(2),
+                    wp::map("tail", wp::space(B, H), z(i, j) = y(4, i, j) + acc(2, i, j)));
+    const wp::program_description d = require_described(prog);
+    const auto views = wp::detail::priced_views(d);
+    auto view = [&](const std::string& n) -> const wp::detail::priced_map& {
+      for (const auto& pm : views)
+        if (pm.name == n) return pm;
+      FAIL("no map " << n);
+      throw 0;
+    };
+    CHECK(view("w1").shape_key == view("w3").shape_key);
+    CHECK(view("r1").shape_key == view("r3").shape_key);
+    CHECK(view("s0").shape_key == view("s2").shape_key);
+    CHECK(view("s0").positions != view("s2").positions);
+    CHECK(view("tail").shape_key != view("s0").shape_key);
+  }
+  SECTION("an LSTM's training step: every step's maps alike") {
+    constexpr index_t S = 3;
+    const index_t B = 3, I = 5, H = 2;
+    wp::array<double, 3> x("x", {B, S, I});
+    auto ls = wp::nn::lstm<S>("lstm", x, H);
+    wp::array<double, 0> L("L", {});
+    auto loss = wp::map("loss", wp::space(B, S, H), L() += ls.out()(i, j, k) * ls.out()(i, j, k));
+    auto fwd = wp::program(ls.program, loss);
+    auto bwd = wp::backward(fwd, L, std::get<0>(ls.params), std::get<1>(ls.params),
+                            std::get<2>(ls.params));
+    const wp::program_description d = require_described(wp::program(fwd, bwd));
+    const auto views = wp::detail::priced_views(d);
+    std::vector<std::string> keys;
+    for (const auto& pm : views)
+      for (int t : {2, 3})
+        if (pm.name == "lstm.t" + std::to_string(t) + ".cell") keys.push_back(pm.shape_key);
+    REQUIRE(keys.size() == 2);
+    CHECK(keys[0] == keys[1]);
   }
 }
 

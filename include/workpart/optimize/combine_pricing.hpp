@@ -90,7 +90,7 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
                                      const reader_need& need, int nid) {
   const map_config& cw = pr.configs[std::size_t(u)][ku];
   if (!pr.combines_for(u, ku, ua, v)) {
-    const auto k = std::make_pair(held_id(*cw.held[ua], cw.arrays[ua].use.elem_size), nid);
+    const auto k = std::make_pair(held_id(*cw.held[ua], pr.use_of(u, ua).elem_size), nid);
     if (auto it = seconds_of.find(k); it != seconds_of.end()) return it->second;
     const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
     return seconds_of[k] = step_seconds(pr.mm, c.sent, c.received, c.messages);
@@ -104,8 +104,8 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
 inline transfer_memo::key transfer_memo::combine_key(const program_pricer& pr, int u,
                                                      std::size_t ku, std::size_t ua, int v,
                                                      std::size_t kv, std::size_t ub) {
-  const array_solution& w = pr.configs[std::size_t(u)][ku].arrays[ua];
-  const array_solution& r = pr.configs[std::size_t(v)][kv].arrays[ub];
+  const array_solution& w = *pr.configs[std::size_t(u)][ku].arrays[ua];
+  const array_solution& r = *pr.configs[std::size_t(v)][kv].arrays[ub];
   // the maps by their class (alike maps price alike: priced_map::shape_key), the rest by boxes
   key k{pr.shape_class[std::size_t(u)],
         index_t(ua),
@@ -147,14 +147,13 @@ inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool c
   };
   const int M = int(pr.names.size());
   for (int v = 0; v < M; ++v) {
-    const auto& cv0 = pr.configs[std::size_t(v)].front();
-    for (std::size_t ub = 0; ub < cv0.arrays.size(); ++ub) {
-      const auto& use = cv0.arrays[ub].use;
+    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
+      const auto& use = pr.use_of(v, ub);
       if (!needs_values(use)) continue;
       const int writer = pr.writer_before(v, use.id);
       const int from = writer >= 0 ? writer : carried ? pr.last_writer_of(use.id) : -1;
       if (from < 0 || (writer < 0 && from <= v)) continue;
-      pair_up(from, std::size_t(pr.find(pr.configs[std::size_t(from)].front(), use.id)), v, ub);
+      pair_up(from, std::size_t(pr.find(from, use.id)), v, ub);
     }
   }
   std::vector<double> out(tasks.size());

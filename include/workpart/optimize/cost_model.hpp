@@ -310,13 +310,16 @@ inline void price_one_layer(const std::vector<box>& need, const holders& held, i
 /// A map on one grid, as the plans see it for `nranks` ranks.
 struct map_config {
   grid_shape grid;
-  std::vector<array_solution> arrays;                // as the map's constraints list them
+  /// [array], as the map's constraints list them. Alike maps that hold an array at the same
+  /// place share its solution (program_pricer::configure_like), whose `use` is then the
+  /// first such map's: the pricer takes each map's own from program_pricer::uses_of.
+  std::vector<std::shared_ptr<const array_solution>> arrays;
   std::vector<std::shared_ptr<const holders>> held;  // [array]: written arrays only
   index_t max_points = 0;                            // the largest block
   /// Whether array u's partial results are combined between the ranks after the map (a split
   /// reduction whose groups do not overlap: the program plan picks the combine).
   bool split(std::size_t u) const {
-    return !arrays[u].wgroup.empty() && !arrays[u].w_combine_on_root;
+    return !arrays[u]->wgroup.empty() && !arrays[u]->w_combine_on_root;
   }
 };
 
@@ -332,12 +335,21 @@ inline transfer_cost split_transfer(const std::string& wname, const map_config& 
   in.pool = pool;
   in.names = {wname};
   in.grids = {w.grid};
-  in.arrays = {{&w.arrays[ua]}};
+  in.arrays = {{w.arrays[ua].get()}};
+  array_solution same;  // the reader's, named as the writer's array (a shared solution's
+                        // `use` names another map's array)
   if (r) {
     in.gathers = false;  // the pieces into the reader are priced, not root's gather
     in.names.push_back(rname);
     in.grids.push_back(r->grid);
-    in.arrays.push_back({&r->arrays[ub]});
+    const array_solution* rs = r->arrays[ub].get();
+    if (rs->use.id != w.arrays[ua]->use.id) {
+      same = *rs;
+      same.use.id = w.arrays[ua]->use.id;
+      same.use.name = w.arrays[ua]->use.name;
+      rs = &same;
+    }
+    in.arrays.push_back({rs});
   }
   const program_solution sol = solve_program(std::move(in));
   transfer_cost c;
@@ -384,8 +396,8 @@ struct reader_need {
 };
 inline reader_need needs_of(const map_config& rd, std::size_t ub, int nranks) {
   reader_need n;
-  n.reads = need_before(rd.arrays[ub], rd.grid, nranks, false);
-  n.old = need_before(rd.arrays[ub], rd.grid, nranks, true);
+  n.reads = need_before(*rd.arrays[ub], rd.grid, nranks, false);
+  n.old = need_before(*rd.arrays[ub], rd.grid, nranks, true);
   for (const auto& b : n.reads) n.any_reads = n.any_reads || !b.empty();
   for (const auto& b : n.old) n.any_old = n.any_old || !b.empty();
   return n;
@@ -405,7 +417,7 @@ inline transfer_cost edge_transfer(const holders& held, std::size_t es, const re
 /// The same for array `ua` (index in the writer's arrays) to array `ub` of a reader.
 inline transfer_cost edge_transfer(const map_config& w, std::size_t ua, const map_config& rd,
                                    std::size_t ub, int nranks) {
-  return edge_transfer(*w.held[ua], w.arrays[ua].use.elem_size, needs_of(rd, ub, nranks), nranks);
+  return edge_transfer(*w.held[ua], w.arrays[ua]->use.elem_size, needs_of(rd, ub, nranks), nranks);
 }
 
 }  // namespace detail

@@ -59,7 +59,7 @@ inline program_cost_tables program_pricer::build() {
       double s = mm.compute_seconds(double(c.max_points) * ops[std::size_t(m)]);
       for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
         if (!combine_on_edge(m, c, u))
-          for (const auto& st : c.arrays[u].out_steps)
+          for (const auto& st : c.arrays[u]->out_steps)
             if (st.op == step_op::reduce) s += steps_seconds(mm, {st});
       cost.push_back(s);
       tuples.push_back(tuple(c.grid, replica_entry));
@@ -87,20 +87,19 @@ inline program_cost_tables program_pricer::build() {
   price_combines(*this, memo, again > 0, copt.threads);
   // every array of every map: where its values come from, and whether it ends on root
   for (int v = 0; v < M; ++v) {
-    const auto& cv0 = configs[std::size_t(v)].front();
-    for (std::size_t ub = 0; ub < cv0.arrays.size(); ++ub) {
-      const auto& use = cv0.arrays[ub].use;
+    for (std::size_t ub = 0; ub < uses_of[std::size_t(v)].size(); ++ub) {
+      const auto& use = use_of(v, ub);
       const int writer = writer_before(v, use.id);
       for (std::size_t kv = 0; kv < configs[std::size_t(v)].size() && needs_values(use); ++kv) {
         const auto& cv = configs[std::size_t(v)][kv];
         if (writer < 0) {  // from root: the map's own scatter of it
-          const auto& ap = cv.arrays[ub];
+          const auto& ap = *cv.arrays[ub];
           const double s = steps_seconds(mm, ap.in_steps) + steps_seconds(mm, ap.init_steps);
           add(0, std::size_t(v) + 1, 0, kv, s * once, use.name);
           const int later = last_writer_of(use.id);
           if (again > 0 && later > v) {  // the next execute()'s values: from `later`
             const auto& cls = configs[std::size_t(later)];
-            const std::size_t ua = std::size_t(find(cls.front(), use.id));
+            const std::size_t ua = std::size_t(find(later, use.id));
             const reader_need need = needs_of(cv, ub, nranks);
             const int nid = memo.need_id(need);
             for (std::size_t kl = 0; kl < cls.size(); ++kl)
@@ -110,7 +109,7 @@ inline program_cost_tables program_pricer::build() {
           continue;
         }
         const auto& cws = configs[std::size_t(writer)];
-        const std::size_t ua = std::size_t(find(cws.front(), use.id));
+        const std::size_t ua = std::size_t(find(writer, use.id));
         const reader_need need = needs_of(cv, ub, nranks);  // one per reader grid
         const int nid = memo.need_id(need);
         for (std::size_t ku = 0; ku < cws.size(); ++ku)
@@ -119,7 +118,7 @@ inline program_cost_tables program_pricer::build() {
       }
       // the last writer of the array gathers it to root (combining its partial results
       // first where no map reads them)
-      if (!cv0.arrays[ub].use.written || !last_writer(v, use.id)) continue;
+      if (!use.written || !last_writer(v, use.id)) continue;
       // (whether a grid splits the reduction is a matter of the grid: asked per config below)
       const bool combine_here = M > 1 && first_reader_after(v, use.id) < 0;
       for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
@@ -131,7 +130,7 @@ inline program_cost_tables program_pricer::build() {
           s = step_seconds(mm, c.sent, c.received, c.messages);
         } else {
           std::vector<comm_step> gathers;
-          for (const auto& st : cv.arrays[ub].out_steps)
+          for (const auto& st : cv.arrays[ub]->out_steps)
             if (st.op != step_op::reduce) gathers.push_back(st);
           s = steps_seconds(mm, gathers);
         }
@@ -168,13 +167,12 @@ inline std::vector<modelled_transfer> modelled_transfers(
   std::vector<modelled_transfer> out;
   const int M = int(pr.names.size());
   for (int v = 0; v < M; ++v) {
-    const auto& cv = pr.configs[std::size_t(v)].front();
-    for (std::size_t ub = 0; ub < cv.arrays.size(); ++ub) {
-      const auto& use = cv.arrays[ub].use;
+    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
+      const auto& use = pr.use_of(v, ub);
       if (!detail::needs_values(use)) continue;  // nothing flows into the map
       const int u = pr.writer_before(v, use.id);
       if (u < 0) continue;
-      const int x = pr.find(pr.configs[std::size_t(u)].front(), use.id);
+      const int x = pr.find(u, use.id);
       const auto c = pr.edge_cost(u, 0, std::size_t(x), v, 0, ub);
       out.push_back({use.name, pr.names[std::size_t(u)], pr.names[std::size_t(v)], c.total(),
                      detail::step_seconds(mm, c.sent, c.received, c.messages)});

@@ -369,11 +369,39 @@ inline map_constraints extract_constraints(const program_description& p, const m
 }
 
 /// priced_map::shape_key of a described map: everything but the names of the map, its
-/// indices and its arrays (arrays numbered by first access, with their shapes and types).
-inline std::string described_shape_key(const program_description& p, const map_description& m) {
+/// indices and its arrays (arrays numbered by first access, with their shapes and types), and
+/// the positions it reads and writes its arrays at along axes that every access of the map
+/// subscripts with a constant, where no access is padded: those go to `positions`
+/// (priced_map::positions; the first access's constant, and the others' relative to it).
+inline std::string described_shape_key(const program_description& p, const map_description& m,
+                                       std::vector<std::vector<index_t>>* positions = nullptr) {
+  // the arrays by first access, and along which of their axes the map is placed by constants
+  std::map<std::string, int> seen;
+  std::vector<std::vector<index_t>> at;  // [array][axis]
+  std::vector<std::vector<char>> placed;
+  auto constant = [](const subscript& s) {
+    for (index_t c : s.coef)
+      if (c != 0) return false;
+    return !s.whole_axis;
+  };
+  for (const auto& a : m.accesses) {
+    const auto [it, first] = seen.emplace(a.array, int(seen.size()));
+    if (first) {
+      at.emplace_back(a.index.size(), 0);
+      placed.emplace_back(a.index.size(), 1);
+      for (std::size_t x = 0; x < a.index.size(); ++x) at.back()[x] = a.index[x].offset;
+    }
+    auto& ok = placed[std::size_t(it->second)];
+    for (std::size_t x = 0; x < a.index.size() && x < ok.size(); ++x)
+      ok[x] = ok[x] && !a.padded && constant(a.index[x]);
+  }
+  for (std::size_t a = 0; a < at.size(); ++a)
+    for (std::size_t x = 0; x < at[a].size(); ++x)
+      if (!placed[a][x]) at[a][x] = 0;
+  seen.clear();
   std::string k = "e";
   auto num = [&k](index_t x) { k += std::to_string(x) + ','; };
-  auto sub = [&](const subscript& s) {
+  auto sub = [&](const subscript& s, index_t from) {
     if (s.whole_axis) {
       k += 'w';
       return;
@@ -381,15 +409,15 @@ inline std::string described_shape_key(const program_description& p, const map_d
     k += '(';
     for (index_t c : s.coef) num(c);
     k += ')';
-    num(s.offset);
+    num(s.offset - from);
   };
   for (index_t e : m.extents) num(e);
   char ops[32];
   std::snprintf(ops, sizeof ops, "o%.17g;", m.ops_per_point);
   k += ops;
-  std::map<std::string, int> seen;
   for (const auto& a : m.accesses) {
     const auto [it, first] = seen.emplace(a.array, int(seen.size()));
+    const std::vector<index_t>& from = at[std::size_t(it->second)];
     k += 'a' + std::to_string(it->second);
     if (first) {
       const array_description* arr = p.find_array(a.array);
@@ -401,14 +429,15 @@ inline std::string described_shape_key(const program_description& p, const map_d
       k += ']';
     }
     k += 'm' + std::to_string(int(a.mode)) + (a.padded ? "p" : "");
-    for (const auto& s : a.index) sub(s);
+    for (std::size_t x = 0; x < a.index.size(); ++x) sub(a.index[x], x < from.size() ? from[x] : 0);
     for (const auto& r : a.ranges) {
       k += r.data_dependent ? "r?" : "r";
-      sub(r.from);
-      sub(r.to);
+      sub(r.from, 0);
+      sub(r.to, 0);
     }
     k += ';';
   }
+  if (positions) *positions = std::move(at);
   return k;
 }
 
@@ -423,7 +452,7 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.constraints = [&p, &m](const grid_shape& g, int nranks) {
       return extract_constraints(p, m, g, nranks);
     };
-    pm.shape_key = described_shape_key(p, m);
+    pm.shape_key = described_shape_key(p, m, &pm.positions);
     v.push_back(std::move(pm));
   }
   return v;

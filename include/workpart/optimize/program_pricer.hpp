@@ -52,7 +52,12 @@ struct priced_map {
   /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
   /// between two such pairs of maps is priced once (a network's repeated blocks: a
   /// Transformer's six encoder blocks price their combines as one). Empty: alike to no other.
+  /// Alike maps may read and write their arrays at other positions along axes that every
+  /// access of the map subscripts with a constant (an LSTM's steps, each at its own slice of
+  /// the sequence): `positions` [array, in the order of the constraints][axis] is where (0
+  /// elsewhere), and two alike maps' boxes differ by the difference of their positions.
   std::string shape_key{};
+  std::vector<std::vector<index_t>> positions{};
 };
 template <int N, class... S>
 priced_map priced_view(const map_t<N, S...>& m) {
@@ -88,6 +93,44 @@ inline std::vector<std::size_t> backward_partners(
     const auto f = by_name.find(names[m].substr(1));
     if (f != by_name.end() && extents[f->second] == extents[m]) to[m] = f->second;
   }
+  return to;
+}
+
+/// config_options' ties as groups of maps, [map] -> the group's first map (itself where
+/// untied): tie_backward, map "dN" with map N where both have one space (a chain "ddN" ->
+/// "dN" -> "N" ends at N); tie_blocks, the maps of a stem's blocks named alike but for the
+/// block's number. Two maps are joined only where their candidate grids, `grids`, are the same.
+inline std::vector<std::size_t> tied_maps(const std::vector<std::string>& names,
+                                          const std::vector<std::vector<index_t>>& extents,
+                                          const std::vector<std::vector<grid_shape>>& grids,
+                                          const config_options& copt) {
+  const std::size_t M = names.size();
+  std::vector<std::size_t> up(M);  // union-find; a group's smallest map is its root
+  for (std::size_t m = 0; m < M; ++m) up[m] = m;
+  auto root = [&](std::size_t m) {
+    while (up[m] != m) m = up[m] = up[up[m]];
+    return m;
+  };
+  auto join = [&](std::size_t a, std::size_t b) {
+    if (grids[a] != grids[b]) return;
+    a = root(a), b = root(b);
+    if (a != b) up[std::max(a, b)] = std::min(a, b);
+  };
+  if (copt.tie_backward) {
+    const std::vector<std::size_t> to = backward_partners(names, extents);
+    for (std::size_t m = 0; m < M; ++m) join(m, to[m]);
+  }
+  for (const std::string& stem : copt.tie_blocks) {
+    std::map<std::string, std::size_t> first;  // a name without its block number -> map
+    for (std::size_t m = 0; m < M; ++m) {
+      if (stem.empty() || block_tokens(names[m], stem).empty()) continue;
+      const auto [it, fresh] =
+          first.emplace(renumber_blocks(names[m], stem, [](long) { return 0L; }), m);
+      if (!fresh) join(m, it->second);
+    }
+  }
+  std::vector<std::size_t> to(M);
+  for (std::size_t m = 0; m < M; ++m) to[m] = root(m);
   return to;
 }
 
@@ -164,17 +207,53 @@ struct program_pricer {
     const auto [it, first] = configured_like.emplace(key, m);
     return first ? npos : it->second;
   }
-  /// Map `like`'s configurations with map m's arrays, or false where they do not fit m.
+  /// Map `like`'s configurations with map m's arrays (their boxes moved to m's positions),
+  /// or false where they do not fit m.
   bool configure_like(std::size_t m, std::size_t like, const std::vector<grid_shape>& grids) {
     const std::vector<array_use>& uses = uses_of[m];
     std::vector<map_config> cs = configs[like];
     if (cs.empty() || cs.size() > grids.size()) return false;
+    const std::vector<std::vector<index_t>> by = moved_by(maps[like], maps[m], uses.size());
     for (auto& c : cs) {
       if (c.arrays.size() != uses.size()) return false;
-      for (std::size_t a = 0; a < uses.size(); ++a) c.arrays[a].use = uses[a];
+      for (std::size_t a = 0; a < uses.size(); ++a) {
+        if (by[a].empty()) continue;  // shared, as it is
+        auto moved = std::make_shared<array_solution>(*c.arrays[a]);
+        moved->use = uses[a];
+        for (auto* boxes : {&moved->rbox, &moved->wbox}) move_boxes(*boxes, by[a]);
+        c.arrays[a] = std::move(moved);
+        if (c.held[a]) {
+          std::vector<box> held = c.held[a]->boxes;
+          move_boxes(held, by[a]);
+          c.held[a] = std::make_shared<const holders>(std::move(held));
+        }
+      }
     }
     configs[m] = std::move(cs);
     return true;
+  }
+  /// [array][axis]: how far map `to`'s boxes lie from alike map `from`'s (empty: not moved).
+  static std::vector<std::vector<index_t>> moved_by(const priced_map& from, const priced_map& to,
+                                                    std::size_t arrays) {
+    std::vector<std::vector<index_t>> by(arrays);
+    for (std::size_t a = 0; a < arrays && a < from.positions.size() && a < to.positions.size();
+         ++a) {
+      const auto &p = from.positions[a], &q = to.positions[a];
+      bool moved = false;
+      for (std::size_t x = 0; x < p.size() && x < q.size(); ++x) moved = moved || p[x] != q[x];
+      if (!moved) continue;
+      for (std::size_t x = 0; x < p.size() && x < q.size(); ++x) by[a].push_back(q[x] - p[x]);
+    }
+    return by;
+  }
+  static void move_boxes(std::vector<box>& boxes, const std::vector<index_t>& by) {
+    for (box& b : boxes) {
+      if (b.empty()) continue;
+      for (int x = 0; x < b.rank && std::size_t(x) < by.size(); ++x) {
+        b.lo[x] += by[std::size_t(x)];
+        b.hi[x] += by[std::size_t(x)];
+      }
+    }
   }
 
   /// Map m's name, class and candidate grids (the schedule's alone where it is fixed).
@@ -232,11 +311,12 @@ struct program_pricer {
         continue;
       }
       c.max_points = ms.largest_block;
-      c.arrays = std::move(ms.arrays);
-      for (const auto& ap : c.arrays)
+      for (auto& ap : ms.arrays) {
         c.held.push_back(ap.use.written
                              ? std::make_shared<const holders>(leaders_write_boxes(ap, g, nranks))
                              : nullptr);
+        c.arrays.push_back(std::make_shared<const array_solution>(std::move(ap)));
+      }
       cs.push_back(std::move(c));
     }
     if (cs.empty())
@@ -285,26 +365,30 @@ struct program_pricer {
       if (failed[m]) std::rethrow_exception(failed[m]);
   }
 
-  static int find(const map_config& c, const void* id) {
-    for (std::size_t u = 0; u < c.arrays.size(); ++u)
-      if (c.arrays[u].use.id == id) return int(u);
+  /// Map m's use of array u (its own: configurations may share another map's solution).
+  const array_use& use_of(int m, std::size_t u) const { return uses_of[std::size_t(m)][u]; }
+  /// Which of map m's arrays is the array (-1: none).
+  int find(int m, const void* id) const {
+    const auto& uses = uses_of[std::size_t(m)];
+    for (std::size_t u = 0; u < uses.size(); ++u)
+      if (uses[u].id == id) return int(u);
     return -1;
   }
 
   /// The last map before v that writes the array (-1: none).
   int writer_before(int v, const void* id) const {
     for (int u = v - 1; u >= 0; --u) {
-      const int x = find(configs[std::size_t(u)].front(), id);
-      if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written) return u;
+      const int x = find(u, id);
+      if (x >= 0 && use_of(u, std::size_t(x)).written) return u;
     }
     return -1;
   }
   /// The first map after writer u that needs the array's values from it (-1: none).
   int first_reader_after(int u, const void* id) const {
     for (int v = u + 1; v < int(names.size()); ++v) {
-      const int x = find(configs[std::size_t(v)].front(), id);
+      const int x = find(v, id);
       if (x < 0) continue;
-      const auto& use = configs[std::size_t(v)].front().arrays[std::size_t(x)].use;
+      const auto& use = use_of(v, std::size_t(x));
       if (needs_values(use)) return v;
       if (use.written) return -1;  // overwritten before anyone reads it
     }
@@ -316,18 +400,16 @@ struct program_pricer {
   double executions() const {
     if (copt.executions >= 1) return copt.executions;
     for (int v = 0; v < int(names.size()); ++v)
-      for (const auto& ap : configs[std::size_t(v)].front().arrays)
-        if (needs_values(ap.use) && writer_before(v, ap.use.id) < 0 &&
-            last_writer_of(ap.use.id) > v)
+      for (const auto& use : uses_of[std::size_t(v)])
+        if (needs_values(use) && writer_before(v, use.id) < 0 && last_writer_of(use.id) > v)
           return 100;
     return 1;
   }
   /// Whether no map after v writes the array (v's values are the ones root gathers).
   bool last_writer(int v, const void* id) const {
     for (int u = v + 1; u < int(names.size()); ++u) {
-      const int x = find(configs[std::size_t(u)].front(), id);
-      if (x >= 0 && configs[std::size_t(u)].front().arrays[std::size_t(x)].use.written)
-        return false;
+      const int x = find(u, id);
+      if (x >= 0 && use_of(u, std::size_t(x)).written) return false;
     }
     return true;
   }
@@ -335,14 +417,14 @@ struct program_pricer {
   /// first reader, or to the outputs) rather than on the map: in programs of several maps.
   bool combine_on_edge(int m, const map_config& c, std::size_t u) const {
     if (names.size() < 2 || !c.split(u)) return false;
-    const void* id = c.arrays[u].use.id;
+    const void* id = use_of(m, u).id;
     return first_reader_after(m, id) >= 0 || last_writer(m, id);
   }
   /// Whether writer u's partial results of array ua (config ku) are combined on the way to
   /// reader v: v is the first map that needs them combined.
   bool combines_for(int u, std::size_t ku, std::size_t ua, int v) const {
     const map_config& cw = configs[std::size_t(u)][ku];
-    return names.size() > 1 && cw.split(ua) && first_reader_after(u, cw.arrays[ua].use.id) == v;
+    return names.size() > 1 && cw.split(ua) && first_reader_after(u, use_of(u, ua).id) == v;
   }
   /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub):
   /// the combine and the pieces, as the program plan moves them, when v is the first map that
@@ -355,47 +437,19 @@ struct program_pricer {
     if (combines_for(u, ku, ua, v))
       return split_transfer(names[std::size_t(u)], cw, ua, names[std::size_t(v)], &cr, ub, nranks,
                             &pool);
-    if (need) return edge_transfer(*cw.held[ua], cw.arrays[ua].use.elem_size, *need, nranks);
+    if (need) return edge_transfer(*cw.held[ua], use_of(u, ua).elem_size, *need, nranks);
     return edge_transfer(cw, ua, cr, ub, nranks);
   }
 
-  /// The vertex whose configuration each vertex takes (tied_search.hpp): config_options::
-  /// tie_backward, map "dN" with map N where both have the same space and candidate grids (a
-  /// chain "ddN" -> "dN" -> "N" ends at N); config_options::tie_blocks, the maps of a stem's
-  /// blocks named alike but for the block's number, where their candidate grids are the same.
+  /// The vertex whose configuration each vertex takes (tied_search.hpp): tied_maps over the
+  /// tables' candidate grids.
   std::vector<std::size_t> ties(const program_cost_tables& t) const {
-    const std::size_t M = t.maps.size();
-    // groups of maps (union-find; a group's smallest map is its root), joined only where the
-    // two have the same candidate grids
-    std::vector<std::size_t> up(M);
-    for (std::size_t m = 0; m < M; ++m) up[m] = m;
-    auto root = [&](std::size_t m) {
-      while (up[m] != m) m = up[m] = up[up[m]];
-      return m;
-    };
-    auto join = [&](std::size_t a, std::size_t b) {
-      if (t.grids[a] != t.grids[b]) return;
-      a = root(a), b = root(b);
-      if (a != b) up[std::max(a, b)] = std::min(a, b);
-    };
-    if (copt.tie_backward) {
-      std::vector<std::vector<index_t>> extents;
-      for (const auto& m : maps) extents.push_back(m.extents);
-      const std::vector<std::size_t> to = backward_partners(t.maps, extents);
-      for (std::size_t m = 0; m < M; ++m) join(m, to[m]);
-    }
-    for (const std::string& stem : copt.tie_blocks) {
-      std::map<std::string, std::size_t> first;  // a name without its block number -> map
-      for (std::size_t m = 0; m < M; ++m) {
-        if (stem.empty() || block_tokens(t.maps[m], stem).empty()) continue;
-        const auto [it, fresh] =
-            first.emplace(renumber_blocks(t.maps[m], stem, [](long) { return 0L; }), m);
-        if (!fresh) join(m, it->second);
-      }
-    }
+    std::vector<std::vector<index_t>> extents;
+    for (const auto& m : maps) extents.push_back(m.extents);
+    const std::vector<std::size_t> to = tied_maps(t.maps, extents, t.grids, copt);
     std::vector<std::size_t> tied(t.graph.num_vertices());
     for (std::size_t v = 0; v < tied.size(); ++v) tied[v] = v;
-    for (std::size_t m = 0; m < M; ++m) tied[m + 1] = root(m) + 1;
+    for (std::size_t m = 0; m < to.size(); ++m) tied[m + 1] = to[m] + 1;
     return tied;
   }
 
