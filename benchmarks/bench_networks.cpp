@@ -44,9 +44,10 @@
 //                                       [--csv FILE]
 //
 // The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
-// features / 8, float) and RNNLM scaled down (the same batch, 16 positions, vocabulary 10000,
-// embedding 256, two LSTM layers of 256 units, float) trained on the P ranks under data
-// parallelism, the experts' strategy and
+// features / 8, float), RNNLM scaled down (the same batch, 16 positions, vocabulary 10000,
+// embedding 256, two LSTM layers of 256 units, float) and the Transformer scaled down (the
+// same batch, 32 positions, vocabulary 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks, float)
+// trained on the P ranks under data parallelism, the experts' strategy and
 // the one wp::optimize finds with a model calibrated on these ranks
 // (wp::machine_model::calibrate), each one execute() (a training step) timed alternately with
 // the others in a balanced order, the median of --reps rounds of the slowest rank's seconds,
@@ -74,14 +75,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench_mpi.hpp"
+#include "bench_networks.hpp"
 
 using namespace workpart_bench;
-
-namespace bench_networks {
-workpart::program_description transformer_description(int& maps_typed);
-workpart::program_description rnnlm_description(int& maps_typed);
-}  // namespace bench_networks
+using bench_networks::time_strategies;
 
 namespace {
 
@@ -93,31 +90,31 @@ double peak_rss_bytes() {
   return double(u.ru_maxrss) * 1024.0;
 }
 
-/// Whether every grid of `s` is a candidate under `opt` (else the baseline is priced but the
-/// optimum is not bound by it).
+/// Whether every grid of `s` is a candidate under `opt` and every group of maps `opt` ties
+/// (tie_backward, tie_blocks: the pricer's groups, wp::detail::tied_maps) is on one grid in
+/// `s` (else the baseline is priced but the optimum is not bound by it).
 template <class Program>
 bool among_candidates(const Program& prog, const wp::schedule& s, int P,
                       const wp::config_options& opt) {
   bool all = true;
   std::vector<std::string> names;
   std::vector<std::vector<wp::index_t>> extents;
+  std::vector<std::vector<wp::grid_shape>> candidates;
   wpnet::for_each_map_extents(prog,
                               [&](const std::string& name, const std::vector<wp::index_t>& ext) {
-                                const auto grids = wp::detail::grid_configurations(ext, P, opt);
+                                candidates.push_back(wp::detail::grid_configurations(ext, P, opt));
                                 const wp::grid_shape* g = s.find(name);
                                 bool found = false;
-                                for (const auto& c : grids) found = found || (g && c == *g);
+                                for (const auto& c : candidates.back())
+                                  found = found || (g && c == *g);
                                 all = all && found;
                                 names.push_back(name);
                                 extents.push_back(ext);
                               });
-  // tie_backward: map dN on map N's grid (the pricer's rule)
-  if (opt.tie_backward) {
-    const auto to = wp::detail::backward_partners(names, extents);
-    for (std::size_t m = 0; m < names.size(); ++m)
-      if (to[m] != m && s.find(names[m]) && s.find(names[to[m]]))
-        all = all && *s.find(names[m]) == *s.find(names[to[m]]);
-  }
+  const auto to = wp::detail::tied_maps(names, extents, candidates, opt);
+  for (std::size_t m = 0; m < names.size(); ++m)
+    if (to[m] != m && s.find(names[m]) && s.find(names[to[m]]))
+      all = all && *s.find(names[m]) == *s.find(names[to[m]]);
   return all;
 }
 
@@ -179,68 +176,6 @@ void network_rows(const char* network, const Program& prog, const std::vector<st
   }
 }
 
-/// Item 5 for one network's step on these ranks: data parallelism, the experts' strategy and
-/// the optimum of the calibrated model, each step timed alternately with the others, beside
-/// its modelled seconds.
-template <class Program, class Expert>
-void time_strategies(wp::context& ctx, const Program& prog, Expert expert,
-                     const wp::machine_model& mm, int reps, const std::string& network,
-                     const std::string& title, std::ofstream& out) {
-  const int P = ctx.size();
-  const bool root = ctx.is_root();
-  const wp::optimized found = wp::optimize(prog, P, mm);
-  const std::vector<std::pair<std::string, wp::schedule>> strategies = {
-      {"data parallel", wpnet::data_parallel(prog, P)},
-      {"experts'", expert(prog, P)},
-      // root's (pricing reads root-only state: every rank plans with root's schedule, as
-      // wp::distribute(prog, wp::automatic, ctx) does)
-      {"found", wp::detail::roots_schedule(ctx.comm(), prog, found.schedule)}};
-  using plan_type = decltype(wp::distribute(prog, strategies[0].second, ctx));
-  std::vector<plan_type> plans;
-  std::vector<double> modelled;
-  for (const auto& [name, s] : strategies) {
-    plans.push_back(wp::distribute(prog, s, ctx));
-    modelled.push_back(wp::modelled_cost(prog, s, P, mm));
-  }
-  for (auto& p : plans) p.scatter();
-  for (auto& p : plans) p.execute();  // warm-up: buffers, threads, connections, datatypes
-  std::vector<std::vector<double>> t(plans.size());
-  for (int r = 0; r < reps; ++r)
-    for (std::size_t v : round_order(r, plans.size())) {
-      quiet_barrier(ctx.comm());
-      const auto t0 = std::chrono::steady_clock::now();
-      plans[v].execute();
-      const double sec = slowest(seconds_since(t0), ctx.comm());
-      if (root) t[v].push_back(sec);
-    }
-  if (!root) return;
-  std::printf(
-      "\n%s on %d ranks; calibrated model: %.3g FLOP/s, alpha %.3g s, beta %.3g s/B; %d "
-      "rounds\n",
-      title.c_str(), P, mm.flops, mm.alpha, mm.beta, reps);
-  std::printf("%-14s %12s %12s %10s\n", "strategy", "measured s", "modelled s", "meas/model");
-  for (std::size_t v = 0; v < plans.size(); ++v) {
-    const double m = median(t[v]);
-    std::printf("%-14s %12.5g %12.5g %10.2f\n", strategies[v].first.c_str(), m, modelled[v],
-                m / modelled[v]);
-    if (out)
-      out << "bench_networks_run," << network << ',' << P << ',' << strategies[v].first << ',' << m
-          << ',' << modelled[v] << ',' << m / modelled[v] << '\n';
-  }
-  auto order = [&](auto value) {
-    std::vector<std::size_t> o(plans.size());
-    for (std::size_t k = 0; k < o.size(); ++k) o[k] = k;
-    std::stable_sort(o.begin(), o.end(),
-                     [&](std::size_t a, std::size_t b) { return value(a) < value(b); });
-    std::string txt;
-    for (std::size_t k : o) txt += (txt.empty() ? "" : " < ") + strategies[k].first;
-    return txt;
-  };
-  std::printf("ranked by measurement: %s\nranked by the model:   %s\n",
-              order([&](std::size_t k) { return median(t[k]); }).c_str(),
-              order([&](std::size_t k) { return modelled[k]; }).c_str());
-}
-
 /// Item 5: the scaled-down networks trained under the three strategies on these ranks.
 int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv) {
   if (ctx.is_root()) print_run_environment(ctx.size());
@@ -288,6 +223,7 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
         ctx, step.program, [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); }, mm,
         reps, "rnnlm", title, out);
   }
+  bench_networks::run_transformer(ctx, mm, reps, size.batch, out);
   return 0;
 }
 

@@ -1,10 +1,16 @@
-// The Transformer's description for bench_networks (one translation unit of its own: the typed
-// training step of 3 + 3 blocks is the longest compile of the benchmark, and builds beside
-// the rest of it).
+// The Transformer for bench_networks: its description, and its scaled-down step run under the
+// three strategies (one translation unit of its own: the typed training steps of 3 + 3 and
+// 2 + 2 blocks are the longest compiles of the benchmark, and build beside the rest of it).
 
 #include "../examples/networks/transformer.hpp"
 
 #include <workpart/optimize.hpp>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+
+#include "bench_networks.hpp"
 
 namespace bench_networks {
 
@@ -19,6 +25,31 @@ workpart::program_description transformer_description(int& maps_typed) {
   maps_typed = 0;
   step.program.for_each_map([&](const auto&) { ++maps_typed; });
   return wp::repeat_blocks(wp::repeat_blocks(wp::describe(step.program), "enc", 6), "dec", 6);
+}
+
+/// The Transformer scaled down (2 + 2 blocks, 32 positions, vocabulary 4000, E 128 in 4
+/// heads, FFN 512, float) trained under data parallelism, Megatron's tensor parallelism and
+/// the found strategy on these ranks (time_strategies).
+void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
+                     std::ofstream& out) {
+  const wpnet::transformer_size z{
+      .batch = batch, .length = 32, .vocabulary = 4000, .embed = 128, .heads = 4, .ff = 512};
+  wpnet::transformer<float, 2> net(z);
+  auto step = net.step(0.01f);
+  auto token = [&](std::int64_t a, std::int64_t b) {
+    return std::int32_t((a * 7919 + b * 104729) % z.vocabulary);
+  };
+  net.source.init([&](const std::array<wp::index_t, 2>& g) { return token(g[0], g[1]); });
+  net.target.init([&](const std::array<wp::index_t, 2>& g) { return token(g[0] + 3, g[1]); });
+  net.label.init([&](const std::array<wp::index_t, 2>& g) { return token(g[0] + 3, g[1] + 1); });
+  char title[200];
+  std::snprintf(title, sizeof title,
+                "Transformer scaled down (batch %lld, 32 positions, vocabulary 4000, E 128 in 4 "
+                "heads, FFN 512, 2 + 2 blocks, float)",
+                static_cast<long long>(z.batch));
+  time_strategies(
+      ctx, step.program, [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); }, mm,
+      reps, "transformer", title, out);
 }
 
 }  // namespace bench_networks
