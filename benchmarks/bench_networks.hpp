@@ -29,15 +29,17 @@ void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp
                      std::ofstream& out);
 
 /// Item 5 for one network's step on these ranks: data parallelism, the experts' strategy and
-/// the optimum of the calibrated model, each step timed alternately with the others, beside
-/// its modelled seconds.
+/// the optimum of the calibrated model (over the grids `opt` allows: with config_options::
+/// replicas where the experts' strategy replicates maps, so that it is among them), each step
+/// timed alternately with the others, beside its modelled seconds.
 template <class Program, class Expert>
 void time_strategies(wp::context& ctx, const Program& prog, Expert expert,
                      const wp::machine_model& mm, int reps, const std::string& network,
-                     const std::string& title, std::ofstream& out) {
+                     const std::string& title, std::ofstream& out,
+                     const wp::optimize_options& opt = {}) {
   const int P = ctx.size();
   const bool root = ctx.is_root();
-  const wp::optimized found = wp::optimize(prog, P, mm);
+  const wp::optimized found = wp::optimize(prog, P, mm, opt);
   const std::vector<std::pair<std::string, wp::schedule>> strategies = {
       {"data parallel", wpnet::data_parallel(prog, P)},
       {"experts'", expert(prog, P)},
@@ -85,6 +87,8 @@ void time_strategies(wp::context& ctx, const Program& prog, Expert expert,
     for (std::size_t k : o) txt += (txt.empty() ? "" : " < ") + strategies[k].first;
     return txt;
   };
+  if (!found.proven_optimal)
+    std::printf("(the search was cut short: found is not proven optimal)\n");
   std::printf("ranked by measurement: %s\nranked by the model:   %s\n",
               order([&](std::size_t k) { return median(t[k]); }).c_str(),
               order([&](std::size_t k) { return modelled[k]; }).c_str());

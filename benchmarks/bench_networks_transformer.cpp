@@ -29,7 +29,8 @@ workpart::program_description transformer_description(int& maps_typed) {
 
 /// The Transformer scaled down (2 + 2 blocks, 32 positions, vocabulary 4000, E 128 in 4
 /// heads, FFN 512, float) trained under data parallelism, Megatron's tensor parallelism and
-/// the found strategy on these ranks (time_strategies).
+/// the found strategy on these ranks (time_strategies; searched in the space of the bench
+/// rows: replicated candidates, each backward map on its forward map's grid).
 void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                      std::ofstream& out) {
   const wpnet::transformer_size z{
@@ -47,9 +48,14 @@ void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp
                 "Transformer scaled down (batch %lld, 32 positions, vocabulary 4000, E 128 in 4 "
                 "heads, FFN 512, 2 + 2 blocks, float)",
                 static_cast<long long>(z.batch));
+  // the bench rows' space: Megatron replicates its norms and residuals, and each backward map
+  // takes its forward map's grid, as in Megatron (the search is then proven optimal)
+  wp::optimize_options opt;
+  opt.configs.replicas = true;
+  opt.configs.tie_backward = true;
   time_strategies(
       ctx, step.program, [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); }, mm,
-      reps, "transformer", title, out);
+      reps, "transformer", title, out, opt);
 }
 
 }  // namespace bench_networks
