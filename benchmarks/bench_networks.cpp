@@ -7,18 +7,18 @@
 // One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float;
 // the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
 // 6 + 6 blocks; RNNLM: batch 64, 256 positions, vocabulary 100000, embedding 2048, two LSTM
-// layers of 2048 units, float) as one training step (forward, wp::backward, SGD; AlexNet's
-// typed, the Transformer's described from its typed step of 3 + 3 blocks and repeated to 6 + 6
-// by wp::repeat_blocks, RNNLM's described from its typed step of 3 positions and lengthened to
-// 256 by wpnet::rnnlm_description), priced with the machine model PaSE uses
-// (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
-// wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel)
-// and the experts' (AlexNet: wpnet::alexnet_expert, data-parallel convolutions, model-parallel
-// fully connected layers; the Transformer: wpnet::transformer_megatron, Megatron-LM's heads,
-// FFN hidden units and vocabulary split, everything else replicated; RNNLM:
-// wpnet::rnnlm_megatron, the embedding's features, the LSTMs' units and the vocabulary split)
-// priced by
-// wp::modelled_cost under the same model and
+// layers of 2048 units, float; ResNet101: batch 128, 3 x 227 x 227, 1000 classes, float) as
+// one training step (forward, wp::backward, SGD; AlexNet's typed, the Transformer's described
+// from its typed step of 3 + 3 blocks and repeated to 6 + 6 by wp::repeat_blocks, ResNet101's
+// from its typed step of three blocks per stage repeated to 3/4/23/3 likewise, RNNLM's described
+// from its typed step of 3 positions and lengthened to 256 by wpnet::rnnlm_description), priced
+// with the machine model PaSE uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per
+// message). For each P: wp::optimize's modelled seconds per training step, data parallelism's
+// (wpnet::data_parallel) and the experts' (AlexNet and ResNet101: wpnet::alexnet_expert and
+// wpnet::resnet_expert, data-parallel convolutions, model-parallel fully connected layers; the
+// Transformer: wpnet::transformer_megatron, Megatron-LM's heads, FFN hidden units and vocabulary
+// split, everything else replicated; RNNLM: wpnet::rnnlm_megatron, the embedding's features, the
+// LSTMs' units and the vocabulary split) priced by wp::modelled_cost under the same model and
 // options, the modelled speed-ups of the found strategy over each, the seconds wp::optimize took
 // (pricing and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
 // Then the found strategy per layer: each forward layer's grid.
@@ -30,7 +30,8 @@
 // maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
 // baselines respect that too (checked likewise), and its maps may be replicated on all P ranks
 // (config_options::replicas: Megatron's layer norms and residuals). RNNLM's backward maps are
-// tied likewise, and each LSTM layer's steps take one grid per kind of map
+// tied likewise (ResNet101's too: free, the search's dependent sets grow along the residual
+// connections past memory at P = 32), and each LSTM layer's steps take one grid per kind of map
 // (config_options::tie_blocks), as PaSE gives an LSTM layer one configuration. --exact: every grid
 // (no restriction; practical to P = 8).
 // --threads=N: threads solving the maps' grids and pricing the combines
@@ -44,18 +45,20 @@
 //                                       [--csv FILE]
 //
 // The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
-// features / 8, float), RNNLM scaled down (the same batch, 16 positions, vocabulary 10000,
-// embedding 256, two LSTM layers of 256 units, float) and the Transformer scaled down (the
-// same batch, 32 positions, vocabulary 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks, float)
-// trained on the P ranks under data parallelism, the experts' strategy and
-// the one wp::optimize finds with a model calibrated on these ranks
-// (wp::machine_model::calibrate), each one execute() (a training step) timed alternately with
-// the others in a balanced order, the median of --reps rounds of the slowest rank's seconds,
-// beside the step's modelled seconds (wp::modelled_cost, the same calibrated model), so the
-// model's ranking of the strategies is checked against measurement. --csv FILE: benchmark,
-// network, p, strategy, measured_s, modelled_s, measured_over_modelled.
+// features / 8, float), ResNet scaled down (one block per stage, the same images, batch and
+// width divisor; searched with tie_backward), RNNLM scaled down (the same batch, 16 positions,
+// vocabulary 10000, embedding 256, two LSTM layers of 256 units, float) and the Transformer scaled
+// down (the same batch, 32 positions, vocabulary 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks,
+// float) trained on the P ranks under data parallelism, the experts' strategy and the one
+// wp::optimize finds with a model calibrated on these ranks (wp::machine_model::calibrate), each
+// one execute() (a training step) timed alternately with the others in a balanced order, the median
+// of --reps rounds of the slowest rank's seconds, beside the step's modelled seconds
+// (wp::modelled_cost, the same calibrated model), so the model's ranking of the strategies is
+// checked against measurement. --csv FILE: benchmark, network, p, strategy, measured_s, modelled_s,
+// measured_over_modelled.
 
 #include "../examples/networks/alexnet.hpp"
+#include "../examples/networks/resnet.hpp"
 #include "../examples/networks/rnnlm.hpp"
 #include "../examples/networks/transformer.hpp"
 
@@ -202,6 +205,7 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
         ctx, step.program, [](const auto& p, int P) { return wpnet::alexnet_expert(p, P); }, mm,
         reps, "alexnet", title, out);
   }
+  bench_networks::run_resnet(ctx, mm, reps, size.batch, size.image, size.width, out);
   {
     // RNNLM at 16 positions (the step typed at that length), a tenth of PaSE's widths
     const wpnet::rnnlm_size rs{
@@ -311,6 +315,29 @@ int main(int argc, char** argv) {
        "conv5", "relu5", "pool3", "flat",  "fc1",   "relu6", "fc2",   "relu7", "fc3",   "loss"});
 
   int typed = 0;
+  const auto tr = std::chrono::steady_clock::now();
+  const wp::program_description rn = bench_networks::resnet101_description(typed);
+  std::printf(
+      "\nResNet101 (batch 128, 3 x 227 x 227, 1000 classes, float): one training step, %zu maps "
+      "(3/4/23/3 blocks: the typed step of three blocks per stage, %d maps, described and "
+      "repeated by wp::repeat_blocks in %.2f s)\n",
+      rn.maps.size(), typed,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - tr).count());
+  std::printf(
+      "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
+      "search space: every backward map dN on its forward map N's grid "
+      "(config_options::tie_backward, as PaSE)\n");
+  // PaSE's space: with the backward maps free the search's dependent sets grow along the
+  // residual connections (127 s at P = 16, out of memory at 32). Both baselines are in it.
+  wp::optimize_options rntied = opt;
+  rntied.configs.tie_backward = true;
+  network_rows("resnet101", rn, ps, mm, rntied, out,
+               [](const auto& p, int P) { return wpnet::resnet_expert(p, P); },
+               {"conv1", "bn1", "pool1", "s1.b1.conv1", "s1.b1.conv2", "s1.b1.proj", "s1.b1.add",
+                "s2.b1.conv2", "s3.b12.conv2", "s3.b23.conv3", "s4.b3.conv2", "s4.b3.relu3",
+                "gpool", "fc", "loss"});
+
+  typed = 0;
   const auto t0 = std::chrono::steady_clock::now();
   const wp::program_description tf = bench_networks::transformer_description(typed);
   std::printf(

@@ -8,8 +8,10 @@
 #include <workpart/optimize/program_description.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace wpnet {
@@ -29,6 +31,36 @@ template <class Program, class Loss, class Params>
 training_step<Program, Loss, Params> make_step(Program p, Loss& loss, Params params) {
   return {std::move(p), &loss, std::move(params)};
 }
+
+namespace detail {
+
+/// Layers joined into one: their program, output array and parameters (a std::tuple of
+/// wp::wrt).
+template <class Program, class Out, class Params>
+struct joined {
+  Program program;
+  Out* out;
+  Params params;
+};
+template <class Program, class Out, class Params>
+joined<Program, Out, Params> join(Program p, Out& out, Params params) {
+  return {std::move(p), &out, std::move(params)};
+}
+
+/// Blocks K+1 .. N of a stack after `first` (block K), each made by make(k, previous output)
+/// over the one before (k from K + 2, one-based), joined into one.
+template <std::size_t K, std::size_t N, class Block, class Make>
+auto stack(Block first, Make make) {
+  if constexpr (K + 1 == N) {
+    return first;
+  } else {
+    auto rest = stack<K + 1, N>(make(K + 2, *first.out), make);
+    return join(wp::program(first.program, rest.program), *rest.out,
+                std::tuple_cat(first.params, rest.params));
+  }
+}
+
+}  // namespace detail
 
 /// A channel or feature count divided by the network's width divisor (at least 1).
 inline index_t narrow(index_t n, index_t divisor) { return std::max<index_t>(1, n / divisor); }

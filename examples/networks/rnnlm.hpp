@@ -68,11 +68,6 @@ struct rnnlm {
 /// of the step typed at that length.
 inline wp::program_description rnnlm_description(wp::program_description d, index_t length) {
   const std::vector<std::string> stems = {"lstm1.t", "lstm2.t"};
-  auto constant = [](const wp::subscript& s) {
-    bool c = !s.whole_axis;
-    for (index_t x : s.coef) c = c && x == 0;
-    return c;
-  };
   auto step_of = [&](const std::string& map) {  // the step token's number, 0 outside the steps
     for (const auto& s : stems)
       for (const auto& t : wp::detail::block_tokens(map, s)) return t.number;
@@ -86,7 +81,7 @@ inline wp::program_description rnnlm_description(wp::program_description d, inde
     if (const long k = step_of(mp.name); k != 0)
       for (const auto& ac : mp.accesses)
         for (std::size_t a = 0; a < ac.index.size(); ++a)
-          if (constant(ac.index[a])) {
+          if (ac.index[a].constant()) {
             if (ac.index[a].offset == k - 1)
               positions[{ac.array, a}].insert(k);
             else
@@ -132,7 +127,7 @@ inline wp::program_description rnnlm_description(wp::program_description d, inde
       const long written = j == 1 ? 1 : j == long(length) ? 3 : 2;
       for (auto& ac : mp.accesses)
         for (std::size_t a = 0; a < ac.index.size(); ++a)
-          if (constant(ac.index[a]) && seq.count({ac.array, a})) ac.index[a].offset += j - written;
+          if (ac.index[a].constant() && seq.count({ac.array, a})) ac.index[a].offset += j - written;
     }
   d.check();
   return d;

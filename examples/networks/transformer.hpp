@@ -36,18 +36,6 @@ struct transformer_size {
 
 namespace detail {
 
-/// Layers joined into one: their program, output and parameters.
-template <class Program, class T, class Params>
-struct joined {
-  Program program;
-  wp::array<T, 3>* out;
-  Params params;
-};
-template <class Program, class T, class Params>
-joined<Program, T, Params> join(Program p, wp::array<T, 3>& out, Params params) {
-  return {std::move(p), &out, std::move(params)};
-}
-
 /// The feed-forward sub-layer of a block over x, with its residual and layer norm.
 template <class T>
 auto feed_forward(const std::string& name, wp::array<T, 3>& x, const transformer_size& z,
@@ -89,18 +77,6 @@ auto decoder_block(const std::string& name, wp::array<T, 3>& y, wp::array<T, 3>&
   return join(wp::program(sa.program, r1.program, n1.program, ca.program, r2.program, n2.program,
                           ff.program),
               *ff.out, std::tuple_cat(nn::parameters(sa, n1, ca, n2), ff.params));
-}
-
-/// Blocks K+1 .. N of a stack after `first`, each over the previous one's output.
-template <std::size_t K, std::size_t N, class Block, class Make>
-auto stack(Block first, Make make) {
-  if constexpr (K + 1 == N) {
-    return first;
-  } else {
-    auto rest = stack<K + 1, N>(make(K + 2, *first.out), make);
-    return join(wp::program(first.program, rest.program), *rest.out,
-                std::tuple_cat(first.params, rest.params));
-  }
 }
 
 }  // namespace detail

@@ -47,6 +47,13 @@ struct subscript {
   bool whole_axis = false;
   std::vector<index_t> coef;  ///< per index (missing entries are 0)
   index_t offset = 0;
+
+  /// Whether it is one fixed position (`offset`): no index in it, not the whole axis.
+  bool constant() const {
+    for (index_t c : coef)
+      if (c != 0) return false;
+    return !whole_axis;
+  }
 };
 
 /// An inner range around a read (`wp::sum(wp::range(k, from, to), ...)`): its index runs over
@@ -379,11 +386,6 @@ inline std::string described_shape_key(const program_description& p, const map_d
   std::map<std::string, int> seen;
   std::vector<std::vector<index_t>> at;  // [array][axis]
   std::vector<std::vector<char>> placed;
-  auto constant = [](const subscript& s) {
-    for (index_t c : s.coef)
-      if (c != 0) return false;
-    return !s.whole_axis;
-  };
   for (const auto& a : m.accesses) {
     const auto [it, first] = seen.emplace(a.array, int(seen.size()));
     if (first) {
@@ -393,7 +395,7 @@ inline std::string described_shape_key(const program_description& p, const map_d
     }
     auto& ok = placed[std::size_t(it->second)];
     for (std::size_t x = 0; x < a.index.size() && x < ok.size(); ++x)
-      ok[x] = ok[x] && !a.padded && constant(a.index[x]);
+      ok[x] = ok[x] && !a.padded && a.index[x].constant();
   }
   for (std::size_t a = 0; a < at.size(); ++a)
     for (std::size_t x = 0; x < at[a].size(); ++x)
