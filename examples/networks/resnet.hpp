@@ -6,11 +6,11 @@
 /// channels inside a block, four times as many out) -- 1 x 1, 3 x 3 (padding 1) and 1 x 1
 /// convolutions, each followed by batch norm (training statistics), ReLU after the first two,
 /// the block's input added, ReLU; a stage's first block takes the stride (2 but in the first
-/// stage, on its first 1 x 1 convolution) and projects its input to the new width by a strided
-/// 1 x 1 convolution and batch norm; then the mean over the last plane, a fully connected layer
-/// to 1000 classes and softmax cross-entropy. Batch 128, 3 x 227 x 227 images at full size
-/// (114, 57, 29, 15 and 8 pixels a side after the stem's convolution, its pooling and each
-/// stage).
+/// stage, on its 3 x 3 convolution, as PaSE's graph has it) and projects its input to the new width
+/// by a strided 1 x 1 convolution and batch norm; then the mean over the last plane, a fully
+/// connected layer to 1000 classes and softmax cross-entropy. Batch 128, 3 x 227 x 227 images at
+/// full size (114, 57, 29, 15 and 8 pixels a side after the stem's convolution, its pooling and
+/// each stage).
 ///
 /// `Blocks` bottlenecks per stage, named s<k>.b1 .. s<k>.b<Blocks> (their layers .conv1, .bn1,
 /// .relu1, .conv2, .bn2, .relu2, .conv3, .bn3, the projection's .proj and .bnp, .add, .relu3),
@@ -40,7 +40,7 @@ struct resnet_size {
 
 namespace detail {
 
-/// A bottleneck block over x: 1 x 1 (stride), 3 x 3, 1 x 1 to `out` channels, each with its
+/// A bottleneck block over x: 1 x 1, 3 x 3 (stride), 1 x 1 to `out` channels, each with its
 /// batch norm, ReLU after the first two, the shortcut added, ReLU. With `Projection` (a
 /// stage's first block) the shortcut is x projected to `out` channels by a strided 1 x 1
 /// convolution and batch norm; without, x itself (stride 1, out = x's channels).
@@ -48,10 +48,10 @@ template <bool Projection, class T>
 auto bottleneck(const std::string& name, wp::array<T, 4>& x, index_t mid, index_t out,
                 index_t stride) {
   namespace nn = wp::nn;
-  auto c1 = nn::conv2d(name + ".conv1", x, mid, 1, {.stride = stride});
+  auto c1 = nn::conv2d(name + ".conv1", x, mid, 1);
   auto b1 = nn::batch_norm(name + ".bn1", c1.out());
   auto r1 = nn::relu(name + ".relu1", b1.out());
-  auto c2 = nn::conv2d(name + ".conv2", r1.out(), mid, 3, {.padding = 1});
+  auto c2 = nn::conv2d(name + ".conv2", r1.out(), mid, 3, {.stride = stride, .padding = 1});
   auto b2 = nn::batch_norm(name + ".bn2", c2.out());
   auto r2 = nn::relu(name + ".relu2", b2.out());
   auto c3 = nn::conv2d(name + ".conv3", r2.out(), out, 1);
