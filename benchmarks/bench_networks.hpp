@@ -28,7 +28,7 @@ workpart::program_description resnet101_description(int& maps_typed);
 /// Item 5 for the Transformer scaled down (bench_networks_transformer.cpp).
 void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                      std::ofstream& out);
-/// Item 5 for ResNet scaled down (bench_networks_resnet.cpp).
+/// Item 5 for ResNet scaled down (bench_networks_resnet_run.cpp).
 void run_resnet(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                 wp::index_t image, wp::index_t width, std::ofstream& out);
 
