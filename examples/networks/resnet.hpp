@@ -108,9 +108,7 @@ struct resnet {
     auto s2 = detail::stage<Blocks>("s2", *s1.out, narrow(128, d), narrow(512, d), 2);
     auto s3 = detail::stage<Blocks>("s3", *s2.out, narrow(256, d), narrow(1024, d), 2);
     auto s4 = detail::stage<Blocks>("s4", *s3.out, narrow(512, d), narrow(2048, d), 2);
-    wp::array<T, 4>& y = *s4.out;
-    if (y.extent(2) != y.extent(3))
-      throw wp::error("wpnet::resnet: the last stage's output is not square");
+    wp::array<T, 4>& y = *s4.out;                       // square, as the images are
     auto gp = nn::avg_pool2d("gpool", y, y.extent(2));  // the mean over the whole plane
     auto fl = nn::flatten("flat", gp.out());
     auto fc = nn::linear("fc", fl.out(), narrow(size.classes, d));
