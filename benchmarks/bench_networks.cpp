@@ -7,15 +7,19 @@
 // One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float;
 // the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
 // 6 + 6 blocks; RNNLM: batch 64, 256 positions, vocabulary 100000, embedding 2048, two LSTM
-// layers of 2048 units, float; ResNet101: batch 128, 3 x 227 x 227, 1000 classes, float) as
+// layers of 2048 units, float; ResNet101: batch 128, 3 x 227 x 227, 1000 classes, float;
+// InceptionV3 with one module of each kind -- 41 of its 94 convolutions, the full network's
+// typed step being past GCC 12 here (bench_networks_inception.cpp) --: batch 128,
+// 3 x 299 x 299, 1000 classes, float) as
 // one training step (forward, wp::backward, SGD; AlexNet's typed, the Transformer's described
 // from its typed step of 3 + 3 blocks and repeated to 6 + 6 by wp::repeat_blocks, ResNet101's
 // from its typed step of three blocks per stage repeated to 3/4/23/3 likewise, RNNLM's described
 // from its typed step of 3 positions and lengthened to 256 by wpnet::rnnlm_description), priced
 // with the machine model PaSE uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per
 // message). For each P: wp::optimize's modelled seconds per training step, data parallelism's
-// (wpnet::data_parallel) and the experts' (AlexNet and ResNet101: wpnet::alexnet_expert and
-// wpnet::resnet_expert, data-parallel convolutions, model-parallel fully connected layers; the
+// (wpnet::data_parallel) and the experts' (AlexNet, ResNet101 and InceptionV3:
+// wpnet::alexnet_expert, wpnet::resnet_expert and wpnet::inception_expert, data-parallel
+// convolutions, model-parallel fully connected layers; the
 // Transformer: wpnet::transformer_megatron, Megatron-LM's heads, FFN hidden units and vocabulary
 // split, everything else replicated; RNNLM: wpnet::rnnlm_megatron, the embedding's features, the
 // LSTMs' units and the vocabulary split) priced by wp::modelled_cost under the same model and
@@ -30,10 +34,10 @@
 // maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
 // baselines respect that too (checked likewise), and its maps may be replicated on all P ranks
 // (config_options::replicas: Megatron's layer norms and residuals). RNNLM's backward maps are
-// tied likewise (ResNet101's too: free, the search's dependent sets grow along the residual
-// connections past memory at P = 32), and each LSTM layer's steps take one grid per kind of map
-// (config_options::tie_blocks), as PaSE gives an LSTM layer one configuration. --exact: every grid
-// (no restriction; practical to P = 8).
+// tied likewise (ResNet101's and InceptionV3's too: free, the search's dependent sets grow
+// along the residual connections past memory at P = 32), and each LSTM layer's steps take one grid
+// per kind of map (config_options::tie_blocks), as PaSE gives an LSTM layer one configuration.
+// --exact: every grid (no restriction; practical to P = 8).
 // --threads=N: threads solving the maps' grids and pricing the combines
 // (config_options::threads; default one per hardware thread).
 //
@@ -46,7 +50,9 @@
 //
 // The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
 // features / 8, float), ResNet scaled down (one block per stage, the same images, batch and
-// width divisor; searched with tie_backward), RNNLM scaled down (the same batch, 16 positions,
+// width divisor; searched with tie_backward), InceptionV3 scaled down (one module of each
+// kind, 75 x 75 images, the same batch and width divisor; searched with tie_backward), RNNLM
+// scaled down (the same batch, 16 positions,
 // vocabulary 10000, embedding 256, two LSTM layers of 256 units, float) and the Transformer scaled
 // down (the same batch, 32 positions, vocabulary 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks,
 // float) trained on the P ranks under data parallelism, the experts' strategy and the one
@@ -58,6 +64,7 @@
 // measured_over_modelled.
 
 #include "../examples/networks/alexnet.hpp"
+#include "../examples/networks/inception.hpp"
 #include "../examples/networks/resnet.hpp"
 #include "../examples/networks/rnnlm.hpp"
 #include "../examples/networks/transformer.hpp"
@@ -206,6 +213,7 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
         reps, "alexnet", title, out);
   }
   bench_networks::run_resnet(ctx, mm, reps, size.batch, size.image, size.width, out);
+  bench_networks::run_inception(ctx, mm, reps, size.batch, size.width, out);
   {
     // RNNLM at 16 positions (the step typed at that length), a tenth of PaSE's widths
     const wpnet::rnnlm_size rs{
@@ -336,6 +344,25 @@ int main(int argc, char** argv) {
                {"conv1", "bn1", "pool1", "s1.b1.conv1", "s1.b1.conv2", "s1.b1.proj", "s1.b1.add",
                 "s2.b1.conv2", "s3.b12.conv2", "s3.b23.conv3", "s4.b3.conv2", "s4.b3.relu3",
                 "gpool", "fc", "loss"});
+
+  typed = 0;
+  const auto ti = std::chrono::steady_clock::now();
+  const wp::program_description in = bench_networks::inception3_description(typed);
+  std::printf(
+      "\nInceptionV3 with one module of each kind (batch 128, 3 x 299 x 299, 1000 classes, "
+      "float; the stem and modules m5b, m6a, m6b, m7a, m7b: 41 of its 94 convolutions): one "
+      "training step, %zu maps (typed; described in %.2f s)\n",
+      in.maps.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
+  std::printf(
+      "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
+      "search space: every backward map dN on its forward map N's grid "
+      "(config_options::tie_backward, as PaSE)\n");
+  network_rows(
+      "inception3", in, ps, mm, rntied, out,
+      [](const auto& p, int P) { return wpnet::inception_expert(p, P); },
+      {"stem1.conv", "stem3.conv", "pool1", "stem5.conv", "m5b.b1.conv", "m5b.b5_2.conv",
+       "m5b.pool", "m5b.cat.1", "m6a.b3.conv", "m6b.b7_2.conv", "m6b.b7d_5.conv", "m7a.b7_4.conv",
+       "m7b.b3_2a.conv", "m7b.bd_3b.conv", "m7b.cat.4", "gpool", "fc", "loss"});
 
   typed = 0;
   const auto t0 = std::chrono::steady_clock::now();

@@ -25,12 +25,16 @@ using namespace workpart_bench;
 workpart::program_description transformer_description(int& maps_typed);
 workpart::program_description rnnlm_description(int& maps_typed);
 workpart::program_description resnet101_description(int& maps_typed);
+workpart::program_description inception3_description(int& maps_typed);
 /// Item 5 for the Transformer scaled down (bench_networks_transformer.cpp).
 void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                      std::ofstream& out);
 /// Item 5 for ResNet scaled down (bench_networks_resnet_run.cpp).
 void run_resnet(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                 wp::index_t image, wp::index_t width, std::ofstream& out);
+/// Item 5 for InceptionV3 scaled down (bench_networks_inception_run.cpp).
+void run_inception(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
+                   wp::index_t width, std::ofstream& out);
 
 /// Item 5 for one network's step on these ranks: data parallelism, the experts' strategy and
 /// the optimum of the calibrated model (over the grids `opt` allows: with config_options::

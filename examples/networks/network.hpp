@@ -25,7 +25,8 @@ template <class Program, class Loss, class Params>
 struct training_step {
   Program program;
   Loss* loss;     ///< the rank-0 loss array
-  Params params;  ///< std::tuple of wp::wrt(W, dW), every parameter in layer order
+  Params params;  ///< every parameter's wp::wrt(W, dW) in layer order: a std::tuple, or a
+                  ///< flat tuple (InceptionV3's 378); wp::detail::unpack(params, f) takes both
 };
 template <class Program, class Loss, class Params>
 training_step<Program, Loss, Params> make_step(Program p, Loss& loss, Params params) {

@@ -17,6 +17,7 @@
 
 #include "nn/activation.hpp"
 #include "nn/attention.hpp"
+#include "nn/concat.hpp"
 #include "nn/conv.hpp"
 #include "nn/dropout.hpp"
 #include "nn/embedding.hpp"

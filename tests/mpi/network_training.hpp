@@ -32,7 +32,8 @@ template <class Step, class Plan, class Inputs>
 std::vector<std::vector<double>> train(const boost::mpi::communicator& comm, Step& step,
                                        Plan&& plan, Inputs&& init_inputs) {
   init_inputs();
-  std::apply([](auto&... w) { (w.param->init(w.param->get_generator()), ...); }, step.params);
+  wp::detail::unpack(step.params,
+                     [](auto&... w) { (w.param->init(w.param->get_generator()), ...); });
   plan.scatter();
   for (int s = 0; s < steps; ++s) plan.execute();
   std::vector<std::vector<double>> got;
@@ -40,7 +41,7 @@ std::vector<std::vector<double>> train(const boost::mpi::communicator& comm, Ste
     plan.gather(a);
     if (comm.rank() == 0) got.emplace_back(a.data(), a.data() + a.size());
   };
-  std::apply([&](auto&... w) { (keep(*w.param), ...); }, step.params);
+  wp::detail::unpack(step.params, [&](auto&... w) { (keep(*w.param), ...); });
   keep(*step.loss);
   return got;
 }
@@ -81,7 +82,8 @@ std::string trained(const boost::mpi::communicator& comm,
   if (comm.rank() == 0) {
     const double loss = want.back().front();
     if (!std::isfinite(loss) || loss <= 0) msg = "one process's loss is " + std::to_string(loss);
-    auto& w = *std::get<std::tuple_size_v<Params> - 1>(params).param;
+    auto& w = *wp::detail::unpack(
+        params, [](const auto&... p) { return std::get<sizeof...(p) - 1>(std::tie(p...)).param; });
     const auto st = w.strides();
     double most = 0;
     for (index_t e = 0; e < w.size(); ++e) {  // element e's coordinates, row-major

@@ -94,6 +94,17 @@ TEST_CASE("backward: a '=' of the wrong kind of loss or input is refused", "[bac
                            wp::map("loss", wp::space(n), L() += t(i)));
     REQUIRE_THROWS_WITH(wp::backward(fwd, L, wp::wrt(x, dx)),
                         Contains("'t2' assigns 't' with '=' after map 't1'"));
+    // '='s of disjoint parts are each a first write (wp::nn::concat's); one that overlaps
+    // another's part by one element is refused
+    auto parts = wp::program(wp::map("t1", wp::space(2), t(i) = x(i)),
+                             wp::map("t2", wp::space(3), t(i + 2) = 2.0 * x(i + 2)), zero,
+                             wp::map("loss", wp::space(n), L() += t(i)));
+    REQUIRE_NOTHROW(wp::backward(parts, L, wp::wrt(x, dx)));
+    auto overlap = wp::program(wp::map("t1", wp::space(3), t(i) = x(i)),
+                               wp::map("t2", wp::space(3), t(i + 2) = 2.0 * x(i + 2)), zero,
+                               wp::map("loss", wp::space(n), L() += t(i)));
+    REQUIRE_THROWS_WITH(wp::backward(overlap, L, wp::wrt(x, dx)),
+                        Contains("'t2' assigns 't' with '=' after map 't1'"));
   }
   SECTION("a loss the program does not write, a parameter it does not use, a wrong shape") {
     auto fwd = wp::program(zero, loss);

@@ -178,6 +178,101 @@ TEST_CASE("nn::conv2d: stride 2, padding 1, two groups, and its gradients", "[nn
   require_gradient(fwd, loss.L, b, *std::get<1>(conv.params).grad);
 }
 
+TEST_CASE("nn::conv2d: rectangular kernels and padding per axis (1 x 3, 3 x 1), and gradients",
+          "[nn][padded]") {
+  // InceptionV3's factorised convolutions: 1 x 3 padded (0, 1), then 3 x 1 padded (2, 0) with
+  // stride 2 on an uneven image
+  const index_t N = 2, C = 3, H = 6, W = 5, K1 = 4, K2 = 2;
+  wp::array<double, 4> x("x", {N, C, H, W}), dx("dx", {N, C, H, W});
+  fill(x, 4);
+  auto a = wp::nn::conv2d("a", x, K1, {1, 3}, {.padding = {0, 1}});
+  auto b = wp::nn::conv2d("b", a.out(), K2, {3, 1}, {.stride = 2, .padding = {2, 0}});
+  const index_t Ho = (H + 4 - 3) / 2 + 1, Wo = (W - 1) / 2 + 1;  // 4 x 3
+  REQUIRE(a.out().shape() == std::array<index_t, 4>{N, K1, H, W});
+  REQUIRE(b.out().shape() == std::array<index_t, 4>{N, K2, Ho, Wo});
+  auto& wa = *std::get<0>(a.params).param;
+  auto& wb = *std::get<0>(b.params).param;
+  REQUIRE(wa.shape() == std::array<index_t, 4>{K1, C, 1, 3});
+  REQUIRE(wb.shape() == std::array<index_t, 4>{K2, K1, 3, 1});
+  weighted_sum<4> loss(b.out());
+  auto fwd = wp::program(a.program, b.program, loss.program(b.out()));
+  auto bwd = wp::backward(fwd, loss.L, wp::wrt(x, dx), std::get<0>(a.params), std::get<1>(a.params),
+                          std::get<0>(b.params), std::get<1>(b.params));
+  wp::run(wp::program(fwd, bwd));
+  std::vector<double> ya(std::size_t(N * K1 * H * W));
+  for (index_t n = 0; n < N; ++n)
+    for (index_t k = 0; k < K1; ++k)
+      for (index_t i = 0; i < H; ++i)
+        for (index_t j = 0; j < W; ++j) {
+          double v = std::get<1>(a.params).param->at({k});
+          for (index_t c = 0; c < C; ++c)
+            for (index_t s = 0; s < 3; ++s)
+              if (j + s - 1 >= 0 && j + s - 1 < W)
+                v += x.at({n, c, i, j + s - 1}) * wa.at({k, c, 0, s});
+          ya[std::size_t(((n * K1 + k) * H + i) * W + j)] = v;
+          REQUIRE(std::abs(a.out().at({n, k, i, j}) - v) <= 1e-12);
+        }
+  for (index_t n = 0; n < N; ++n)
+    for (index_t k = 0; k < K2; ++k)
+      for (index_t i = 0; i < Ho; ++i)
+        for (index_t j = 0; j < Wo; ++j) {
+          double v = std::get<1>(b.params).param->at({k});
+          for (index_t c = 0; c < K1; ++c)
+            for (index_t r = 0; r < 3; ++r) {
+              const index_t h = 2 * i + r - 2;
+              if (h >= 0 && h < H)
+                v += ya[std::size_t(((n * K1 + c) * H + h) * W + 2 * j)] * wb.at({k, c, r, 0});
+            }
+          INFO("b(" << n << ", " << k << ", " << i << ", " << j << ")");
+          REQUIRE(std::abs(b.out().at({n, k, i, j}) - v) <= 1e-12);
+        }
+  require_gradient(fwd, loss.L, x, dx);
+  require_gradient(fwd, loss.L, wa, *std::get<0>(a.params).grad);
+  require_gradient(fwd, loss.L, wb, *std::get<0>(b.params).grad);
+  require_gradient(fwd, loss.L, *std::get<1>(b.params).param, *std::get<1>(b.params).grad);
+}
+
+TEST_CASE("nn::concat: branches joined along the channels, and their gradients", "[nn]") {
+  const index_t N = 2, H = 3, W = 2;
+  wp::array<double, 4> x1("x1", {N, 2, H, W}), x2("x2", {N, 3, H, W}), x3("x3", {N, 1, H, W});
+  wp::array<double, 4> d1("d1", {N, 2, H, W}), d2("d2", {N, 3, H, W}), d3("d3", {N, 1, H, W});
+  fill(x1, 1);
+  fill(x2, 2);
+  fill(x3, 3);
+  auto cat = wp::nn::concat("cat", x1, x2, x3);
+  auto& y = cat.out();
+  REQUIRE(y.shape() == std::array<index_t, 4>{N, 6, H, W});
+  // y read twice (a branch point, as an Inception module's input), so that the gradient
+  // slices are summed from two readers
+  auto sq = wp::nn::relu("sq", y);
+  auto sum = wp::nn::add("sum", y, sq.out());
+  weighted_sum<4> loss(sum.out());
+  auto fwd = wp::program(cat.program, sq.program, sum.program, loss.program(sum.out()));
+  auto bwd = wp::backward(fwd, loss.L, wp::wrt(x1, d1), wp::wrt(x2, d2), wp::wrt(x3, d3));
+  wp::run(wp::program(fwd, bwd));
+  for (index_t n = 0; n < N; ++n)
+    for (index_t c = 0; c < 6; ++c)
+      for (index_t h = 0; h < H; ++h)
+        for (index_t w = 0; w < W; ++w) {
+          const double want = c < 2   ? x1.at({n, c, h, w})
+                              : c < 5 ? x2.at({n, c - 2, h, w})
+                                      : x3.at({n, c - 5, h, w});
+          REQUIRE(y.at({n, c, h, w}) == want);
+        }
+  require_gradient(fwd, loss.L, x1, d1);
+  require_gradient(fwd, loss.L, x2, d2);
+  require_gradient(fwd, loss.L, x3, d3);
+  // rank 2: (batch, features)
+  wp::array<double, 2> f1("f1", {3, 2}), f2("f2", {3, 4});
+  fill(f1, 5);
+  fill(f2, 6);
+  auto cf = wp::nn::concat("cf", f1, f2);
+  wp::run(cf.program);
+  for (index_t n = 0; n < 3; ++n)
+    for (index_t c = 0; c < 6; ++c)
+      REQUIRE(cf.out().at({n, c}) == (c < 2 ? f1.at({n, c}) : f2.at({n, c - 2})));
+}
+
 TEST_CASE("nn::max_pool2d, nn::avg_pool2d, nn::relu, nn::flatten, and their gradients",
           "[nn][padded]") {
   const index_t N = 2, C = 3, H = 7, W = 5;
@@ -593,6 +688,14 @@ TEST_CASE("nn: a layer that cannot be made says why", "[nn][errors]") {
                       "channels 6 and the output channels 8"));
   CHECK_THAT(what([&] { wp::nn::conv2d("c", x, 8, 7); }),
              Contains("layer 'c': the height 5 padded by 0 is smaller than the kernel 7"));
+  CHECK_THAT(what([&] {
+               wp::nn::conv2d("c", x, 8, {1, 9}, {.padding = {0, 1}});
+             }),
+             Contains("layer 'c': the width 5 padded by 1 is smaller than the kernel 9"));
+  wp::array<double, 4> x2("x2", {2, 3, 4, 5});
+  CHECK_THAT(what([&] { wp::nn::concat("cat", x, x2); }),
+             Contains("layer 'cat': it joins 'x' (2, 6, 5, 5) and 'x2' (2, 3, 4, 5) along the "
+                      "second axis; every other extent must match"));
   CHECK_THAT(what([&] { wp::nn::max_pool2d("p", x, 2, {.padding = 2}); }),
              Contains("layer 'p': padding 2 is more than half the kernel 2"));
   CHECK_THAT(what([&] { wp::nn::softmax_cross_entropy("ce", z, label); }),

@@ -20,6 +20,7 @@
 #include <array>
 #include <bit>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -32,6 +33,7 @@
 #include "../core/space.hpp"
 #include "../error.hpp"
 #include "../expr/access_list.hpp"
+#include "../expr/interval.hpp"
 #include "../expr/map.hpp"
 #include "gradient_table.hpp"
 #include "padded_gradient.hpp"
@@ -87,7 +89,34 @@ struct statement_record {
   bool assigns = false;
   bool extremum = false;  ///< max_into / min_into: its gradient reads the final values written
   std::vector<std::pair<const void*, std::string>> reads;
+  /// [axis]: the half-open range of the written array the statement writes over its map's
+  /// space (the whole axis where the subscript is not affine)
+  std::vector<std::pair<index_t, index_t>> box;
 };
+
+/// The part of an array the write access `e` covers over the space [lo, hi).
+inline std::vector<std::pair<index_t, index_t>> write_box(const access_event& e, const index_t* lo,
+                                                          const index_t* hi) {
+  std::vector<std::pair<index_t, index_t>> box;
+  for (int ax = 0; ax < e.rank; ++ax) {
+    const axis_form& f = e.forms[std::size_t(ax)];
+    std::optional<interval> iv;
+    if (f.kind == axis_kind::affine) iv = form_interval(to_linear(f), {}, lo, hi);
+    if (iv)
+      box.emplace_back(index_t(iv->lo), index_t(iv->empty() ? iv->lo : iv->hi + 1));
+    else
+      box.emplace_back(0, e.extent[std::size_t(ax)]);
+  }
+  return box;
+}
+
+/// Whether two write boxes share an element.
+inline bool boxes_overlap(const std::vector<std::pair<index_t, index_t>>& a,
+                          const std::vector<std::pair<index_t, index_t>>& b) {
+  for (std::size_t d = 0; d < a.size() && d < b.size(); ++d)
+    if (std::max(a[d].first, b[d].first) >= std::min(a[d].second, b[d].second)) return false;
+  return true;
+}
 
 /// The records of a program's statements, from each map's access events (expr/access_list.hpp:
 /// the walk the map's own checks make; per statement its left side, then its right side).
@@ -96,6 +125,11 @@ std::vector<statement_record> statement_records(const program_t<M...>& p) {
   std::vector<statement_record> out;
   p.for_each_map([&](const auto& m) {
     int current = -1;
+    index_t lo[max_dims] = {}, hi[max_dims] = {};
+    for (int d = 0; d < m.rank; ++d) {
+      lo[d] = m.iteration_space().lo[std::size_t(d)];
+      hi[d] = m.iteration_space().hi[std::size_t(d)];
+    }
     for (const access_event& e : m.access_events()) {
       if (e.what != access_event::kind::access) continue;
       if (e.write && e.statement != current) {
@@ -106,6 +140,7 @@ std::vector<statement_record> statement_records(const program_t<M...>& p) {
         r.written_name = e.name;
         r.assigns = e.statement_kind == combine::assign;
         r.extremum = e.statement_kind == combine::max || e.statement_kind == combine::min;
+        r.box = write_box(e, lo, hi);
         out.push_back(std::move(r));
       } else if (!e.write) {
         out.back().reads.emplace_back(e.arr, e.name);
@@ -117,8 +152,9 @@ std::vector<statement_record> statement_records(const program_t<M...>& p) {
 
 /// The backward pass recomputes derivatives from the arrays the forward statements read, so
 /// none of them may change after it is read (no in-place update, no map reading its own
-/// output), and an array's '=' must be its first write (a later '=' would hide the values
-/// written before it from the gradient). Both are refused here, on every rank alike.
+/// output), and an array's '=' must be the first write of what it writes (a later '=' would
+/// hide the values written before it from the gradient; '='s of disjoint parts, as
+/// wp::nn::concat's, are each a first write). Both are refused here, on every rank alike.
 inline void check_differentiable(const std::vector<statement_record>& recs) {
   for (std::size_t s = 0; s < recs.size(); ++s) {
     for (const auto& [arr, name] : recs[s].reads)
@@ -149,7 +185,7 @@ inline void check_differentiable(const std::vector<statement_record>& recs) {
     }
     if (recs[s].assigns)
       for (std::size_t u = 0; u < s; ++u)
-        if (recs[u].written == recs[s].written)
+        if (recs[u].written == recs[s].written && boxes_overlap(recs[u].box, recs[s].box))
           throw plan_error("wp::backward: map '" + recs[s].map + "' assigns '" +
                            recs[s].written_name + "' with '=' after map '" + recs[u].map +
                            "' wrote it; an array's '=' must be its first write (write the "

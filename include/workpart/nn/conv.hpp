@@ -1,7 +1,9 @@
 #pragma once
 /// \file conv.hpp
 /// `wp::nn::conv2d(name, x, out_channels, kernel, {stride, padding, groups})`: a 2-D
-/// convolution over x (batch, channels, height, width), zero-padded (wp::padded).
+/// convolution over x (batch, channels, height, width), zero-padded (wp::padded); kernel and
+/// padding square (`3`) or per axis (`{1, 7}`: height, width -- InceptionV3's factorised
+/// convolutions).
 
 #include <cmath>
 #include <string>
@@ -12,9 +14,17 @@
 
 namespace workpart::nn {
 
+/// An extent per image axis: `3` for both, or `{height, width}`.
+struct size2d {
+  index_t height = 0, width = 0;
+  constexpr size2d() = default;
+  constexpr size2d(index_t both) : height(both), width(both) {}  // NOLINT: 3 means 3 x 3
+  constexpr size2d(index_t h, index_t w) : height(h), width(w) {}
+};
+
 struct conv2d_options {
   index_t stride = 1;
-  index_t padding = 0;
+  size2d padding = 0;  ///< zeros on each side: `1`, or `{0, 3}` (height, width)
   index_t groups = 1;  ///< channels in `groups` independent groups (depthwise: groups = C)
 };
 
@@ -36,33 +46,33 @@ inline void check_window(const std::string& name, index_t n, index_t kernel, ind
 }
 }  // namespace detail
 
-/// y(n, k, i, j) = bias(k) + sum_{c, r, s} x(n, g Cg + c, stride i + r - padding,
-/// stride j + s - padding) w(k, c, r, s), with g = k / Kg the group of output channel k
+/// y(n, k, i, j) = bias(k) + sum_{c, r, s} x(n, g Cg + c, stride i + r - ph,
+/// stride j + s - pw) w(k, c, r, s), with g = k / Kg the group of output channel k
 /// (Cg = C / groups input and Kg = K / groups output channels per group), x zero outside its
-/// image. Maps `<name>.bias` and `<name>` (over (batch, group, Kg, Ho, Wo, Cg, kernel,
-/// kernel)); parameters `<name>.w` (K, Cg, kernel, kernel) and `<name>.b` (K), uniform in
-/// +-1/sqrt(Cg kernel^2).
+/// image, (ph, pw) the padding and (Rh, Rw) the kernel. Maps `<name>.bias` and `<name>` (over
+/// (batch, group, Kg, Ho, Wo, Cg, Rh, Rw)); parameters `<name>.w` (K, Cg, Rh, Rw) and
+/// `<name>.b` (K), uniform in +-1/sqrt(Cg Rh Rw).
 template <class T>
-auto conv2d(const std::string& name, array<T, 4>& x, index_t out_channels, index_t kernel,
+auto conv2d(const std::string& name, array<T, 4>& x, index_t out_channels, size2d kernel,
             conv2d_options o = {}) {
   const index_t N = x.extent(0), C = x.extent(1), H = x.extent(2), W = x.extent(3);
-  const index_t K = out_channels, G = o.groups, R = kernel;
+  const index_t K = out_channels, G = o.groups, Rh = kernel.height, Rw = kernel.width;
   if (K < 1 || G < 1) detail::refuse(name, "out_channels and groups must be at least 1");
   if (C % G != 0 || K % G != 0)
     detail::refuse(name, "groups " + std::to_string(G) + " must divide the input channels " +
                              std::to_string(C) + " and the output channels " + std::to_string(K));
-  detail::check_window(name, H, R, o.stride, o.padding, "height");
-  detail::check_window(name, W, R, o.stride, o.padding, "width");
-  const index_t Ho = window_count(H, R, o.stride, o.padding);
-  const index_t Wo = window_count(W, R, o.stride, o.padding);
-  const index_t Cg = C / G, Kg = K / G, st = o.stride, pd = o.padding;
+  detail::check_window(name, H, Rh, o.stride, o.padding.height, "height");
+  detail::check_window(name, W, Rw, o.stride, o.padding.width, "width");
+  const index_t Ho = window_count(H, Rh, o.stride, o.padding.height);
+  const index_t Wo = window_count(W, Rw, o.stride, o.padding.width);
+  const index_t Cg = C / G, Kg = K / G, st = o.stride, ph = o.padding.height, pw = o.padding.width;
   detail::layer_arrays a;
-  auto& w = a.make<T, 4>(name + ".w", {K, Cg, R, R});
-  auto& dw = a.make<T, 4>("d" + name + ".w", {K, Cg, R, R});
+  auto& w = a.make<T, 4>(name + ".w", {K, Cg, Rh, Rw});
+  auto& dw = a.make<T, 4>("d" + name + ".w", {K, Cg, Rh, Rw});
   auto& b = a.make<T, 1>(name + ".b", {K});
   auto& db = a.make<T, 1>("d" + name + ".b", {K});
   auto& y = a.make<T, 4>(name + ".y", {N, K, Ho, Wo});
-  const double bound = 1 / std::sqrt(double(Cg * R * R));
+  const double bound = 1 / std::sqrt(double(Cg * Rh * Rw));
   detail::init_uniform(w, bound);
   detail::init_uniform(b, bound);
   auto [n, g, k, i, j, c, r, s] = indices<8>();
@@ -70,9 +80,9 @@ auto conv2d(const std::string& name, array<T, 4>& x, index_t out_channels, index
   auto xp = padded(x, T(0));
   auto p = detail::program_of(
       a, map(name + ".bias", space(N, K, Ho, Wo), y(bn, bk, bi, bj) = b(bk)),
-      map(name, space(N, G, Kg, Ho, Wo, Cg, R, R),
+      map(name, space(N, G, Kg, Ho, Wo, Cg, Rh, Rw),
           y(n, Kg * g + k, i, j) +=
-          xp(n, Cg * g + c, st * i + r - pd, st * j + s - pd) * w(Kg * g + k, c, r, s)));
+          xp(n, Cg * g + c, st * i + r - ph, st * j + s - pw) * w(Kg * g + k, c, r, s)));
   return detail::make_layer(std::move(p), y, std::tuple{wrt(w, dw), wrt(b, db)});
 }
 

@@ -1,0 +1,268 @@
+#pragma once
+/// \file inception.hpp
+/// InceptionV3 as PaSE trains it (../shared/anchors/pase-graphs/inception3.json; Szegedy et al.
+/// 2016, torchvision's layout without the auxiliary classifier): every convolution is a unit
+/// of convolution, batch norm (training statistics) and ReLU. The stem: 3 x 3 stride 2 (32),
+/// 3 x 3 (32), 3 x 3 padding 1 (64), a 3 x 3 stride-2 max pooling, 1 x 1 (80), 3 x 3 (192), a
+/// 3 x 3 stride-2 max pooling; then the modules, each joining its branches along the channels
+/// (wp::nn::concat):
+///  - A (m5b, m5c, m5d; 35 x 35): 1 x 1 (64) | 1 x 1 (48), 5 x 5 (64) | 1 x 1 (64), 3 x 3 (96),
+///    3 x 3 (96) | a 3 x 3 average pooling (stride 1, padding 1), 1 x 1 (32, then 64);
+///  - B (m6a, to 17 x 17): 3 x 3 stride 2 (384) | 1 x 1 (64), 3 x 3 (96), 3 x 3 stride 2 (96) |
+///    a 3 x 3 stride-2 max pooling;
+///  - C (m6b .. m6e; 17 x 17, c = 128, 160, 160, 192): 1 x 1 (192) | 1 x 1 (c), 1 x 7 (c),
+///    7 x 1 (192) | 1 x 1 (c), 7 x 1 (c), 1 x 7 (c), 7 x 1 (c), 1 x 7 (192) | average pooling,
+///    1 x 1 (192);
+///  - D (m7a, to 8 x 8): 1 x 1 (192), 3 x 3 stride 2 (320) | 1 x 1 (192), 1 x 7, 7 x 1, 3 x 3
+///    stride 2 (192 each) | a 3 x 3 stride-2 max pooling;
+///  - E (m7b, m7c; 8 x 8): 1 x 1 (320) | 1 x 1 (384) then 1 x 3 and 3 x 1 (384 each, joined) |
+///    1 x 1 (448), 3 x 3 (384) then 1 x 3 and 3 x 1 (384 each, joined) | average pooling, 1 x 1
+///    (192);
+/// then the mean over the last plane (2048 channels), a fully connected layer to 1000 classes
+/// and softmax cross-entropy. Padding keeps a plane's size except in the stem and where a
+/// stride is said; 1 x 7 pads (0, 3), 7 x 1 (3, 0). Batch 128, 3 x 299 x 299 images: 94
+/// convolutions, as PaSE's graph.
+///
+/// `Full = false` keeps one module of each kind (m5b, m6a, m6b, m7a, m7b): 41 convolutions, for
+/// tests. `width` divides every channel count and the classes, and `image` sets the input's
+/// side, so tests train it small (image 75 leaves 7, 3 and 1 pixels a side in the modules).
+
+#include "network.hpp"
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace wpnet {
+
+struct inception_size {
+  index_t batch = 128;
+  index_t image = 299;     ///< input height and width
+  index_t width = 1;       ///< divides every channel count and the classes
+  index_t classes = 1000;  ///< (divided by width too)
+};
+
+namespace detail {
+
+/// Parameter lists joined: one flat tuple (core/flat_tuple.hpp) of the parts' wp::wrt, not a
+/// std::tuple -- libstdc++'s grows its compile time with the square of its length, and the
+/// full network's 378 parameters, joined module by module, took GCC past 12 GB and 8 minutes.
+template <class... P>
+auto params_cat(P&&... parts) {
+  return wp::detail::concat(std::forward<P>(parts)...);
+}
+
+/// Inception's unit: a convolution, its batch norm and a ReLU (`<name>.conv`, `.bn`, `.relu`).
+template <class T>
+auto unit(const std::string& name, wp::array<T, 4>& x, index_t out, wp::nn::size2d kernel,
+          wp::nn::conv2d_options o = {}) {
+  namespace nn = wp::nn;
+  auto c = nn::conv2d(name + ".conv", x, out, kernel, o);
+  auto b = nn::batch_norm(name + ".bn", c.out());
+  auto r = nn::relu(name + ".relu", b.out());
+  return join(wp::program(c.program, b.program, r.program), r.out(),
+              params_cat(nn::parameters(c, b)));
+}
+
+/// A pooling as a joined layer (no parameters).
+template <class Layer>
+auto no_params(Layer l) {
+  return join(std::move(l.program), l.out(), wp::detail::flat_tuple<>{});
+}
+
+/// `first`, then each of `next` over the output before it: a branch of units in a row.
+template <class J>
+auto chain(J first) {
+  return first;
+}
+template <class J, class F, class... Fs>
+auto chain(J first, F next, Fs... rest) {
+  auto second = next(*first.out);
+  return chain(join(wp::program(first.program, second.program), *second.out,
+                    params_cat(first.params, second.params)),
+               rest...);
+}
+
+/// Branches joined along the channels by the concat `name`.
+template <class... J>
+auto joined_branches(const std::string& name, J... branches) {
+  auto c = wp::nn::concat(name, *branches.out...);
+  return join(wp::program(branches.program..., c.program), c.out(), params_cat(branches.params...));
+}
+
+/// `stem`, then two units over its output (1 x 3 padded (0, 1) and 3 x 1 padded (1, 0), `out`
+/// channels each) joined: module E's split branches.
+template <class J>
+auto split_1x3_3x1(const std::string& name, J stem, index_t out) {
+  auto& y = *stem.out;
+  auto both = joined_branches(name + ".cat", unit(name + "a", y, out, {1, 3}, {.padding = {0, 1}}),
+                              unit(name + "b", y, out, {3, 1}, {.padding = {1, 0}}));
+  return join(wp::program(stem.program, both.program), *both.out,
+              params_cat(stem.params, both.params));
+}
+
+/// A 3 x 3 average pooling keeping the plane (stride 1, padding 1), then a 1 x 1 unit.
+template <class T>
+auto pool_branch(const std::string& name, wp::array<T, 4>& x, index_t out) {
+  return chain(no_params(wp::nn::avg_pool2d(name + ".pool", x, 3, {.stride = 1, .padding = 1})),
+               [&](wp::array<T, 4>& y) { return unit(name + ".bp", y, out, 1); });
+}
+
+template <class T>
+auto module_a(const std::string& m, wp::array<T, 4>& x, index_t pool_features, index_t d) {
+  using A = wp::array<T, 4>;
+  return joined_branches(
+      m + ".cat", unit(m + ".b1", x, narrow(64, d), 1),
+      chain(unit(m + ".b5_1", x, narrow(48, d), 1),
+            [&](A& y) { return unit(m + ".b5_2", y, narrow(64, d), 5, {.padding = 2}); }),
+      chain(
+          unit(m + ".b3_1", x, narrow(64, d), 1),
+          [&](A& y) { return unit(m + ".b3_2", y, narrow(96, d), 3, {.padding = 1}); },
+          [&](A& y) { return unit(m + ".b3_3", y, narrow(96, d), 3, {.padding = 1}); }),
+      pool_branch(m, x, narrow(pool_features, d)));
+}
+
+template <class T>
+auto module_b(const std::string& m, wp::array<T, 4>& x, index_t d) {
+  using A = wp::array<T, 4>;
+  return joined_branches(
+      m + ".cat", unit(m + ".b3", x, narrow(384, d), 3, {.stride = 2}),
+      chain(
+          unit(m + ".bd_1", x, narrow(64, d), 1),
+          [&](A& y) { return unit(m + ".bd_2", y, narrow(96, d), 3, {.padding = 1}); },
+          [&](A& y) { return unit(m + ".bd_3", y, narrow(96, d), 3, {.stride = 2}); }),
+      no_params(wp::nn::max_pool2d(m + ".pool", x, 3, {.stride = 2})));
+}
+
+template <class T>
+auto module_c(const std::string& m, wp::array<T, 4>& x, index_t c7, index_t d) {
+  using A = wp::array<T, 4>;
+  const index_t c = narrow(c7, d), o = narrow(192, d);
+  const wp::nn::conv2d_options row{.padding = {0, 3}}, column{.padding = {3, 0}};
+  return joined_branches(m + ".cat", unit(m + ".b1", x, o, 1),
+                         chain(
+                             unit(m + ".b7_1", x, c, 1),
+                             [&](A& y) {
+                               return unit(m + ".b7_2", y, c, {1, 7}, row);
+                             },
+                             [&](A& y) {
+                               return unit(m + ".b7_3", y, o, {7, 1}, column);
+                             }),
+                         chain(
+                             unit(m + ".b7d_1", x, c, 1),
+                             [&](A& y) {
+                               return unit(m + ".b7d_2", y, c, {7, 1}, column);
+                             },
+                             [&](A& y) {
+                               return unit(m + ".b7d_3", y, c, {1, 7}, row);
+                             },
+                             [&](A& y) {
+                               return unit(m + ".b7d_4", y, c, {7, 1}, column);
+                             },
+                             [&](A& y) {
+                               return unit(m + ".b7d_5", y, o, {1, 7}, row);
+                             }),
+                         pool_branch(m, x, o));
+}
+
+template <class T>
+auto module_d(const std::string& m, wp::array<T, 4>& x, index_t d) {
+  using A = wp::array<T, 4>;
+  const index_t o = narrow(192, d);
+  return joined_branches(
+      m + ".cat",
+      chain(unit(m + ".b3_1", x, o, 1),
+            [&](A& y) { return unit(m + ".b3_2", y, narrow(320, d), 3, {.stride = 2}); }),
+      chain(
+          unit(m + ".b7_1", x, o, 1),
+          [&](A& y) {
+            return unit(m + ".b7_2", y, o, {1, 7}, {.padding = {0, 3}});
+          },
+          [&](A& y) {
+            return unit(m + ".b7_3", y, o, {7, 1}, {.padding = {3, 0}});
+          },
+          [&](A& y) { return unit(m + ".b7_4", y, o, 3, {.stride = 2}); }),
+      no_params(wp::nn::max_pool2d(m + ".pool", x, 3, {.stride = 2})));
+}
+
+template <class T>
+auto module_e(const std::string& m, wp::array<T, 4>& x, index_t d) {
+  using A = wp::array<T, 4>;
+  const index_t o = narrow(384, d);
+  return joined_branches(
+      m + ".cat", unit(m + ".b1", x, narrow(320, d), 1),
+      split_1x3_3x1(m + ".b3_2", unit(m + ".b3_1", x, o, 1), o),
+      split_1x3_3x1(m + ".bd_3",
+                    chain(unit(m + ".bd_1", x, narrow(448, d), 1),
+                          [&](A& y) { return unit(m + ".bd_2", y, o, 3, {.padding = 1}); }),
+                    o),
+      pool_branch(m, x, narrow(192, d)));
+}
+
+}  // namespace detail
+
+/// The network's inputs (images, labels) and its training step, built over them.
+template <class T, bool Full = true>
+struct inception {
+  inception_size size;
+  wp::array<T, 4> x;
+  wp::array<std::int32_t, 1> label;
+
+  explicit inception(inception_size s)
+      : size(s), x("x", {s.batch, 3, s.image, s.image}), label("label", {s.batch}) {}
+
+  /// Forward, backward and SGD with learning rate lr, as one program (keep this object alive
+  /// and in place while the program is used: the program reads x and label).
+  auto step(T lr) {
+    namespace nn = wp::nn;
+    using A = wp::array<T, 4>;
+    using detail::chain;
+    using detail::unit;
+    const index_t d = size.width;
+    auto stem = chain(
+        unit("stem1", x, narrow(32, d), 3, {.stride = 2}),
+        [&](A& y) { return unit("stem2", y, narrow(32, d), 3); },
+        [&](A& y) { return unit("stem3", y, narrow(64, d), 3, {.padding = 1}); },
+        [&](A& y) { return detail::no_params(nn::max_pool2d("pool1", y, 3, {.stride = 2})); },
+        [&](A& y) { return unit("stem4", y, narrow(80, d), 1); },
+        [&](A& y) { return unit("stem5", y, narrow(192, d), 3); },
+        [&](A& y) { return detail::no_params(nn::max_pool2d("pool2", y, 3, {.stride = 2})); });
+    auto body = [&] {
+      auto a = [&](const char* m, index_t pool_features) {
+        return [&, m, pool_features](A& y) { return detail::module_a(m, y, pool_features, d); };
+      };
+      auto c = [&](const char* m, index_t c7) {
+        return [&, m, c7](A& y) { return detail::module_c(m, y, c7, d); };
+      };
+      auto b = [&](A& y) { return detail::module_b("m6a", y, d); };
+      auto dd = [&](A& y) { return detail::module_d("m7a", y, d); };
+      auto e = [&](const char* m) { return [&, m](A& y) { return detail::module_e(m, y, d); }; };
+      if constexpr (Full)
+        return chain(stem, a("m5b", 32), a("m5c", 64), a("m5d", 64), b, c("m6b", 128),
+                     c("m6c", 160), c("m6d", 160), c("m6e", 192), dd, e("m7b"), e("m7c"));
+      else
+        return chain(stem, a("m5b", 32), b, c("m6b", 128), dd, e("m7b"));
+    }();
+    A& y = *body.out;                                   // square, as the images are
+    auto gp = nn::avg_pool2d("gpool", y, y.extent(2));  // the mean over the whole plane
+    auto fl = nn::flatten("flat", gp.out());
+    auto fc = nn::linear("fc", fl.out(), narrow(size.classes, d));
+    auto ce = nn::softmax_cross_entropy("loss", fc.out(), label);
+    auto params = detail::params_cat(body.params, nn::parameters(fc));
+    auto fwd = wp::program(body.program, gp.program, fl.program, fc.program, ce.program);
+    auto bwd = params.unpack([&](const auto&... w) { return wp::backward(fwd, ce.out(), w...); });
+    auto upd =
+        params.unpack([&](const auto&... w) { return wp::program(nn::detail::sgd_map(lr, w)...); });
+    return make_step(wp::program(fwd, bwd, upd), ce.out(), params);
+  }
+};
+
+/// The experts' strategy for InceptionV3: data-parallel convolutions, a model-parallel
+/// classifier ("one weird trick", Krizhevsky 2014, as wpnet::alexnet_expert).
+template <class Program>
+wp::schedule inception_expert(const Program& prog, int P) {
+  return expert(prog, P, {"fc"});
+}
+
+}  // namespace wpnet

@@ -1,0 +1,81 @@
+#pragma once
+/// \file concat.hpp
+/// `wp::nn::concat(name, x1, x2, ...)`: arrays joined along their second axis -- the channels
+/// of (batch, channels, height, width), the features of (batch, features) -- as an Inception
+/// module joins its branches.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../core/space.hpp"
+#include "layer.hpp"
+
+namespace workpart::nn {
+
+namespace detail {
+inline std::string shape_text(const index_t* e, int n) {
+  std::string s;
+  for (int d = 0; d < n; ++d) s += (d ? ", " : "") + std::to_string(e[d]);
+  return "(" + s + ")";
+}
+
+/// Index D of a copy into the second axis from `offset` on: i1 + offset there, i_D elsewhere.
+template <std::size_t D>
+auto shifted_index(index_t offset) {
+  if constexpr (D == 1)
+    return offset + index<1>{};
+  else
+    return index<int(D)>{};
+}
+
+/// The map `name` copying x into y's second axis from `offset` on.
+template <class T, int N>
+auto copy_at(const std::string& name, array<T, N>& y, array<T, N>& x, index_t offset) {
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    // y(i0, offset + i1, i2, ...) = x(i0, i1, i2, ...)
+    return map(name, workpart::detail::space_of(x),
+               y(shifted_index<D>(offset)...) = x(index<int(D)>{}...));
+  }
+  (std::make_index_sequence<std::size_t(N)>{});
+}
+}  // namespace detail
+
+/// y = x1, x2, ... along the second axis: y(i0, o_k + i1, i2, ...) = x_k(i0, i1, i2, ...), o_k
+/// the extents before x_k. Maps `<name>.1` .. `<name>.<count>`, one per input (each writes its
+/// part of y: a plan moves each part from where its map ran), output `<name>.y`. Every other
+/// extent must be the same in every input. Each input's gradient is its part of y's.
+template <class T, int N, class... More>
+auto concat(const std::string& name, array<T, N>& first, More&... more) {
+  static_assert(N >= 2, "wp::nn::concat joins arrays along their second axis: give rank 2 or more");
+  static_assert((std::is_same_v<More, array<T, N>> && ...),
+                "wp::nn::concat: give arrays of one element type and rank");
+  constexpr std::size_t count = 1 + sizeof...(More);
+  std::array<array<T, N>*, count> xs{&first, &more...};
+  auto shape = first.shape();
+  shape[1] = 0;
+  for (const array<T, N>* x : xs) {
+    for (int d = 0; d < N; ++d)
+      if (d != 1 && x->extent(d) != first.extent(d))
+        detail::refuse(name, "it joins '" + first.name() + "' " +
+                                 detail::shape_text(first.shape().data(), N) + " and '" +
+                                 x->name() + "' " + detail::shape_text(x->shape().data(), N) +
+                                 " along the second axis; every other extent must match");
+    shape[1] += x->extent(1);
+  }
+  detail::layer_arrays a;
+  auto& y = a.make<T, N>(name + ".y", shape);
+  std::array<index_t, count> offset{};
+  for (std::size_t k = 1; k < count; ++k) offset[k] = offset[k - 1] + xs[k - 1]->extent(1);
+  auto p = [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return detail::program_of(
+        a, detail::copy_at(name + "." + std::to_string(K + 1), y, *xs[K], offset[K])...);
+  }
+  (std::make_index_sequence<count>{});
+  return detail::make_layer(std::move(p), y, std::tuple<>{});
+}
+
+}  // namespace workpart::nn

@@ -1,0 +1,40 @@
+/// \file test_network_inception.cpp
+/// InceptionV3 of examples/networks/, scaled down (one module of each kind -- A, B, C, D, E: 41
+/// convolutions, each with its batch norm and ReLU, and the channel concatenations that join
+/// the branches; channels / 32, 75 x 75 images), trained at 1 to 4 ranks under data
+/// parallelism, the experts' split (data-parallel convolutions, model-parallel classifier) and
+/// the strategy wp::automatic finds, gives the parameters and the loss of one process after
+/// two SGD steps (double, 1e-9 relative). The layers are checked against plain loops and
+/// finite differences in unit.nn (the rectangular kernels and nn::concat among them) and mpi.nn.
+
+#include "network_training.hpp"
+
+#include "../../examples/networks/inception.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+using namespace mpitest;
+
+TEST_CASE("InceptionV3, scaled down, trains as on one process under three strategies",
+          "[networks][inception]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  // batch 5 (uneven over 2, 3, 4); 75 x 75 images: 37 and 35 a side in the stem, 17 after its
+  // first pooling, 15 and 7 after its last convolution and pooling, then 7, 3 and 1 in the
+  // modules (odd extents split unevenly); channels / 32
+  wpnet::inception<double, false> net({.batch = 5, .image = 75, .width = 32, .classes = 1000});
+  auto step = net.step(0.05);
+  auto inputs = [&] {
+    net.x.init([](const std::array<index_t, 4>& g) {
+      return std::sin(0.013 * double(((g[0] * 3 + g[1]) * 75 + g[2]) * 75 + g[3]) + 0.2);
+    });
+    net.label.init(
+        [](const std::array<index_t, 1>& g) { return std::int32_t((g[0] * 7 + 3) % 31); });
+  };
+  train_like_one_process(
+      ctx, step, inputs,
+      {{"data parallelism", wpnet::data_parallel(step.program, P)},
+       {"the experts' split: data-parallel convolutions, model-parallel classifier",
+        wpnet::inception_expert(step.program, P)}});
+}
