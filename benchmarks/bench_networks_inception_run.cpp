@@ -22,7 +22,7 @@ namespace bench_networks {
 void run_inception(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                    wp::index_t width, std::ofstream& out) {
   const wp::index_t image = 75;
-  wpnet::inception<float, false> net(
+  wpnet::inception<float, wpnet::inception_layout::one_each> net(
       {.batch = batch, .image = image, .width = width, .classes = 1000});
   auto step = net.step(0.01f);
   net.x.init([&](const std::array<wp::index_t, 4>& g) {

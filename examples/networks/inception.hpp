@@ -23,9 +23,11 @@
 /// stride is said; 1 x 7 pads (0, 3), 7 x 1 (3, 0). Batch 128, 3 x 299 x 299 images: 94
 /// convolutions, as PaSE's graph.
 ///
-/// `Full = false` keeps one module of each kind (m5b, m6a, m6b, m7a, m7b): 41 convolutions, for
-/// tests. `width` divides every channel count and the classes, and `image` sets the input's
-/// side, so tests train it small (image 75 leaves 7, 3 and 1 pixels a side in the modules).
+/// `Layout` chooses the modules: all of PaSE's (`full`), one of each kind (`one_each`: m5b,
+/// m6a, m6b, m7a, m7b, 41 convolutions) or, for tests, those but the C module (`small`: 31
+/// convolutions; D's 1 x 7 and 7 x 1 stand for C's). `width` divides every channel count and
+/// the classes, and `image` sets the input's side, so tests train it small (image 75 leaves 7,
+/// 3 and 1 pixels a side in the modules).
 
 #include "network.hpp"
 
@@ -35,6 +37,15 @@
 #include <utility>
 
 namespace wpnet {
+
+/// Which of InceptionV3's modules a wpnet::inception holds (the stem, the mean, the classifier
+/// always).
+enum class inception_layout {
+  full,      ///< PaSE's: m5b, m5c, m5d, m6a, m6b .. m6e, m7a, m7b, m7c (94 convolutions)
+  one_each,  ///< one module of each kind: m5b, m6a, m6b, m7a, m7b (41 convolutions)
+  small,     ///< m5b, m6a, m7a, m7b (31 convolutions): the tests' (a typed step's compile time
+             ///< grows with its length)
+};
 
 struct inception_size {
   index_t batch = 128;
@@ -203,7 +214,7 @@ auto module_e(const std::string& m, wp::array<T, 4>& x, index_t d) {
 }  // namespace detail
 
 /// The network's inputs (images, labels) and its training step, built over them.
-template <class T, bool Full = true>
+template <class T, inception_layout Layout = inception_layout::full>
 struct inception {
   inception_size size;
   wp::array<T, 4> x;
@@ -238,11 +249,13 @@ struct inception {
       auto b = [&](A& y) { return detail::module_b("m6a", y, d); };
       auto dd = [&](A& y) { return detail::module_d("m7a", y, d); };
       auto e = [&](const char* m) { return [&, m](A& y) { return detail::module_e(m, y, d); }; };
-      if constexpr (Full)
+      if constexpr (Layout == inception_layout::full)
         return chain(stem, a("m5b", 32), a("m5c", 64), a("m5d", 64), b, c("m6b", 128),
                      c("m6c", 160), c("m6d", 160), c("m6e", 192), dd, e("m7b"), e("m7c"));
-      else
+      else if constexpr (Layout == inception_layout::one_each)
         return chain(stem, a("m5b", 32), b, c("m6b", 128), dd, e("m7b"));
+      else
+        return chain(stem, a("m5b", 32), b, dd, e("m7b"));
     }();
     A& y = *body.out;                                   // square, as the images are
     auto gp = nn::avg_pool2d("gpool", y, y.extent(2));  // the mean over the whole plane

@@ -1,7 +1,9 @@
 /// \file test_network_inception.cpp
-/// InceptionV3 of examples/networks/, scaled down (one module of each kind -- A, B, C, D, E: 41
-/// convolutions, each with its batch norm and ReLU, and the channel concatenations that join
-/// the branches; channels / 32, 75 x 75 images), trained at 1 to 4 ranks under data
+/// InceptionV3 of examples/networks/, scaled down (wpnet::inception_layout::small: the stem and
+/// modules A, B, D and E -- 31 convolutions, each with its batch norm and ReLU, 1 x 7, 7 x 1,
+/// 1 x 3 and 3 x 1 among them, and the channel concatenations that join the branches, E's
+/// nested; C's chains of 1 x 7 and 7 x 1 are D's, longer, and left out for the compile time;
+/// channels / 32, 75 x 75 images), trained at 1 to 4 ranks under data
 /// parallelism, the experts' split (data-parallel convolutions, model-parallel classifier) and
 /// the strategy wp::automatic finds, gives the parameters and the loss of one process after
 /// two SGD steps (double, 1e-9 relative). The layers are checked against plain loops and
@@ -23,7 +25,8 @@ TEST_CASE("InceptionV3, scaled down, trains as on one process under three strate
   // batch 5 (uneven over 2, 3, 4); 75 x 75 images: 37 and 35 a side in the stem, 17 after its
   // first pooling, 15 and 7 after its last convolution and pooling, then 7, 3 and 1 in the
   // modules (odd extents split unevenly); channels / 32
-  wpnet::inception<double, false> net({.batch = 5, .image = 75, .width = 32, .classes = 1000});
+  wpnet::inception<double, wpnet::inception_layout::small> net(
+      {.batch = 5, .image = 75, .width = 32, .classes = 1000});
   auto step = net.step(0.05);
   auto inputs = [&] {
     net.x.init([](const std::array<index_t, 4>& g) {
