@@ -2,7 +2,7 @@
 // baselines the same model prices: data parallelism and the experts' strategy.
 //
 //   ./bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=1e13] [--bandwidth=16e9]
-//                    [--latency=1e-5] [--csv FILE]
+//                    [--latency=1e-5] [--csv FILE] [--only=alexnet,resnet,inception,...]
 //
 // One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float;
 // the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
@@ -46,7 +46,7 @@
 // peak_rss_bytes, proven_optimal.
 //
 //   mpirun -np P ./bench_networks --run [--reps=9] [--batch=16] [--image=67] [--width=8]
-//                                       [--csv FILE]
+//                                       [--csv FILE] [--only=...]
 //
 // The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
 // features / 8, float), ResNet scaled down (one block per stage, the same images, batch and
@@ -62,6 +62,9 @@
 // (wp::modelled_cost, the same calibrated model), so the model's ranking of the strategies is
 // checked against measurement. --csv FILE: benchmark, network, p, strategy, measured_s, modelled_s,
 // measured_over_modelled.
+//
+// --only=NAME,...: those networks alone (alexnet, resnet, inception, transformer, rnnlm), in
+// either mode.
 
 #include "../examples/networks/alexnet.hpp"
 #include "../examples/networks/inception.hpp"
@@ -132,9 +135,10 @@ int usage(const wp::context& ctx) {
   if (ctx.is_root())
     std::fprintf(stderr,
                  "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=F] "
-                 "[--bandwidth=B] [--latency=A] [--csv FILE]\n"
+                 "[--bandwidth=B] [--latency=A] [--csv FILE] [--only=NAME,...]\n"
                  "       mpirun -np P bench_networks --run [--reps=9] [--batch=16] [--image=67] "
-                 "[--width=8] [--csv FILE]\n");
+                 "[--width=8] [--csv FILE] [--only=NAME,...]\n"
+                 "       NAME: alexnet, resnet, inception, transformer, rnnlm\n");
   return 2;
 }
 
@@ -186,8 +190,17 @@ void network_rows(const char* network, const Program& prog, const std::vector<st
   }
 }
 
+/// The networks --only names (every one when it names none).
+struct network_filter {
+  std::string only;
+  bool operator()(const std::string& name) const {
+    return only.empty() || ("," + only + ",").find("," + name + ",") != std::string::npos;
+  }
+};
+
 /// Item 5: the scaled-down networks trained under the three strategies on these ranks.
-int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv) {
+int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const std::string& csv,
+                   const network_filter& wanted) {
   if (ctx.is_root()) print_run_environment(ctx.size());
   const wp::machine_model mm = wp::machine_model::calibrate(ctx);
   std::ofstream out;
@@ -195,7 +208,7 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
     out.open(csv, std::ios::app);
     out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
   }
-  {
+  if (wanted("alexnet")) {
     wpnet::alexnet<float> net(size);
     auto step = net.step(0.01f);
     net.x.init([](const std::array<wp::index_t, 4>& g) {
@@ -212,9 +225,11 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
         ctx, step.program, [](const auto& p, int P) { return wpnet::alexnet_expert(p, P); }, mm,
         reps, "alexnet", title, out);
   }
-  bench_networks::run_resnet(ctx, mm, reps, size.batch, size.image, size.width, out);
-  bench_networks::run_inception(ctx, mm, reps, size.batch, size.width, out);
-  {
+  if (wanted("resnet"))
+    bench_networks::run_resnet(ctx, mm, reps, size.batch, size.image, size.width, out);
+  if (wanted("inception"))
+    bench_networks::run_inception(ctx, mm, reps, size.batch, size.width, out);
+  if (wanted("rnnlm")) {
     // RNNLM at 16 positions (the step typed at that length), a tenth of PaSE's widths
     const wpnet::rnnlm_size rs{
         .batch = size.batch, .vocabulary = 10000, .embed = 256, .hidden = 256};
@@ -235,7 +250,7 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
         ctx, step.program, [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); }, mm,
         reps, "rnnlm", title, out);
   }
-  bench_networks::run_transformer(ctx, mm, reps, size.batch, out);
+  if (wanted("transformer")) bench_networks::run_transformer(ctx, mm, reps, size.batch, out);
   return 0;
 }
 
@@ -251,6 +266,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   double flops = 1e13, bandwidth = 16e9, latency = 1e-5;
   std::string csv;
+  network_filter wanted;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (const char* v = option_value(arg, "--p=")) {
@@ -279,6 +295,8 @@ int main(int argc, char** argv) {
       small.width = std::atoll(w);
     } else if (arg == "--csv" && a + 1 < argc) {
       csv = argv[++a];
+    } else if (const char* o = option_value(arg, "--only=")) {
+      wanted.only = o;
     } else {
       return usage(ctx);
     }
@@ -286,7 +304,7 @@ int main(int argc, char** argv) {
   if (!(flops > 0) || !(bandwidth > 0) || !(latency >= 0) || reps < 1 || small.batch < 1 ||
       small.image < 67 || small.width < 1)
     return usage(ctx);
-  if (run) return run_strategies(ctx, reps, small, csv);
+  if (run) return run_strategies(ctx, reps, small, csv, wanted);
   if (!ctx.is_root()) return 0;  // the tables: one process
   const wp::machine_model mm{flops, latency, 1.0 / bandwidth};
   wp::optimize_options opt;
@@ -311,111 +329,123 @@ int main(int argc, char** argv) {
            "speedup_vs_expert,optimize_s,candidates,peak_rss_bytes,proven_optimal\n";
   }
 
-  wpnet::alexnet<float> net(wpnet::alexnet_size{});
-  auto step = net.step(0.01f);
-  int maps = 0;
-  step.program.for_each_map([&](const auto&) { ++maps; });
-  std::printf("\nAlexNet (batch 128, 3 x 227 x 227, float): one training step, %d maps\n", maps);
-  network_rows(
-      "alexnet", step.program, ps, mm, opt, out,
-      [](const auto& p, int P) { return wpnet::alexnet_expert(p, P); },
-      {"conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "conv3", "relu3", "conv4", "relu4",
-       "conv5", "relu5", "pool3", "flat",  "fc1",   "relu6", "fc2",   "relu7", "fc3",   "loss"});
+  if (wanted("alexnet")) {
+    wpnet::alexnet<float> net(wpnet::alexnet_size{});
+    auto step = net.step(0.01f);
+    int maps = 0;
+    step.program.for_each_map([&](const auto&) { ++maps; });
+    std::printf("\nAlexNet (batch 128, 3 x 227 x 227, float): one training step, %d maps\n", maps);
+    network_rows(
+        "alexnet", step.program, ps, mm, opt, out,
+        [](const auto& p, int P) { return wpnet::alexnet_expert(p, P); },
+        {"conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "conv3", "relu3", "conv4", "relu4",
+         "conv5", "relu5", "pool3", "flat",  "fc1",   "relu6", "fc2",   "relu7", "fc3",   "loss"});
+  }
 
-  int typed = 0;
-  const auto tr = std::chrono::steady_clock::now();
-  const wp::program_description rn = bench_networks::resnet101_description(typed);
-  std::printf(
-      "\nResNet101 (batch 128, 3 x 227 x 227, 1000 classes, float): one training step, %zu maps "
-      "(3/4/23/3 blocks: the typed step of three blocks per stage, %d maps, described and "
-      "repeated by wp::repeat_blocks in %.2f s)\n",
-      rn.maps.size(), typed,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - tr).count());
-  std::printf(
-      "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
-      "search space: every backward map dN on its forward map N's grid "
-      "(config_options::tie_backward, as PaSE)\n");
-  // PaSE's space: with the backward maps free the search's dependent sets grow along the
-  // residual connections (127 s at P = 16, out of memory at 32). Both baselines are in it.
+  // PaSE's space for the residual and Inception networks: with the backward maps free the
+  // search's dependent sets grow along the residual connections (127 s at P = 16, out of
+  // memory at 32). Both baselines are in it.
   wp::optimize_options rntied = opt;
   rntied.configs.tie_backward = true;
-  network_rows("resnet101", rn, ps, mm, rntied, out,
-               [](const auto& p, int P) { return wpnet::resnet_expert(p, P); },
-               {"conv1", "bn1", "pool1", "s1.b1.conv1", "s1.b1.conv2", "s1.b1.proj", "s1.b1.add",
-                "s2.b1.conv2", "s3.b12.conv2", "s3.b23.conv3", "s4.b3.conv2", "s4.b3.relu3",
-                "gpool", "fc", "loss"});
+  if (wanted("resnet")) {
+    int typed = 0;
+    const auto tr = std::chrono::steady_clock::now();
+    const wp::program_description rn = bench_networks::resnet101_description(typed);
+    std::printf(
+        "\nResNet101 (batch 128, 3 x 227 x 227, 1000 classes, float): one training step, %zu maps "
+        "(3/4/23/3 blocks: the typed step of three blocks per stage, %d maps, described and "
+        "repeated by wp::repeat_blocks in %.2f s)\n",
+        rn.maps.size(), typed,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - tr).count());
+    std::printf(
+        "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
+        "search space: every backward map dN on its forward map N's grid "
+        "(config_options::tie_backward, as PaSE)\n");
+    network_rows("resnet101", rn, ps, mm, rntied, out,
+                 [](const auto& p, int P) { return wpnet::resnet_expert(p, P); },
+                 {"conv1", "bn1", "pool1", "s1.b1.conv1", "s1.b1.conv2", "s1.b1.proj", "s1.b1.add",
+                  "s2.b1.conv2", "s3.b12.conv2", "s3.b23.conv3", "s4.b3.conv2", "s4.b3.relu3",
+                  "gpool", "fc", "loss"});
+  }
 
-  typed = 0;
-  const auto ti = std::chrono::steady_clock::now();
-  const wp::program_description in = bench_networks::inception3_description(typed);
-  std::printf(
-      "\nInceptionV3 with one module of each kind (batch 128, 3 x 299 x 299, 1000 classes, "
-      "float; the stem and modules m5b, m6a, m6b, m7a, m7b: 41 of its 94 convolutions): one "
-      "training step, %zu maps (typed; described in %.2f s)\n",
-      in.maps.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
-  std::printf(
-      "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
-      "search space: every backward map dN on its forward map N's grid "
-      "(config_options::tie_backward, as PaSE)\n");
-  network_rows(
-      "inception3", in, ps, mm, rntied, out,
-      [](const auto& p, int P) { return wpnet::inception_expert(p, P); },
-      {"stem1.conv", "stem3.conv", "pool1", "stem5.conv", "m5b.b1.conv", "m5b.b5_2.conv",
-       "m5b.pool", "m5b.cat.1", "m6a.b3.conv", "m6b.b7_2.conv", "m6b.b7d_5.conv", "m7a.b7_4.conv",
-       "m7b.b3_2a.conv", "m7b.bd_3b.conv", "m7b.cat.4", "gpool", "fc", "loss"});
+  if (wanted("inception")) {
+    int typed = 0;
+    const auto ti = std::chrono::steady_clock::now();
+    const wp::program_description in = bench_networks::inception3_description(typed);
+    std::printf(
+        "\nInceptionV3 with one module of each kind (batch 128, 3 x 299 x 299, 1000 classes, "
+        "float; the stem and modules m5b, m6a, m6b, m7a, m7b: 41 of its 94 convolutions): one "
+        "training step, %zu maps (typed; described in %.2f s)\n",
+        in.maps.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
+    std::printf(
+        "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
+        "search space: every backward map dN on its forward map N's grid "
+        "(config_options::tie_backward, as PaSE)\n");
+    network_rows(
+        "inception3", in, ps, mm, rntied, out,
+        [](const auto& p, int P) { return wpnet::inception_expert(p, P); },
+        {"stem1.conv", "stem3.conv", "pool1", "stem5.conv", "m5b.b1.conv", "m5b.b5_2.conv",
+         "m5b.pool", "m5b.cat.1", "m6a.b3.conv", "m6b.b7_2.conv", "m6b.b7d_5.conv", "m7a.b7_4.conv",
+         "m7b.b3_2a.conv", "m7b.bd_3b.conv", "m7b.cat.4", "gpool", "fc", "loss"});
+  }
 
-  typed = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  const wp::program_description tf = bench_networks::transformer_description(typed);
-  std::printf(
-      "\nTransformer (batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, "
-      "float): one training step, %zu maps (6 + 6 blocks: the typed step of 3 + 3, %d maps, "
-      "described and repeated by wp::repeat_blocks in %.2f s)\n",
-      tf.maps.size(), typed,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  std::printf("experts' strategy: Megatron (heads, FFN hidden units, vocabulary split)\n");
-  // PaSE's space: a layer's backward maps on its forward map's grid (config_options::
-  // tie_backward); with both free the search's tables outgrow memory. Both baselines are in it.
-  // Megatron replicates the maps between its split GEMMs: the replicated candidates too
-  // (config_options::replicas), so that the experts' strategy is in the search space.
-  wp::optimize_options tied = opt;
-  tied.configs.tie_backward = true;
-  tied.configs.replicas = true;
-  std::printf(
-      "search space: every backward map dN on its forward map N's grid "
-      "(config_options::tie_backward, as PaSE), and every map replicated on all P ranks "
-      "(config_options::replicas, as Megatron runs its layer norms and residuals)\n");
-  network_rows("transformer", tf, ps, mm, tied, out,
-               [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); },
-               {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",
-                "enc1.ln1", "enc1.ff1", "enc1.ff2", "dec1.self.qkv", "dec1.cross.kv",
-                "dec1.cross.scores", "dec6.ff1", "head", "loss"});
+  if (wanted("transformer")) {
+    int typed = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const wp::program_description tf = bench_networks::transformer_description(typed);
+    std::printf(
+        "\nTransformer (batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, "
+        "float): one training step, %zu maps (6 + 6 blocks: the typed step of 3 + 3, %d maps, "
+        "described and repeated by wp::repeat_blocks in %.2f s)\n",
+        tf.maps.size(), typed,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::printf("experts' strategy: Megatron (heads, FFN hidden units, vocabulary split)\n");
+    // PaSE's space: a layer's backward maps on its forward map's grid (config_options::
+    // tie_backward); with both free the search's tables outgrow memory. Both baselines are in it.
+    // Megatron replicates the maps between its split GEMMs: the replicated candidates too
+    // (config_options::replicas), so that the experts' strategy is in the search space.
+    wp::optimize_options tied = opt;
+    tied.configs.tie_backward = true;
+    tied.configs.replicas = true;
+    std::printf(
+        "search space: every backward map dN on its forward map N's grid "
+        "(config_options::tie_backward, as PaSE), and every map replicated on all P ranks "
+        "(config_options::replicas, as Megatron runs its layer norms and residuals)\n");
+    network_rows("transformer", tf, ps, mm, tied, out,
+                 [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); },
+                 {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",
+                  "enc1.ln1", "enc1.ff1", "enc1.ff2", "dec1.self.qkv", "dec1.cross.kv",
+                  "dec1.cross.scores", "dec6.ff1", "head", "loss"});
+  }
 
-  typed = 0;
-  const auto t1 = std::chrono::steady_clock::now();
-  const wp::program_description rnn = bench_networks::rnnlm_description(typed);
-  std::printf(
-      "\nRNNLM (batch 64, 256 positions, vocabulary 100000, embedding 2048, 2 LSTM layers of "
-      "2048 units, float): one training step, %zu maps (the typed step of 3 positions, %d maps, "
-      "described and lengthened by wpnet::rnnlm_description in %.2f s)\n",
-      rnn.maps.size(), typed,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
-  std::printf(
-      "experts' strategy: Megatron-style (the embedding's features, the LSTMs' units and the "
-      "vocabulary split; the loss over the batch)\n");
-  // the Transformer's space, and PaSE's for an LSTM layer: one grid for all its steps (each
-  // step reads the layer's input GEMM and weights: free, the search's dependent sets hold
-  // them along the whole chain and it stops at its table limit)
-  std::printf(
-      "search space: every backward map dN on its forward map N's grid, and each LSTM layer's "
-      "steps on one grid per kind of map (config_options::tie_blocks, as PaSE)\n");
-  wp::optimize_options rtied = opt;
-  rtied.configs.tie_backward = true;
-  rtied.configs.tie_blocks = {"lstm1.t", "lstm2.t"};
-  network_rows(
-      "rnnlm", rnn, ps, mm, rtied, out,
-      [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); },
-      {"emb", "lstm1.zx", "lstm1.t1.gates", "lstm1.t2.recur", "lstm1.t2.cell", "lstm1.t256.recur",
-       "lstm2.zx", "lstm2.t128.recur", "lstm2.t128.cell", "proj", "loss"});
+  if (wanted("rnnlm")) {
+    int typed = 0;
+    const auto t1 = std::chrono::steady_clock::now();
+    const wp::program_description rnn = bench_networks::rnnlm_description(typed);
+    std::printf(
+        "\nRNNLM (batch 64, 256 positions, vocabulary 100000, embedding 2048, 2 LSTM layers of "
+        "2048 units, float): one training step, %zu maps (the typed step of 3 positions, %d maps, "
+        "described and lengthened by wpnet::rnnlm_description in %.2f s)\n",
+        rnn.maps.size(), typed,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+    std::printf(
+        "experts' strategy: Megatron-style (the embedding's features, the LSTMs' units and the "
+        "vocabulary split; the loss over the batch)\n");
+    // the Transformer's space, and PaSE's for an LSTM layer: one grid for all its steps (each
+    // step reads the layer's input GEMM and weights: free, the search's dependent sets hold
+    // them along the whole chain and it stops at its table limit)
+    std::printf(
+        "search space: every backward map dN on its forward map N's grid, and each LSTM layer's "
+        "steps on one grid per kind of map (config_options::tie_blocks, as PaSE)\n");
+    wp::optimize_options rtied = opt;
+    rtied.configs.tie_backward = true;
+    rtied.configs.tie_blocks = {"lstm1.t", "lstm2.t"};
+    network_rows(
+        "rnnlm", rnn, ps, mm, rtied, out,
+        [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); },
+        {"emb", "lstm1.zx", "lstm1.t1.gates", "lstm1.t2.recur", "lstm1.t2.cell", "lstm1.t256.recur",
+         "lstm2.zx", "lstm2.t128.recur", "lstm2.t128.cell", "proj", "loss"});
+  }
   return 0;
 }

@@ -17,12 +17,6 @@
 namespace workpart::nn {
 
 namespace detail {
-inline std::string shape_text(const index_t* e, int n) {
-  std::string s;
-  for (int d = 0; d < n; ++d) s += (d ? ", " : "") + std::to_string(e[d]);
-  return "(" + s + ")";
-}
-
 /// Index D of a copy into the second axis from `offset` on: i1 + offset there, i_D elsewhere.
 template <std::size_t D>
 auto shifted_index(index_t offset) {

@@ -89,6 +89,13 @@ void init_uniform(array<T, N>& a, double bound) {
   });
 }
 
+/// A shape as "(2, 3, 6)", for the layers' messages.
+inline std::string shape_text(const index_t* e, int n) {
+  std::string s;
+  for (int d = 0; d < n; ++d) s += (d ? ", " : "") + std::to_string(e[d]);
+  return "(" + s + ")";
+}
+
 [[noreturn]] inline void refuse(const std::string& layer, const std::string& why) {
   throw shape_error("wp::nn: layer '" + layer + "': " + why);
 }

@@ -14,15 +14,10 @@ namespace workpart::nn {
 /// gradients are z's (wp::backward adds them into x's and y's, whatever else reads them).
 template <class T, int N>
 auto add(const std::string& name, array<T, N>& x, array<T, N>& y) {
-  if (x.shape() != y.shape()) {
-    std::string sx, sy;
-    for (int d = 0; d < N; ++d) {
-      sx += (d ? ", " : "") + std::to_string(x.extent(d));
-      sy += (d ? ", " : "") + std::to_string(y.extent(d));
-    }
-    detail::refuse(name, "it adds '" + x.name() + "' (" + sx + ") and '" + y.name() + "' (" + sy +
-                             "); give two arrays of one shape");
-  }
+  if (x.shape() != y.shape())
+    detail::refuse(name, "it adds '" + x.name() + "' " + detail::shape_text(x.shape().data(), N) +
+                             " and '" + y.name() + "' " + detail::shape_text(y.shape().data(), N) +
+                             "; give two arrays of one shape");
   return detail::elementwise(
       name, [](const auto& a, const auto& b) { return a + b; }, x, y);
 }
