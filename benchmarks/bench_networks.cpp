@@ -196,6 +196,19 @@ struct network_filter {
   bool operator()(const std::string& name) const {
     return only.empty() || ("," + only + ",").find("," + name + ",") != std::string::npos;
   }
+  /// Whether every name in the list is a network's (a misspelt one would run nothing).
+  bool valid() const {
+    static const std::vector<std::string> known = {"alexnet", "resnet", "inception", "transformer",
+                                                   "rnnlm"};
+    std::size_t from = 0;
+    while (from <= only.size()) {
+      const std::size_t to = std::min(only.find(',', from), only.size());
+      if (std::find(known.begin(), known.end(), only.substr(from, to - from)) == known.end())
+        return false;
+      from = to + 1;
+    }
+    return true;
+  }
 };
 
 /// Item 5: the scaled-down networks trained under the three strategies on these ranks.
@@ -297,6 +310,7 @@ int main(int argc, char** argv) {
       csv = argv[++a];
     } else if (const char* o = option_value(arg, "--only=")) {
       wanted.only = o;
+      if (!wanted.valid()) return usage(ctx);
     } else {
       return usage(ctx);
     }

@@ -34,12 +34,12 @@ anchors="$(cd .. && pwd)/shared/anchors/pase-tables"
 common=(-DWORKPART_BUILD_TESTS=ON)
 [[ -d "$anchors" ]] && common+=("-DWORKPART_PASE_TABLES_DIR=$anchors")
 
-run_suite() {  # run_suite <build dir> <cmake options>...
-  local dir="$1"
-  shift
+run_suite() {  # run_suite <build dir> <ctest jobs> <cmake options>...
+  local dir="$1" jobs="$2"
+  shift 2
   cmake -S . -B "$dir" -G Ninja "$@" "${common[@]}"
   cmake --build "$dir" -j2
-  ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600
+  ctest --test-dir "$dir" --output-on-failure "-j$jobs" --timeout 600
 }
 
 # Tests and examples at -O0: they check results on small shapes, not speed, run in a second
@@ -63,7 +63,12 @@ plain_suite() {  # plain_suite <sanitized tests elsewhere: ON/OFF>
   fi
   # The layout check (.clang-format): a file that differs fails the run.
   bash scripts/format.sh --check
-  run_suite build-test "${config[@]}"
+  # ctest -j4 on two cores: a test of P ranks reserves P slots (PROCESSORS), so at -j2 every
+  # multi-rank test ran alone, the cores idle while its ranks launched and waited on small
+  # messages, beside none of the compile-bound tests (the header check, the compile-fail and
+  # package tests): 618 s at -j2, 521 s at -j4 (the same tree, CI27). The sanitizer part's
+  # tests are compute-bound: -j2 (306 s; 329 s at -j4).
+  run_suite build-test 4 "${config[@]}"
 }
 
 # Left out of the sanitizer build: benchmarks, compile-fail and package tests (nothing of the
@@ -73,7 +78,7 @@ plain_suite() {  # plain_suite <sanitized tests elsewhere: ON/OFF>
 # tests built here run; WORKPART_SANITIZE_ALL=1 builds them too). Line tables only (-g1) keep
 # the template-heavy debug build fast while sanitizer reports still name files and lines.
 sanitized_suite() {
-  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
+  run_suite build-asan 2 -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
     -DWORKPART_SANITIZE=ON -DWORKPART_BUILD_BENCHMARKS=OFF -DWORKPART_TEST_COMPILE=OFF \
     -DWORKPART_TEST_PACKAGE=OFF -DWORKPART_BUILD_EXAMPLES=OFF \
     "-DWORKPART_SANITIZE_ALL=${WORKPART_SANITIZE_ALL:-0}"
