@@ -24,7 +24,9 @@
 // split, everything else replicated; RNNLM: wpnet::rnnlm_megatron, the embedding's features, the
 // LSTMs' units and the vocabulary split) priced by wp::modelled_cost under the same model and
 // options, the modelled speed-ups of the found strategy over each, the seconds wp::optimize took
-// (pricing and search, the whole call), and the process's peak RSS so far (getrusage; P ascending).
+// (pricing and search, the whole call; without the search's runner-up pass, search_options::
+// runner_ups, as the rows show no runner-ups), and the process's peak RSS so far (getrusage; P
+// ascending).
 // Then the found strategy per layer: each forward layer's grid.
 //
 // The grids considered: all P ranks, powers of two, splitting at most 2 dimensions of each
@@ -323,6 +325,7 @@ int main(int argc, char** argv) {
   const wp::machine_model mm{flops, latency, 1.0 / bandwidth};
   wp::optimize_options opt;
   opt.configs.threads = threads;
+  opt.search.runner_ups = false;  // the rows show no runner-ups: their pass is not timed
   if (!exact) {
     opt.configs.use_all_ranks = true;
     opt.configs.powers_of_two = true;

@@ -1,10 +1,12 @@
 #pragma once
 /// \file combine_pricing.hpp
-/// What the pricer has priced already (transfer_memo), and the combines of partial results
-/// priced ahead of the tables on several threads (price_combines): a combine is a program of
-/// two maps solved on its own, the pricer's dearest part.
+/// What the pricer has priced already (transfer_memo), and the prices the tables ask for,
+/// computed ahead of them on several threads: the combines of partial results
+/// (price_combines; a combine is a program of two maps solved on its own, the pricer's dearest
+/// part) and the redistributions between a writer's and a reader's grids (price_edges).
 
 #include <exception>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,7 +19,9 @@ namespace workpart::detail {
 /// dimensions hold and need one array alike in many ways (a convolution's 8-D grids that
 /// differ only along the channels it sums over, say), so each distinct pair is priced once:
 /// the same figures, in far fewer box intersections. A combine of partial sums
-/// (split_transfer) is priced once per (maps, arrays, boxes each rank writes and reads).
+/// (split_transfer) is priced once per two-map program as the program solver sees it: the
+/// writer's and the reader's solution of the array (boxes, groups, flags, the array's layout),
+/// not the maps' names or grids, so that grids and layers alike in those share it.
 struct transfer_memo {
   using key = std::vector<index_t>;
   struct key_hash {
@@ -30,15 +34,21 @@ struct transfer_memo {
   template <class V>
   using table = std::unordered_map<key, V, key_hash>;
   table<int> held_ids, need_ids;
-  std::unordered_map<const holders*, int> held_of;   // a writer grid's holders -> id
-  std::map<std::pair<int, int>, double> seconds_of;  // (held id, need id) -> seconds
-  /// Combines: per (writer, its array, reader, its array), the boxes each rank writes of it
-  /// (ranks writing one box are one group of partial results) and the reader's boxes, each
-  /// set of boxes by its id (box_ids: the keys stay short, so hashing and comparing them is
-  /// cheap next to the boxes of 64 ranks).
+  std::unordered_map<const holders*, int> held_of;  // a writer grid's holders -> id
+  std::vector<reader_need> needs;                   // [need id]
+  /// [map][its array][config]: the need id of the reader's grid (-1: not asked for)
+  std::vector<std::vector<std::vector<int>>> need_of;
+  /// (held id, need id) -> seconds
+  std::unordered_map<std::uint64_t, double> seconds_of;
+  static std::uint64_t pair_key(int held, int need) {
+    return std::uint64_t(std::uint32_t(held)) << 32 | std::uint32_t(need);
+  }
+  /// Combines: per (writer's solution of the array on its grid, the reader's), each by its id
+  /// (solution_ids: the keys stay short, so hashing and comparing them is cheap next to the
+  /// boxes of 64 ranks).
   table<double> combine_seconds;
-  table<int> box_ids;
-  std::unordered_map<const array_solution*, int> write_boxes_of, read_boxes_of;
+  table<int> solution_ids;
+  std::map<std::pair<const void*, const void*>, int> solution_of;  // (solution, grid) -> id
 
   static void append(key& k, const std::vector<box>& boxes) {
     k.push_back(index_t(boxes.size()));
@@ -58,20 +68,46 @@ struct transfer_memo {
     append(k, h.boxes);
     return held_of[&h] = id_of(held_ids, std::move(k));
   }
-  int need_id(const reader_need& n) {
+  int need_id(reader_need n) {
     key k;
     append(k, n.reads);
     append(k, n.old);
-    return id_of(need_ids, std::move(k));
+    const int id = id_of(need_ids, std::move(k));
+    if (std::size_t(id) == needs.size()) needs.push_back(std::move(n));
+    return id;
   }
-  /// The id of a writer's write boxes of an array (reader: its read and write boxes).
-  int boxes_id(const array_solution& s, bool reader) {
-    auto& of = reader ? read_boxes_of : write_boxes_of;
-    if (auto it = of.find(&s); it != of.end()) return it->second;
-    key k{index_t(reader)};
-    if (reader) append(k, s.rbox);
+  /// The id of what the program solver reads of one map's solution of the array on its grid:
+  /// the array's layout, the map's flags and boxes, and its groups of partial results (per
+  /// rank, its group's leader and its place in the group), not the grid itself: grids that
+  /// split a convolution's channels or its kernel's rows alike leave the same boxes and groups.
+  int solution_id(const array_solution& s, const grid_shape& g) {
+    const auto at = std::make_pair(static_cast<const void*>(&s), static_cast<const void*>(&g));
+    if (auto it = solution_of.find(at); it != solution_of.end()) return it->second;
+    const array_use& u = s.use;
+    key k{index_t(u.rank),
+          index_t(u.elem_size),
+          index_t(u.elem),
+          index_t(u.read),
+          index_t(u.written),
+          index_t(u.write_kind),
+          index_t(u.mixed_writes),
+          index_t(u.dense_writes),
+          index_t(u.read_after_write),
+          index_t(u.read_before_write),
+          index_t(s.reads_own_writes),
+          index_t(s.w_init_old),
+          index_t(s.w_combine_on_root),
+          g.product()};
+    k.insert(k.end(), u.shape, u.shape + u.rank);
+    k.push_back(index_t(!s.wgroup.empty()));
+    if (!s.wgroup.empty())
+      for (int r = 0; r < int(g.product()); ++r) {
+        k.push_back(group_leader(g, r, s.wgroup));
+        k.push_back(group_key(g, r, s.wgroup).second);
+      }
+    append(k, s.rbox);
     append(k, s.wbox);
-    return of[&s] = id_of(box_ids, std::move(k));
+    return solution_of[at] = id_of(solution_ids, std::move(k));
   }
   /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub,
   /// needing `need`, whose need_id is `nid`), in seconds.
@@ -84,13 +120,14 @@ struct transfer_memo {
 };
 inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool carried,
                            int threads);
+inline void price_edges(const program_pricer& pr, transfer_memo& memo, bool carried, int threads);
 
 inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_t ku,
                                      std::size_t ua, int v, std::size_t kv, std::size_t ub,
                                      const reader_need& need, int nid) {
   const map_config& cw = pr.configs[std::size_t(u)][ku];
   if (!pr.combines_for(u, ku, ua, v)) {
-    const auto k = std::make_pair(held_id(*cw.held[ua], pr.use_of(u, ua).elem_size), nid);
+    const auto k = pair_key(held_id(*cw.held[ua], pr.use_of(u, ua).elem_size), nid);
     if (auto it = seconds_of.find(k); it != seconds_of.end()) return it->second;
     const transfer_cost c = pr.edge_cost(u, ku, ua, v, kv, ub, &need);
     return seconds_of[k] = step_seconds(pr.mm, c.sent, c.received, c.messages);
@@ -104,19 +141,9 @@ inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_
 inline transfer_memo::key transfer_memo::combine_key(const program_pricer& pr, int u,
                                                      std::size_t ku, std::size_t ua, int v,
                                                      std::size_t kv, std::size_t ub) {
-  const array_solution& w = *pr.configs[std::size_t(u)][ku].arrays[ua];
-  const array_solution& r = *pr.configs[std::size_t(v)][kv].arrays[ub];
-  // the maps by their class (alike maps price alike: priced_map::shape_key), the rest by boxes
-  key k{pr.shape_class[std::size_t(u)],
-        index_t(ua),
-        pr.shape_class[std::size_t(v)],
-        index_t(ub),
-        index_t(w.w_init_old),
-        index_t(w.w_combine_on_root),
-        index_t(r.reads_own_writes),
-        index_t(r.w_init_old),
-        boxes_id(w, false),
-        boxes_id(r, true)};
+  const map_config& cw = pr.configs[std::size_t(u)][ku];
+  const map_config& cr = pr.configs[std::size_t(v)][kv];
+  key k{solution_id(*cw.arrays[ua], cw.grid), solution_id(*cr.arrays[ub], cr.grid)};
   return k;
 }
 
@@ -177,4 +204,81 @@ inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool c
     memo.combine_seconds.emplace(std::move(keys[x]), out[x]);
   }
 }
+
+/// Prices, before the tables are built, every redistribution they will ask for that is not a
+/// combine (each distinct pair of writer's holders and reader's need once) on `threads`
+/// threads, into memo.seconds_of, and notes each reader grid's need id in memo.need_of. The
+/// same loops as program_pricer::build's; the figures do not depend on the threads.
+inline void price_edges(const program_pricer& pr, transfer_memo& memo, bool carried, int threads) {
+  struct task {
+    const holders* held;
+    std::size_t elem_size;
+    int nid;
+  };
+  std::vector<task> tasks;
+  std::vector<std::uint64_t> keys;
+  std::unordered_set<std::uint64_t> queued;
+  const int M = int(pr.names.size());
+  // the reader grids' needs, computed on the threads: [map][its array][config]
+  struct reader_array {
+    int v, from;
+    std::size_t ub;
+  };
+  std::vector<reader_array> readers;
+  memo.need_of.assign(std::size_t(M), {});
+  for (int v = 0; v < M; ++v) {
+    memo.need_of[std::size_t(v)].resize(pr.uses_of[std::size_t(v)].size());
+    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
+      const auto& use = pr.use_of(v, ub);
+      if (!needs_values(use)) continue;
+      const int writer = pr.writer_before(v, use.id);
+      const int from = writer >= 0 ? writer : carried ? pr.last_writer_of(use.id) : -1;
+      if (from >= 0 && (writer >= 0 || from > v)) readers.push_back({v, from, ub});
+    }
+  }
+  // in batches: a batch's needs (64 ranks' boxes each) are kept only until they have ids
+  constexpr std::size_t batch = 64;
+  std::vector<std::vector<reader_need>> needs(batch);
+  for (std::size_t x0 = 0; x0 < readers.size(); x0 += batch) {
+    const std::size_t n = std::min(batch, readers.size() - x0);
+    run_tasks(n, task_threads(n, threads, 4), [&](std::size_t x, std::size_t) {
+      needs[x].clear();
+      for (const auto& cv : pr.configs[std::size_t(readers[x0 + x].v)])
+        needs[x].push_back(needs_of(cv, readers[x0 + x].ub, pr.nranks));
+    });
+    for (std::size_t x = 0; x < n; ++x) {
+      const auto [v, from, ub] = readers[x0 + x];
+      const std::size_t ua = std::size_t(pr.find(from, pr.use_of(v, ub).id));
+      const std::size_t es = pr.use_of(from, ua).elem_size;
+      // the writer's grids whose partial results are combined for v: price_combines' business
+      const auto& cws = pr.configs[std::size_t(from)];
+      std::vector<int> held(cws.size(), -1);
+      for (std::size_t ku = 0; ku < cws.size(); ++ku)
+        if (!pr.combines_for(from, ku, ua, v)) held[ku] = memo.held_id(*cws[ku].held[ua], es);
+      auto& nids = memo.need_of[std::size_t(v)][ub];
+      nids.assign(needs[x].size(), -1);
+      for (std::size_t kv = 0; kv < needs[x].size(); ++kv) {
+        const int nid = nids[kv] = memo.need_id(std::move(needs[x][kv]));
+        for (std::size_t ku = 0; ku < cws.size(); ++ku) {
+          if (held[ku] < 0) continue;
+          const holders& h = *cws[ku].held[ua];
+          const std::uint64_t k = transfer_memo::pair_key(held[ku], nid);
+          if (memo.seconds_of.count(k) || !queued.insert(k).second) continue;
+          tasks.push_back({&h, es, nid});
+          keys.push_back(k);
+        }
+      }
+    }
+  }
+  std::vector<double> out(tasks.size());
+  run_tasks(tasks.size(), task_threads(tasks.size(), threads, 256),
+            [&](std::size_t x, std::size_t) {
+              const task& t = tasks[x];
+              const transfer_cost c =
+                  edge_transfer(*t.held, t.elem_size, memo.needs[std::size_t(t.nid)], pr.nranks);
+              out[x] = step_seconds(pr.mm, c.sent, c.received, c.messages);
+            });
+  for (std::size_t x = 0; x < tasks.size(); ++x) memo.seconds_of.emplace(keys[x], out[x]);
+}
+
 }  // namespace workpart::detail

@@ -72,57 +72,65 @@ inline program_cost_tables program_pricer::build() {
   std::map<std::pair<std::size_t, std::size_t>,
            std::pair<std::vector<double>, std::vector<std::string>>>
       edges;
-  auto add = [&](std::size_t u, std::size_t v, std::size_t ku, std::size_t kv, double s,
-                 const std::string& a) {
+  // the edge u -> v carrying array a: its table, [ku * K_v + kv]
+  auto edge = [&](std::size_t u, std::size_t v, const std::string& a) -> std::vector<double>& {
     auto& e = edges[{u, v}];
-    const std::size_t KU = t.graph.num_configs(u), KV = t.graph.num_configs(v);
-    if (e.first.empty()) e.first.assign(KU * KV, 0.0);
-    e.first[ku * KV + kv] += s;
+    if (e.first.empty()) e.first.assign(t.graph.num_configs(u) * t.graph.num_configs(v), 0.0);
     if (std::find(e.second.begin(), e.second.end(), a) == e.second.end()) e.second.push_back(a);
+    return e.first;
   };
   transfer_memo memo;
   // per execute(): the scatter and the gather are shared by E executions, and values a
   // later map writes for the next execute() come from it in all but the first
   const double E = executions(), once = 1 / E, again = (E - 1) / E;
   price_combines(*this, memo, again > 0, copt.threads);
+  price_edges(*this, memo, again > 0, copt.threads);
   // every array of every map: where its values come from, and whether it ends on root
   for (int v = 0; v < M; ++v) {
+    const auto& cvs = configs[std::size_t(v)];
+    const std::size_t KV = cvs.size();
     for (std::size_t ub = 0; ub < uses_of[std::size_t(v)].size(); ++ub) {
       const auto& use = use_of(v, ub);
       const int writer = writer_before(v, use.id);
-      for (std::size_t kv = 0; kv < configs[std::size_t(v)].size() && needs_values(use); ++kv) {
-        const auto& cv = configs[std::size_t(v)][kv];
-        if (writer < 0) {  // from root: the map's own scatter of it
-          const auto& ap = *cv.arrays[ub];
+      if (needs_values(use) && writer < 0) {  // from root: the map's own scatter of it
+        std::vector<double>& scatter = edge(0, std::size_t(v) + 1, use.name);
+        const int later = last_writer_of(use.id);
+        // the next execute()'s values: from `later`
+        std::vector<double>* carried =
+            again > 0 && later > v ? &edge(std::size_t(v) + 1, std::size_t(later) + 1, use.name)
+                                   : nullptr;
+        for (std::size_t kv = 0; kv < KV; ++kv) {
+          const auto& ap = *cvs[kv].arrays[ub];
           const double s = steps_seconds(mm, ap.in_steps) + steps_seconds(mm, ap.init_steps);
-          add(0, std::size_t(v) + 1, 0, kv, s * once, use.name);
-          const int later = last_writer_of(use.id);
-          if (again > 0 && later > v) {  // the next execute()'s values: from `later`
-            const auto& cls = configs[std::size_t(later)];
-            const std::size_t ua = std::size_t(find(later, use.id));
-            const reader_need need = needs_of(cv, ub, nranks);
-            const int nid = memo.need_id(need);
-            for (std::size_t kl = 0; kl < cls.size(); ++kl)
-              add(std::size_t(v) + 1, std::size_t(later) + 1, kv, kl,
-                  memo.seconds(*this, later, kl, ua, v, kv, ub, need, nid) * again, use.name);
-          }
-          continue;
+          scatter[kv] += s * once;
+          if (!carried) continue;
+          const std::size_t KL = configs[std::size_t(later)].size();
+          const std::size_t ua = std::size_t(find(later, use.id));
+          const int nid = memo.need_of[std::size_t(v)][ub][kv];
+          const reader_need& need = memo.needs[std::size_t(nid)];
+          for (std::size_t kl = 0; kl < KL; ++kl)
+            (*carried)[kv * KL + kl] +=
+                memo.seconds(*this, later, kl, ua, v, kv, ub, need, nid) * again;
         }
-        const auto& cws = configs[std::size_t(writer)];
+      } else if (needs_values(use)) {
+        const std::size_t KU = configs[std::size_t(writer)].size();
         const std::size_t ua = std::size_t(find(writer, use.id));
-        const reader_need need = needs_of(cv, ub, nranks);  // one per reader grid
-        const int nid = memo.need_id(need);
-        for (std::size_t ku = 0; ku < cws.size(); ++ku)
-          add(std::size_t(writer) + 1, std::size_t(v) + 1, ku, kv,
-              memo.seconds(*this, writer, ku, ua, v, kv, ub, need, nid), use.name);
+        std::vector<double>& e = edge(std::size_t(writer) + 1, std::size_t(v) + 1, use.name);
+        for (std::size_t kv = 0; kv < KV; ++kv) {
+          const int nid = memo.need_of[std::size_t(v)][ub][kv];  // one per reader grid
+          const reader_need& need = memo.needs[std::size_t(nid)];
+          for (std::size_t ku = 0; ku < KU; ++ku)
+            e[ku * KV + kv] += memo.seconds(*this, writer, ku, ua, v, kv, ub, need, nid);
+        }
       }
       // the last writer of the array gathers it to root (combining its partial results
       // first where no map reads them)
       if (!use.written || !last_writer(v, use.id)) continue;
       // (whether a grid splits the reduction is a matter of the grid: asked per config below)
       const bool combine_here = M > 1 && first_reader_after(v, use.id) < 0;
-      for (std::size_t kv = 0; kv < configs[std::size_t(v)].size(); ++kv) {
-        const auto& cv = configs[std::size_t(v)][kv];
+      std::vector<double>& gather = edge(std::size_t(v) + 1, sink, use.name);
+      for (std::size_t kv = 0; kv < KV; ++kv) {
+        const auto& cv = cvs[kv];
         double s = 0;
         if (combine_here && cv.split(ub)) {
           const transfer_cost c = split_transfer(names[std::size_t(v)], cv, ub, std::string(),
@@ -134,7 +142,7 @@ inline program_cost_tables program_pricer::build() {
             if (st.op != step_op::reduce) gathers.push_back(st);
           s = steps_seconds(mm, gathers);
         }
-        add(std::size_t(v) + 1, sink, kv, 0, s * once, use.name);
+        gather[kv] += s * once;
       }
     }
   }
