@@ -10,7 +10,9 @@
 #include <workpart/optimize/optimize.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <new>
 #include <limits>
 #include <vector>
 
@@ -240,7 +242,9 @@ TEST_CASE("optimize: the tables do not depend on the threads that price them", "
                           wp::map("relu", wp::space(B, H), a(i, j) = wp::max(h(i, j), 0.0f)),
                           wp::map("fc2", wp::space(B, D, H), y(i, j) += a(i, k) * W2(k, j)));
   const wp::machine_model mm{1e9, 1e-6, 1e-9};
-  for (int P : {4, 12}) {
+  // 16 ranks: enough distinct pairs of holders and needs (relu -> fc2) that the
+  // redistributions are priced on several threads too
+  for (int P : {4, 12, 16}) {
     wp::config_options one;
     one.threads = 1;
     const auto want = wp::program_costs(prog, P, mm, one);
@@ -263,6 +267,27 @@ TEST_CASE("optimize: the tables do not depend on the threads that price them", "
             REQUIRE(got.graph.edge_cost(e, cu, cv) == want.graph.edge_cost(e, cu, cv));
       }
     }
+  }
+}
+
+TEST_CASE("optimize: an error on a pricing thread is raised once every thread has stopped",
+          "[unit][optimize]") {
+  // run_tasks hands tasks to threads; one that fails (an allocation, say) on a worker must
+  // come out of the call as it would on one thread, not end the process
+  for (std::size_t threads : {1, 2, 3}) {
+    INFO(threads << " threads");
+    std::atomic<int> ran{0};
+    auto fails = [&] {
+      wp::detail::run_tasks(200, threads, [&](std::size_t x, std::size_t) {
+        ++ran;
+        if (x == 37) throw std::bad_alloc();
+      });
+    };
+    REQUIRE_THROWS_AS(fails(), std::bad_alloc);
+    REQUIRE(ran >= 38);  // every task up to the failing one was handed out
+    std::vector<int> once(500, 0);
+    wp::detail::run_tasks(once.size(), threads, [&](std::size_t x, std::size_t) { ++once[x]; });
+    REQUIRE(std::count(once.begin(), once.end(), 1) == 500);
   }
 }
 

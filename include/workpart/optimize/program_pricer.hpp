@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,18 +141,32 @@ inline std::size_t task_threads(std::size_t n, int threads, std::size_t per_thre
   const std::size_t t = threads > 0 ? std::size_t(threads) : std::thread::hardware_concurrency();
   return std::max<std::size_t>(1, std::min(t, n / std::max<std::size_t>(1, per_thread)));
 }
-/// Runs task(x, w) for x in [0, n) on `t` threads (w: which, from 0; this thread is 0); the
-/// tasks catch their own errors.
+/// Runs task(x, w) for x in [0, n) on `t` threads (w: which, from 0; this thread is 0).
+/// Tasks whose errors must come out in a set order catch their own; any other (an allocation
+/// that fails on a worker) stops the handing out of tasks and is raised here once every
+/// thread has stopped, as on one thread. Threads the system refuses are done without.
 template <class Task>
 void run_tasks(std::size_t n, std::size_t t, const Task& task) {
   std::atomic<std::size_t> next{0};
+  std::exception_ptr failed;
+  std::mutex failed_lock;
   auto work = [&](std::size_t w) {
-    for (std::size_t x; (x = next.fetch_add(1)) < n;) task(x, w);
+    try {
+      for (std::size_t x; (x = next.fetch_add(1)) < n;) task(x, w);
+    } catch (...) {
+      const std::lock_guard<std::mutex> hold(failed_lock);
+      if (!failed) failed = std::current_exception();
+      next = n;
+    }
   };
   std::vector<std::thread> pool;
-  for (std::size_t w = 1; w < t; ++w) pool.emplace_back(work, w);
+  try {
+    for (std::size_t w = 1; w < t; ++w) pool.emplace_back(work, w);
+  } catch (...) {  // fewer threads: the tasks are done by those there are
+  }
   work(0);
   for (auto& th : pool) th.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 struct program_pricer {
