@@ -110,9 +110,9 @@ struct transfer_memo {
     return solution_of[at] = id_of(solution_ids, std::move(k));
   }
   /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub,
-  /// needing `need`, whose need_id is `nid`), in seconds.
+  /// whose need is needs[nid]), in seconds.
   inline double seconds(const program_pricer& pr, int u, std::size_t ku, std::size_t ua, int v,
-                        std::size_t kv, std::size_t ub, const reader_need& need, int nid);
+                        std::size_t kv, std::size_t ub, int nid);
   /// The key of combine_seconds for that pair, when the writer's partial results are combined
   /// on the way to the reader (program_pricer::combines_for).
   inline key combine_key(const program_pricer& pr, int u, std::size_t ku, std::size_t ua, int v,
@@ -124,8 +124,9 @@ inline void price_edges(const program_pricer& pr, transfer_memo& memo, bool carr
 
 inline double transfer_memo::seconds(const program_pricer& pr, int u, std::size_t ku,
                                      std::size_t ua, int v, std::size_t kv, std::size_t ub,
-                                     const reader_need& need, int nid) {
+                                     int nid) {
   const map_config& cw = pr.configs[std::size_t(u)][ku];
+  const reader_need& need = needs[std::size_t(nid)];
   if (!pr.combines_for(u, ku, ua, v)) {
     const auto k = pair_key(held_id(*cw.held[ua], pr.use_of(u, ua).elem_size), nid);
     if (auto it = seconds_of.find(k); it != seconds_of.end()) return it->second;
@@ -175,12 +176,8 @@ inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool c
   const int M = int(pr.names.size());
   for (int v = 0; v < M; ++v) {
     for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
-      const auto& use = pr.use_of(v, ub);
-      if (!needs_values(use)) continue;
-      const int writer = pr.writer_before(v, use.id);
-      const int from = writer >= 0 ? writer : carried ? pr.last_writer_of(use.id) : -1;
-      if (from < 0 || (writer < 0 && from <= v)) continue;
-      pair_up(from, std::size_t(pr.find(from, use.id)), v, ub);
+      const int from = pr.source_of(v, ub, carried);
+      if (from >= 0) pair_up(from, std::size_t(pr.find(from, pr.use_of(v, ub).id)), v, ub);
     }
   }
   std::vector<double> out(tasks.size());
@@ -228,13 +225,9 @@ inline void price_edges(const program_pricer& pr, transfer_memo& memo, bool carr
   memo.need_of.assign(std::size_t(M), {});
   for (int v = 0; v < M; ++v) {
     memo.need_of[std::size_t(v)].resize(pr.uses_of[std::size_t(v)].size());
-    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
-      const auto& use = pr.use_of(v, ub);
-      if (!needs_values(use)) continue;
-      const int writer = pr.writer_before(v, use.id);
-      const int from = writer >= 0 ? writer : carried ? pr.last_writer_of(use.id) : -1;
-      if (from >= 0 && (writer >= 0 || from > v)) readers.push_back({v, from, ub});
-    }
+    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub)
+      if (const int from = pr.source_of(v, ub, carried); from >= 0)
+        readers.push_back({v, from, ub});
   }
   // in batches: a batch's needs (64 ranks' boxes each) are kept only until they have ids
   constexpr std::size_t batch = 64;

@@ -107,10 +107,8 @@ inline program_cost_tables program_pricer::build() {
           const std::size_t KL = configs[std::size_t(later)].size();
           const std::size_t ua = std::size_t(find(later, use.id));
           const int nid = memo.need_of[std::size_t(v)][ub][kv];
-          const reader_need& need = memo.needs[std::size_t(nid)];
           for (std::size_t kl = 0; kl < KL; ++kl)
-            (*carried)[kv * KL + kl] +=
-                memo.seconds(*this, later, kl, ua, v, kv, ub, need, nid) * again;
+            (*carried)[kv * KL + kl] += memo.seconds(*this, later, kl, ua, v, kv, ub, nid) * again;
         }
       } else if (needs_values(use)) {
         const std::size_t KU = configs[std::size_t(writer)].size();
@@ -118,9 +116,8 @@ inline program_cost_tables program_pricer::build() {
         std::vector<double>& e = edge(std::size_t(writer) + 1, std::size_t(v) + 1, use.name);
         for (std::size_t kv = 0; kv < KV; ++kv) {
           const int nid = memo.need_of[std::size_t(v)][ub][kv];  // one per reader grid
-          const reader_need& need = memo.needs[std::size_t(nid)];
           for (std::size_t ku = 0; ku < KU; ++ku)
-            e[ku * KV + kv] += memo.seconds(*this, writer, ku, ua, v, kv, ub, need, nid);
+            e[ku * KV + kv] += memo.seconds(*this, writer, ku, ua, v, kv, ub, nid);
         }
       }
       // the last writer of the array gathers it to root (combining its partial results

@@ -411,6 +411,17 @@ struct program_pricer {
   }
   /// The last map of the program that writes the array (-1: none).
   int last_writer_of(const void* id) const { return writer_before(int(names.size()), id); }
+  /// The map whose values of map v's array ub the tables price on an edge into v: its last
+  /// writer before v, or, `carried` (values a later map writes for the next execute()), the
+  /// program's last writer after v; -1 where neither (root's, or nothing flows in).
+  int source_of(int v, std::size_t ub, bool carried) const {
+    const auto& use = use_of(v, ub);
+    if (!needs_values(use)) return -1;
+    const int writer = writer_before(v, use.id);
+    if (writer >= 0) return writer;
+    const int later = carried ? last_writer_of(use.id) : -1;
+    return later > v ? later : -1;
+  }
   /// The executions one scatter and gather serve (config_options::executions, 0 resolved).
   double executions() const {
     if (copt.executions >= 1) return copt.executions;
