@@ -123,11 +123,12 @@ WORKPART_DECL index_t predicted_total(const solutions& arrays, int nranks, bool 
 
 /// Whether the map reads the array only after earlier statements of the map wrote it.
 WORKPART_DECL bool reads_own_writes(const array_use& use);
-/// The boxes, groups and collectives of one array (no communication). `generated`: every rank
+/// The boxes, groups and collectives of one array (no communication); the solution keeps
+/// `rbox` and `wbox` (solve_map moves its constraints' boxes in). `generated`: every rank
 /// generates its boxes from init() in place (root holds no copy to send).
-WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vector<box>& rbox,
-                                         const std::vector<box>& wbox, const grid_shape& g,
-                                         int nranks, bool generated);
+WORKPART_DECL array_solution solve_array(const array_use& use_in, std::vector<box> rbox,
+                                         std::vector<box> wbox, const grid_shape& g, int nranks,
+                                         bool generated);
 
 }  // namespace workpart::detail
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../schedule/constraints.hpp"
@@ -62,7 +63,8 @@ inline map_solution solve_map(const std::string& name, int N, map_constraints co
   s.blocks = std::move(cons.blocks);
   s.arrays.reserve(cons.arrays.size());
   for (std::size_t u = 0; u < cons.arrays.size(); ++u)
-    s.arrays.push_back(solve_array(cons.arrays[u], cons.read[u], cons.write[u], g, nranks,
+    s.arrays.push_back(solve_array(cons.arrays[u], std::move(cons.read[u]),
+                                   std::move(cons.write[u]), g, nranks,
                                    u < generated.size() && generated[u]));
   return s;
 }

@@ -4,6 +4,8 @@
 /// (header-only, the default), or compiled once into workpart::compiled
 /// (WORKPART_SEPARATE_COMPILATION; see config.hpp).
 
+#include <utility>
+
 #include "../solve_array.hpp"
 
 namespace workpart::detail {
@@ -176,17 +178,17 @@ WORKPART_DECL bool reads_own_writes(const array_use& use) {
   return use.read && use.written && use.read_after_write && !use.read_before_write;
 }
 
-WORKPART_DECL array_solution solve_array(const array_use& use_in, const std::vector<box>& rbox,
-                                         const std::vector<box>& wbox, const grid_shape& g,
-                                         int nranks, bool generated) {
+WORKPART_DECL array_solution solve_array(const array_use& use_in, std::vector<box> rbox,
+                                         std::vector<box> wbox, const grid_shape& g, int nranks,
+                                         bool generated) {
   const int P = nranks, active = int(g.product());
   {
     array_solution ap;
     ap.use = use_in;
     const auto& use = ap.use;
     const index_t es = index_t(use.elem_size);
-    ap.rbox = rbox;
-    ap.wbox = wbox;
+    ap.rbox = std::move(rbox);
+    ap.wbox = std::move(wbox);
     std::vector<index_t> zero(P, 0);
     // ---- reads: Scatterv to the group leaders, Bcast in the groups ----
     ap.reads_own_writes = reads_own_writes(use);
