@@ -43,7 +43,8 @@
 #include <vector>
 
 #include "../optimize/program_description.hpp"
-#include "table_reader.hpp"
+#include "file_bytes.hpp"
+#include "json_scanner.hpp"
 
 namespace workpart {
 
