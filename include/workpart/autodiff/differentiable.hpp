@@ -1,0 +1,194 @@
+#pragma once
+/// \file differentiable.hpp
+/// What wp::backward checks and prunes before it differentiates (backward.hpp): each forward
+/// statement's writes and reads, the refusal of a program whose derivatives would read values
+/// it overwrites, the arrays whose gradients the named parameters need, and the pruning of a
+/// backward map's statements that write no needed gradient.
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../core/array.hpp"
+#include "../core/flat_tuple.hpp"
+#include "../core/index.hpp"
+#include "../core/space.hpp"
+#include "../error.hpp"
+#include "../expr/access_list.hpp"
+#include "../expr/interval.hpp"
+#include "../expr/map.hpp"
+#include "gradient_table.hpp"
+#include "padded_gradient.hpp"
+#include "rename_dim.hpp"
+#include "rules.hpp"
+
+namespace workpart::detail {
+
+/// What one forward statement writes and reads (by array address), for the checks.
+struct statement_record {
+  std::string map;
+  const void* written = nullptr;
+  std::string written_name;
+  bool assigns = false;
+  bool extremum = false;  ///< max_into / min_into: its gradient reads the final values written
+  std::vector<std::pair<const void*, std::string>> reads;
+  /// [axis]: the half-open range of the written array the statement writes over its map's
+  /// space (the whole axis where the subscript is not affine)
+  std::vector<std::pair<index_t, index_t>> box;
+};
+
+/// The part of an array the write access `e` covers over the space [lo, hi).
+inline std::vector<std::pair<index_t, index_t>> write_box(const access_event& e, const index_t* lo,
+                                                          const index_t* hi) {
+  std::vector<std::pair<index_t, index_t>> box;
+  for (int ax = 0; ax < e.rank; ++ax) {
+    const axis_form& f = e.forms[std::size_t(ax)];
+    std::optional<interval> iv;
+    if (f.kind == axis_kind::affine) iv = form_interval(to_linear(f), {}, lo, hi);
+    if (iv)
+      box.emplace_back(index_t(iv->lo), index_t(iv->empty() ? iv->lo : iv->hi + 1));
+    else
+      box.emplace_back(0, e.extent[std::size_t(ax)]);
+  }
+  return box;
+}
+
+/// Whether two write boxes share an element.
+inline bool boxes_overlap(const std::vector<std::pair<index_t, index_t>>& a,
+                          const std::vector<std::pair<index_t, index_t>>& b) {
+  for (std::size_t d = 0; d < a.size() && d < b.size(); ++d)
+    if (std::max(a[d].first, b[d].first) >= std::min(a[d].second, b[d].second)) return false;
+  return true;
+}
+
+/// The records of a program's statements, from each map's access events (expr/access_list.hpp:
+/// the walk the map's own checks make; per statement its left side, then its right side).
+template <class... M>
+std::vector<statement_record> statement_records(const program_t<M...>& p) {
+  std::vector<statement_record> out;
+  p.for_each_map([&](const auto& m) {
+    int current = -1;
+    index_t lo[max_dims] = {}, hi[max_dims] = {};
+    for (int d = 0; d < m.rank; ++d) {
+      lo[d] = m.iteration_space().lo[std::size_t(d)];
+      hi[d] = m.iteration_space().hi[std::size_t(d)];
+    }
+    for (const access_event& e : m.access_events()) {
+      if (e.what != access_event::kind::access) continue;
+      if (e.write && e.statement != current) {
+        current = e.statement;
+        statement_record r;
+        r.map = m.name();
+        r.written = e.arr;
+        r.written_name = e.name;
+        r.assigns = e.statement_kind == combine::assign;
+        r.extremum = e.statement_kind == combine::max || e.statement_kind == combine::min;
+        r.box = write_box(e, lo, hi);
+        out.push_back(std::move(r));
+      } else if (!e.write) {
+        out.back().reads.emplace_back(e.arr, e.name);
+      }
+    }
+  });
+  return out;
+}
+
+/// The backward pass recomputes derivatives from the arrays the forward statements read, so
+/// none of them may change after it is read (no in-place update, no map reading its own
+/// output), and an array's '=' must be the first write of what it writes (a later '=' would
+/// hide the values written before it from the gradient; '='s of disjoint parts, as
+/// wp::nn::concat's, are each a first write). Both are refused here, on every rank alike.
+inline void check_differentiable(const std::vector<statement_record>& recs) {
+  for (std::size_t s = 0; s < recs.size(); ++s) {
+    for (const auto& [arr, name] : recs[s].reads)
+      for (std::size_t t = s; t < recs.size(); ++t)
+        if (recs[t].written == arr)
+          throw plan_error(
+              "wp::backward: map '" + recs[t].map + "' writes '" + name + "', which " +
+              (t == s ? std::string("the same statement reads")
+                      : "map '" + recs[s].map + "' reads before it") +
+              "; the backward pass needs the values that were read, so in-place updates and "
+              "maps that read their own output are not differentiable: write the new values "
+              "to another array");
+    if (recs[s].extremum) {
+      for (std::size_t t = s + 1; t < recs.size(); ++t)
+        if (recs[t].written == recs[s].written)
+          throw plan_error("wp::backward: map '" + recs[t].map + "' writes '" +
+                           recs[s].written_name + "' after the max_into/min_into of map '" +
+                           recs[s].map +
+                           "'; the gradient of a max_into/min_into needs its final values "
+                           "(reduce into the array once, in its last write)");
+      for (std::size_t u = 0; u < s; ++u)
+        if (recs[u].written == recs[s].written && !recs[u].reads.empty())
+          throw plan_error("wp::backward: map '" + recs[s].map +
+                           "' takes the max_into/min_into of '" + recs[s].written_name +
+                           "' over values map '" + recs[u].map +
+                           "' wrote from arrays; start it from a constant (e.g. -infinity) and "
+                           "reduce every value in the max_into/min_into");
+    }
+    if (recs[s].assigns)
+      for (std::size_t u = 0; u < s; ++u)
+        if (recs[u].written == recs[s].written && boxes_overlap(recs[u].box, recs[s].box))
+          throw plan_error("wp::backward: map '" + recs[s].map + "' assigns '" +
+                           recs[s].written_name + "' with '=' after map '" + recs[u].map +
+                           "' wrote it; an array's '=' must be its first write (write the "
+                           "later values to another array)");
+  }
+}
+
+inline bool program_touches(const std::vector<statement_record>& recs, const void* a) {
+  for (const auto& r : recs) {
+    if (r.written == a) return true;
+    for (const auto& rd : r.reads)
+      if (rd.first == a) return true;
+  }
+  return false;
+}
+inline bool program_writes(const std::vector<statement_record>& recs, const void* a) {
+  for (const auto& r : recs)
+    if (r.written == a) return true;
+  return false;
+}
+
+/// The arrays whose gradients the named ones need: the parameters and every array written
+/// from them. One pass in program order finds them all, since no array is written after it
+/// is read (check_differentiable).
+inline std::vector<const void*> arrays_needing_gradients(const std::vector<statement_record>& recs,
+                                                         std::vector<const void*> params) {
+  auto needed = [&](const void* a) {
+    return std::find(params.begin(), params.end(), a) != params.end();
+  };
+  for (const statement_record& r : recs)
+    if (!needed(r.written))
+      for (const auto& rd : r.reads)
+        if (needed(rd.first)) {
+          params.push_back(r.written);
+          break;
+        }
+  return params;
+}
+
+/// Prunes the statements of a backward map that write a buffer no named gradient needs (the
+/// gradient of a program input such as the data, its zeroing, ...).
+template <int N, class... S>
+void prune_unneeded(map_t<N, S...>& m, const gradient_table& grads,
+                    const std::vector<const void*>& needed) {
+  auto is_needed = [&](const void* grad) {
+    return std::find(needed.begin(), needed.end(), grads.origin_of(grad)) != needed.end();
+  };
+  std::size_t s = 0;
+  std::apply(
+      [&](const auto&... st) {
+        ((is_needed(st.lhs.arr) ? void() : m.prune_statement(s), ++s), ...);
+      },
+      m.statements());
+}
+
+}  // namespace workpart::detail
