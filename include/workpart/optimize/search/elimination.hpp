@@ -189,7 +189,7 @@ constexpr bool engine<Arg, G, Progress>::eliminate() {
     const bucket b = make_bucket(v);
     auto& val = msg_[v];
     auto& arg = arg_[v];
-    val.resize(rows_[v]);
+    val = take_table(rows_[v]);
     arg.resize(rows_[v]);
     const std::size_t Kv = K_[v];
     bool ok = true;
@@ -224,7 +224,7 @@ constexpr bool engine<Arg, G, Progress>::eliminate() {
       return false;
     }
     if (!opt_.runner_ups)
-      for (std::size_t c : children_[v]) msg_[c] = {};
+      for (std::size_t c : children_[v]) give_back(msg_[c]);
     ++done_;
     if (!tick(work_done_)) return done_ == n_;
   }

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -83,6 +85,35 @@ struct flat_lists {
     for_each_pair([&](std::size_t v, const T& x) { items[at[v]++] = x; });
   }
 };
+
+/// An allocator whose elements start uninitialised at run time (value-initialised in constant
+/// evaluation): a vertex's table is written in full by its sweep before anything reads it, so
+/// zeroing it first only costs time (the 3-position RNNLM's free search at 4 ranks: a third of
+/// it went to zeroing its tables).
+template <class T>
+struct uninitialised_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = uninitialised_allocator<U>;
+  };
+  constexpr uninitialised_allocator() noexcept = default;
+  template <class U>
+  constexpr uninitialised_allocator(const uninitialised_allocator<U>&) noexcept {}
+  template <class U>
+  constexpr void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    if (std::is_constant_evaluated())
+      std::construct_at(p);
+    else
+      ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  constexpr void construct(U* p, A&&... a) {
+    std::construct_at(p, std::forward<A>(a)...);
+  }
+};
+/// A vertex's table: a cost or a configuration per row of its dependent set.
+template <class T>
+using table_vector = std::vector<T, uninitialised_allocator<T>>;
 
 /// A table that enters a vertex's sweep: for the row with digits a (the configurations of
 /// D(v)), the K_v costs `data[sum_i a_i * stride_i + k]`. Its level is the first digit it
@@ -342,8 +373,40 @@ class engine {
   flat_lists<std::size_t> ms_;               ///< per vertex: strides of D(v) in msg_
   std::vector<std::size_t> rows_;            ///< table rows per vertex
   std::vector<double> rows_d_;               ///< the same as doubles (may not fit)
-  std::vector<std::vector<double>> msg_;     ///< per vertex: best cost per row
-  std::vector<std::vector<Arg>> arg_;        ///< per vertex: best configuration per row
+  std::vector<table_vector<double>> msg_;    ///< per vertex: best cost per row
+  std::vector<table_vector<Arg>> arg_;       ///< per vertex: best configuration per row
+  /// Tables the search is done with, their storage kept for the next ones: a fresh table's
+  /// pages are zeroed by the system on first touch, and a search that frees and allocates
+  /// tables of tens of MB (each mapped and unmapped by malloc) spends as long in those faults
+  /// as in its sums. At most spare_tables_ kept, the smallest dropped first.
+  std::vector<table_vector<double>> spare_;
+  static constexpr std::size_t spare_tables_ = 4;
+  /// A table of `rows` entries, uninitialised: the smallest spare that holds it, else new.
+  constexpr table_vector<double> take_table(std::size_t rows) {
+    std::size_t best = npos;
+    for (std::size_t i = 0; i < spare_.size(); ++i)
+      if (spare_[i].capacity() >= rows &&
+          (best == npos || spare_[i].capacity() < spare_[best].capacity()))
+        best = i;
+    table_vector<double> t;
+    if (best != npos) {
+      t = std::move(spare_[best]);
+      spare_.erase(spare_.begin() + std::ptrdiff_t(best));
+    }
+    t.resize(rows);
+    return t;
+  }
+  /// Keeps table t's storage for take_table; t is left empty.
+  constexpr void give_back(table_vector<double>& t) {
+    if (t.capacity() > 0) spare_.push_back(std::move(t));
+    t = {};
+    if (spare_.size() > spare_tables_) {
+      std::size_t small = 0;
+      for (std::size_t i = 1; i < spare_.size(); ++i)
+        if (spare_[i].capacity() < spare_[small].capacity()) small = i;
+      spare_.erase(spare_.begin() + std::ptrdiff_t(small));
+    }
+  }
 };
 
 }  // namespace workpart::detail::pase
