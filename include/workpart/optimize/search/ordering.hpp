@@ -15,13 +15,17 @@ namespace workpart::detail::pase {
 /// One greedy elimination order over the neighbour lists `adj` (consumed): each step takes the
 /// vertex with the fewest unprocessed neighbours, then the smallest table (K_v times its
 /// neighbours' K), then the lowest number; without `fewest_neighbours`, the smallest table
-/// first. Fills the order, each vertex's position in it and its dependent set (unsorted);
+/// first. Fills the order, each vertex's position in it and its dependent set (unsorted), and
+/// `entries`, what the tables of that order hold (the sum of K_v times its dependent set's K);
 /// false when the budget ran out.
 template <class Arg, class G, class Progress>
-constexpr bool engine<Arg, G, Progress>::greedy_order(
-    std::vector<std::vector<std::size_t>>& adj, bool fewest_neighbours,
-    std::vector<std::size_t>& order, std::vector<std::size_t>& pos,
-    std::vector<std::vector<std::size_t>>& D) const {
+constexpr bool engine<Arg, G, Progress>::greedy_order(std::vector<std::vector<std::size_t>>& adj,
+                                                      bool fewest_neighbours,
+                                                      std::vector<std::size_t>& order,
+                                                      std::vector<std::size_t>& pos,
+                                                      std::vector<std::vector<std::size_t>>& D,
+                                                      double& entries) const {
+  entries = 0;
   auto work = [&](std::size_t v) {
     double r = double(K_[v]);
     for (std::size_t d : adj[v]) r *= double(K_[d]);
@@ -72,6 +76,7 @@ constexpr bool engine<Arg, G, Progress>::greedy_order(
     }
     const std::size_t v = best;
     alive[v] = 0;
+    entries += size[v];  // its table: K_v times its neighbours' K, D(v) being those
     pos[v] = step;
     order.push_back(v);
     D[v] = std::move(adj[v]);
@@ -114,7 +119,6 @@ constexpr bool engine<Arg, G, Progress>::plan() {
       }
   });
   if (must_stop()) return false;
-  order_.reserve(n_);
   // Neighbours, sorted and without repeats: one allocation per vertex, which becomes D(v).
   std::vector<std::vector<std::size_t>> adj(n_);
   for (std::size_t v = 0; v < n_; ++v) {
@@ -137,15 +141,15 @@ constexpr bool engine<Arg, G, Progress>::plan() {
     order.clear();
     pos.assign(n_, 0);
     D.assign(n_, {});
-    std::vector<std::vector<std::size_t>> a = adj;
-    const bool done = greedy_order(a, fewest_neighbours, order, pos, D);
-    if (!done && !fewest_neighbours) break;  // out of time: the first order stands
+    // the first order works on a copy of the neighbour lists, the second on them
+    std::vector<std::vector<std::size_t>> a;
+    if (fewest_neighbours)
+      a = adj;
+    else
+      a = std::move(adj);
     double w = 0;
-    for (std::size_t v = 0; v < n_ && done; ++v) {
-      double r = double(K_[v]);
-      for (std::size_t x : D[v]) r *= double(K_[x]);
-      w += r;
-    }
+    const bool done = greedy_order(a, fewest_neighbours, order, pos, D, w);
+    if (!done && !fewest_neighbours) break;  // out of time: the first order stands
     if (fewest_neighbours || w < best_work) {
       best_work = w;
       order_.swap(order);
