@@ -183,11 +183,15 @@ endfunction()
 # so no full malloc stacks: fast unwinding keeps LeakSanitizer on at a fraction of the cost
 # (unit.optimize_model under ASan + UBSan, Debug: 522 s with full stacks, 93 s without). A unit
 # test must therefore not initialise MPI: a test that does is an MPI test (workpart_add_mpi_test).
+# mpi_yield_when_idle: a rank waiting for a message yields its core (Open MPI does so by itself
+# only where mpiexec sees more ranks than slots): CTest runs tests side by side, and a 2-rank
+# test's spinning ranks took the cores from the compile-bound tests beside them.
 function(_workpart_test_environment out)
   set(env
     OMPI_ALLOW_RUN_AS_ROOT=1
     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     OMPI_MCA_rmaps_base_oversubscribe=1
+    OMPI_MCA_mpi_yield_when_idle=1
     OPENBLAS_NUM_THREADS=1)
   if(WORKPART_SANITIZE)
     if(WORKPART_SANITIZE_LEAKS AND "${ARGV1}" STREQUAL "NO_MPI")

@@ -3,7 +3,10 @@
 // CUDA, on the CPU; every machine runs it at 1-4 ranks), and with nvcc against workpart::cuda
 // (tests/cuda: run on a GPU; without one it exits 77, which CTest counts as skipped). Every
 // result is checked against a plain serial loop on root, with uneven extents; the matmul
-// also against the CPU backend's.
+// also against the CPU backend's. Under nvcc the same executable also holds the other way
+// round ([cuda_refusal], run by CTest with WORKPART_TEST_CUDA_REFUSAL=1): where no GPU is, a
+// CUDA-built program runs its CPU plans and refuses backend::cuda on every rank; with a GPU,
+// that one is the skip.
 #include "../mpi/mpi_test_support.hpp"
 #include "out_of_memory_case.hpp"
 
@@ -20,17 +23,29 @@ static_assert(wp::detail::has_device_system,
 constexpr bool on_cuda = WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA;
 
 #if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
-// Before MPI starts: no device, no test (a skip, never a pass).
+// Before MPI starts: the device tests need a device, the refusal test needs none; what the
+// machine lacks is a skip (exit 77), never a pass.
 const bool g_have_device = [] {
   int n = 0;
   const cudaError_t s = cudaGetDeviceCount(&n);
-  if (s != cudaSuccess || n == 0) {
+  const bool have = s == cudaSuccess && n > 0;
+  const char* refusal = std::getenv("WORKPART_TEST_CUDA_REFUSAL");
+  if (refusal != nullptr && refusal[0] == '1') {
+    if (have) {
+      std::printf(
+          "SKIPPED: this machine has %d CUDA device(s); the refusal is tested where there is "
+          "none\n",
+          n);
+      std::fflush(stdout);
+      std::exit(77);
+    }
+  } else if (!have) {
     std::printf("SKIPPED: no CUDA device on this machine (cudaGetDeviceCount: %s)\n",
                 s != cudaSuccess ? cudaGetErrorName(s) : "0 devices");
     std::fflush(stdout);
     std::exit(77);
   }
-  return true;
+  return have;
 }();
 #endif
 
@@ -484,3 +499,36 @@ TEST_CASE("device backend: a program's blocks cross to the host only where the p
     REQUIRE(compare_on_root(ctx.comm(), y, want, 1e-12) == "");
   }
 }
+
+#if WORKPART_DEVICE_SYSTEM == WORKPART_DEVICE_CUDA
+// Where no CUDA device is (CI, a laptop), a CUDA-built program still runs its CPU plans, and
+// asking for the CUDA backend is the same wp::backend_error on every rank before any data
+// moves, naming the call that found no device.
+TEST_CASE("CUDA build without a device: CPU plans run, the CUDA backend is refused on every rank",
+          "[cuda_refusal]") {
+  REQUIRE_FALSE(g_have_device);
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  const index_t n = 17;
+  wp::array<double, 1> x("x", {n}), y("y", {n});
+  fill1(x, [](index_t t) { return double(t * 3 % 5) - 1.5; });
+  auto [i] = wp::indices<1>();
+  auto m = wp::map("axpb", wp::space(n), y(i) = 2.0 * x(i) + 1.0);
+  wp::distribute(m, wp::grid_shape{p}, ctx).run();
+  std::vector<double> want;
+  for (index_t t = 0; t < n; ++t) want.push_back(2.0 * (double(t * 3 % 5) - 1.5) + 1.0);
+  REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
+
+  const std::string msg = what_of([&] {
+    wp::distribute(m, wp::grid_shape{p}, ctx, wp::options{.backend = wp::backend::cuda});
+  });
+  REQUIRE_THAT(msg, Contains("[workpart.backend_error]") && Contains("'axpb'") &&
+                        Contains("no CUDA device") && Contains("cudaGetDeviceCount") &&
+                        Contains("backend::cpu"));
+  REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  // the refusal left nothing half made: the same map plans and runs on the CPU again
+  fill1(y, [](index_t) { return 0.0; });
+  wp::distribute(m, wp::grid_shape{p}, ctx).run();
+  REQUIRE(compare_on_root(ctx.comm(), y, want) == "");
+}
+#endif
