@@ -9,6 +9,7 @@
 #include <boost/mpi/collectives/broadcast.hpp>
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "comm/agreement.hpp"
@@ -144,7 +145,8 @@ schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M.
 
 /// wp::automatic's schedule: found on root alone (the other ranks would find another only
 /// where they price differently, and root's is the one used), without runner-ups (nothing
-/// shows them), then given to every rank. A failure on root is raised on every rank.
+/// shows them), within automatic_t::max_table_bytes (over it, in PaSE's space: see
+/// automatic_t), then given to every rank. A failure on root is raised on every rank.
 template <class... M>
 schedule automatic_schedule(const boost::mpi::communicator& comm, const program_t<M...>& p,
                             const automatic_t& a) {
@@ -153,7 +155,14 @@ schedule automatic_schedule(const boost::mpi::communicator& comm, const program_
     if (comm.rank() != 0) return;
     optimize_options o{a.configs, {}};
     o.search.runner_ups = false;
-    s = optimize(p, comm.size(), a.model, o).schedule;
+    o.search.max_table_bytes = a.max_table_bytes;
+    optimized r = optimize(p, comm.size(), a.model, o);
+    if (!r.proven_optimal && !o.configs.tie_backward) {
+      o.configs.tie_backward = true;
+      optimized tied = optimize(p, comm.size(), a.model, o);
+      if (tied.cost < r.cost) r = std::move(tied);
+    }
+    s = std::move(r.schedule);
   });
   return roots_schedule(comm, p, s);
 }

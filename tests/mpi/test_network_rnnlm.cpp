@@ -6,7 +6,9 @@
 /// checked against plain loops and finite differences in unit.nn and mpi.nn. And the
 /// description the benchmark prices PaSE's 256 positions with (wpnet::rnnlm_description: the
 /// step written with three positions, lengthened) is the description of the step typed at
-/// that length.
+/// that length. And wp::automatic, whose free search of this step at 4 ranks would fill
+/// 7.4 GB, searches within its table bound (automatic_t::max_table_bytes) and, over it, in
+/// PaSE's space, exactly there.
 
 #include "network_training.hpp"
 
@@ -14,6 +16,8 @@
 
 #include <workpart/optimize.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -43,6 +47,48 @@ TEST_CASE("RNNLM, scaled down, trains as on one process under three strategies",
       {{"data parallelism", wpnet::data_parallel(step.program, P)},
        {"Megatron: the embedding's features, the LSTMs' units and the vocabulary split",
         wpnet::rnnlm_megatron(step.program, P)}});
+}
+
+TEST_CASE("wp::automatic bounds its search's tables: over the bound, PaSE's space, exactly",
+          "[networks][rnnlm][automatic]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  wpnet::rnnlm<double, 3> net(small);
+  auto step = net.step(0.5);
+  wp::optimize_options free;
+  free.search.runner_ups = false;
+  wp::optimize_options tied = free;
+  tied.configs.tie_backward = true;
+  const wp::optimized t = wp::optimize(step.program, P, {}, tied);
+  REQUIRE(t.proven_optimal);
+  for (std::size_t bound : {std::size_t(1), std::size_t(1) << 30}) {
+    INFO("max_table_bytes = " << bound);
+    free.search.max_table_bytes = tied.search.max_table_bytes = bound;
+    const wp::optimized f = wp::optimize(step.program, P, {}, free);
+    wp::automatic_t a;
+    a.max_table_bytes = bound;
+    const wp::schedule s = wp::detail::automatic_schedule(ctx.comm(), step.program, a);
+    const double got = wp::modelled_cost(step.program, s, P, {});
+    if (f.proven_optimal) {  // within the bound: the free search's optimum
+      CHECK(got == Approx(f.cost).epsilon(1e-12));
+      continue;
+    }
+    // over it: PaSE's space searched within the same bound (its optimum where it fits, as the
+    // 1 GiB bound does), or the free search's greedy strategy where that is cheaper
+    const wp::optimized tb = wp::optimize(step.program, P, {}, tied);
+    CHECK(got == Approx(std::min(tb.cost, f.cost)).epsilon(1e-12));
+    if (bound > 1) {
+      CHECK(tb.proven_optimal);
+      CHECK(tb.cost == Approx(t.cost).epsilon(1e-12));
+      CHECK(got <= t.cost * (1 + 1e-12));
+    }
+  }
+  // The free search of this step at 4 ranks needs more than a GiB (it filled 7.4 GB): there
+  // wp::automatic searches PaSE's space.
+  if (P == 4) {
+    free.search.max_table_bytes = std::size_t(1) << 30;
+    CHECK_FALSE(wp::optimize(step.program, P, {}, free).proven_optimal);
+  }
 }
 
 TEST_CASE("The RNNLM's Megatron schedule splits the units, features and vocabulary",
