@@ -9,6 +9,7 @@
 #include <boost/mpi/collectives/broadcast.hpp>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -143,6 +144,23 @@ schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M.
   return out;
 }
 
+/// Whether tie_backward ties anything in `p`: a map "dN" beside a map "N" of the same space
+/// (then searching PaSE's space can be smaller than the free one; else it is the same).
+template <class... M>
+bool has_backward_partners(const program_t<M...>& p) {
+  std::vector<std::string> names;
+  std::vector<std::vector<index_t>> extents;
+  p.for_each_map([&](const auto& m) {
+    names.push_back(m.name());
+    auto& e = extents.emplace_back();
+    for (int d = 0; d < m.rank; ++d) e.push_back(m.iteration_space().extent(d));
+  });
+  const std::vector<std::size_t> to = backward_partners(names, extents);
+  for (std::size_t m = 0; m < to.size(); ++m)
+    if (to[m] != m) return true;
+  return false;
+}
+
 /// wp::automatic's schedule: found on root alone (the other ranks would find another only
 /// where they price differently, and root's is the one used), without runner-ups (nothing
 /// shows them), within automatic_t::max_table_bytes (over it, in PaSE's space: see
@@ -157,7 +175,7 @@ schedule automatic_schedule(const boost::mpi::communicator& comm, const program_
     o.search.runner_ups = false;
     o.search.max_table_bytes = a.max_table_bytes;
     optimized r = optimize(p, comm.size(), a.model, o);
-    if (!r.proven_optimal && !o.configs.tie_backward) {
+    if (!r.proven_optimal && !o.configs.tie_backward && has_backward_partners(p)) {
       o.configs.tie_backward = true;
       optimized tied = optimize(p, comm.size(), a.model, o);
       if (tied.cost < r.cost) r = std::move(tied);
