@@ -9,8 +9,6 @@
 #   scripts/test.sh --sanitize   the sanitizer part alone (build-asan/; or WORKPART_SANITIZE=1);
 #                                the NOT_SANITIZED tests too with WORKPART_SANITIZE_ALL=1
 #   scripts/test.sh --plain      every test without sanitizers, in build-test/
-# (The whole suite builds the sanitizer part beside the plain part at nice 19, then runs its
-# tests: see whole_suite.)
 # Exits nonzero when configuring, building or any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,41 +77,18 @@ plain_suite() {  # plain_suite <sanitized tests elsewhere: ON/OFF>
 # layers, expression forms -- checked against loops; their run-time paths are the ones the
 # tests built here run; WORKPART_SANITIZE_ALL=1 builds them too). Line tables only (-g1) keep
 # the template-heavy debug build fast while sanitizer reports still name files and lines.
-sanitized_config=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1"
-  -DWORKPART_SANITIZE=ON -DWORKPART_BUILD_BENCHMARKS=OFF -DWORKPART_TEST_COMPILE=OFF
-  -DWORKPART_TEST_PACKAGE=OFF -DWORKPART_BUILD_EXAMPLES=OFF
-  "-DWORKPART_SANITIZE_ALL=${WORKPART_SANITIZE_ALL:-0}")
 sanitized_suite() {
-  run_suite build-asan 2 "${sanitized_config[@]}"
-}
-
-# The whole suite: the sanitizer build runs beside the plain part, at the lowest priority
-# (nice 19), so that it takes only the cores the plain part leaves idle -- the tail of its
-# build (its last long files compiling alone), and its tests' waits (ranks starting, small
-# messages, tests that reserve three or four of ctest's slots): the plain part keeps its pace,
-# and what the sanitizer build did meanwhile is off the run's length. Its output goes to
-# build-asan/build.log (printed when it fails).
-whole_suite() {
-  cmake -S . -B build-asan -G Ninja "${sanitized_config[@]}" "${common[@]}"
-  nice -n 19 cmake --build build-asan -j2 > build-asan/build.log 2>&1 &
-  local asan_build=$!
-  # (a failing plain part ends the script: the build ends with it -- ninja, then cmake)
-  trap 'pkill -TERM -P "$asan_build" 2>/dev/null; kill "$asan_build" 2>/dev/null || true' EXIT
-  local start=$SECONDS
-  plain_suite ON
-  echo "test.sh: the plain part took $((SECONDS - start)) s; waiting for the sanitizer build"
-  if ! wait "$asan_build"; then
-    tail -n 100 build-asan/build.log
-    echo "test.sh: the sanitizer build failed (whole log: build-asan/build.log)" >&2
-    exit 1
-  fi
-  trap - EXIT
-  echo "test.sh: the sanitizer build done at $((SECONDS - start)) s (its output: build-asan/build.log)"
-  ctest --test-dir build-asan --output-on-failure -j2 --timeout 600
+  run_suite build-asan 2 -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
+    -DWORKPART_SANITIZE=ON -DWORKPART_BUILD_BENCHMARKS=OFF -DWORKPART_TEST_COMPILE=OFF \
+    -DWORKPART_TEST_PACKAGE=OFF -DWORKPART_BUILD_EXAMPLES=OFF \
+    "-DWORKPART_SANITIZE_ALL=${WORKPART_SANITIZE_ALL:-0}"
 }
 
 case "$mode" in
-  whole) whole_suite ;;
+  whole)
+    plain_suite ON
+    sanitized_suite
+    ;;
   sanitize) sanitized_suite ;;
   plain) plain_suite OFF ;;
 esac
