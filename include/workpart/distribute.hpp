@@ -9,7 +9,6 @@
 #include <boost/mpi/collectives/broadcast.hpp>
 
 #include <cstddef>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -144,23 +143,6 @@ schedule roots_schedule(const boost::mpi::communicator& comm, const program_t<M.
   return out;
 }
 
-/// Whether tie_backward ties anything in `p`: a map "dN" beside a map "N" of the same space
-/// (then searching PaSE's space can be smaller than the free one; else it is the same).
-template <class... M>
-bool has_backward_partners(const program_t<M...>& p) {
-  std::vector<std::string> names;
-  std::vector<std::vector<index_t>> extents;
-  p.for_each_map([&](const auto& m) {
-    names.push_back(m.name());
-    auto& e = extents.emplace_back();
-    for (int d = 0; d < m.rank; ++d) e.push_back(m.iteration_space().extent(d));
-  });
-  const std::vector<std::size_t> to = backward_partners(names, extents);
-  for (std::size_t m = 0; m < to.size(); ++m)
-    if (to[m] != m) return true;
-  return false;
-}
-
 /// wp::automatic's schedule: found on root alone (the other ranks would find another only
 /// where they price differently, and root's is the one used), without runner-ups (nothing
 /// shows them), within automatic_t::max_table_bytes (over it, in PaSE's space: see
@@ -171,14 +153,29 @@ schedule automatic_schedule(const boost::mpi::communicator& comm, const program_
   schedule s;
   local_then_agree(comm, [&] {
     if (comm.rank() != 0) return;
-    optimize_options o{a.configs, {}};
-    o.search.runner_ups = false;
-    o.search.max_table_bytes = a.max_table_bytes;
-    optimized r = optimize(p, comm.size(), a.model, o);
-    if (!r.proven_optimal && !o.configs.tie_backward && has_backward_partners(p)) {
-      o.configs.tie_backward = true;
-      optimized tied = optimize(p, comm.size(), a.model, o);
-      if (tied.cost < r.cost) r = std::move(tied);
+    search_options so;
+    so.runner_ups = false;
+    so.max_table_bytes = a.max_table_bytes;
+    program_cost_tables t = program_costs(p, comm.size(), a.model, a.configs);
+    optimized r = optimize_tables(t, comm.size(), so);
+    if (!r.proven_optimal && !a.configs.tie_backward) {
+      // the same tables searched in PaSE's space, where that ties something ("dN" beside N)
+      config_options tied_configs = a.configs;
+      tied_configs.tie_backward = true;
+      std::vector<std::vector<index_t>> extents;
+      p.for_each_map([&](const auto& m) {
+        auto& e = extents.emplace_back();
+        for (int d = 0; d < m.rank; ++d) e.push_back(m.iteration_space().extent(d));
+      });
+      std::vector<std::size_t> tied = tied_vertices(t, extents, tied_configs);
+      bool ties_more = false;
+      for (std::size_t v = 0; v < tied.size(); ++v)
+        ties_more |= tied[v] != (t.tied.empty() ? v : t.tied[v]);
+      if (ties_more) {
+        t.tied = std::move(tied);
+        optimized in_pase = optimize_tables(t, comm.size(), so);
+        if (in_pase.cost < r.cost) r = std::move(in_pase);
+      }
     }
     s = std::move(r.schedule);
   });

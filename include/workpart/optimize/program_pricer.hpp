@@ -135,6 +135,20 @@ inline std::vector<std::size_t> tied_maps(const std::vector<std::string>& names,
   return to;
 }
 
+/// The vertex whose configuration each vertex of `t`'s graph takes (tied_search.hpp; the roots
+/// and untied maps their own): tied_maps over the tables' candidate grids, `extents` the maps'
+/// spaces. The tables do not depend on the ties, so tables priced with some ties can be searched
+/// with others (wp::automatic's fall-back to PaSE's space).
+inline std::vector<std::size_t> tied_vertices(const program_cost_tables& t,
+                                              const std::vector<std::vector<index_t>>& extents,
+                                              const config_options& copt) {
+  const std::vector<std::size_t> to = tied_maps(t.maps, extents, t.grids, copt);
+  std::vector<std::size_t> tied(t.graph.num_vertices());
+  for (std::size_t v = 0; v < tied.size(); ++v) tied[v] = v;
+  for (std::size_t m = 0; m < to.size(); ++m) tied[m + 1] = to[m] + 1;
+  return tied;
+}
+
 /// The threads for n tasks: `threads` (0: one per hardware thread), at most one per
 /// `per_thread` tasks (small jobs stay on this thread).
 inline std::size_t task_threads(std::size_t n, int threads, std::size_t per_thread) {
@@ -467,16 +481,11 @@ struct program_pricer {
     return edge_transfer(cw, ua, cr, ub, nranks);
   }
 
-  /// The vertex whose configuration each vertex takes (tied_search.hpp): tied_maps over the
-  /// tables' candidate grids.
+  /// The vertex whose configuration each vertex takes (tied_vertices).
   std::vector<std::size_t> ties(const program_cost_tables& t) const {
     std::vector<std::vector<index_t>> extents;
     for (const auto& m : maps) extents.push_back(m.extents);
-    const std::vector<std::size_t> to = tied_maps(t.maps, extents, t.grids, copt);
-    std::vector<std::size_t> tied(t.graph.num_vertices());
-    for (std::size_t v = 0; v < tied.size(); ++v) tied[v] = v;
-    for (std::size_t m = 0; m < to.size(); ++m) tied[m + 1] = to[m] + 1;
-    return tied;
+    return tied_vertices(t, extents, copt);
   }
 
   /// The cost tables (pricer.hpp).
