@@ -8,18 +8,18 @@
 // the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
 // 6 + 6 blocks; RNNLM: batch 64, 256 positions, vocabulary 100000, embedding 2048, two LSTM
 // layers of 2048 units, float; ResNet101: batch 128, 3 x 227 x 227, 1000 classes, float;
-// InceptionV3 with one module of each kind -- 41 of its 94 convolutions, the full network's
-// typed step being past GCC 12 here (bench_networks_inception.cpp) --: batch 128,
-// 3 x 299 x 299, 1000 classes, float) as
+// InceptionV3, 94 convolutions: batch 128, 3 x 299 x 299, 1000 classes, float) as
 // one training step (forward, wp::backward, SGD; AlexNet's typed, the Transformer's described
 // from its typed step of 3 + 3 blocks and repeated to 6 + 6 by wp::repeat_blocks, ResNet101's
 // from its typed step of three blocks per stage repeated to 3/4/23/3 likewise, RNNLM's described
-// from its typed step of 3 positions and lengthened to 256 by wpnet::rnnlm_description), priced
-// with the machine model PaSE uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per
-// message). For each P: wp::optimize's modelled seconds per training step, data parallelism's
-// (wpnet::data_parallel) and the experts' (AlexNet, ResNet101 and InceptionV3:
-// wpnet::alexnet_expert, wpnet::resnet_expert and wpnet::inception_expert, data-parallel
-// convolutions, model-parallel fully connected layers; the
+// from its typed step of 3 positions and lengthened to 256 by wpnet::rnnlm_description,
+// InceptionV3's joined from its stem's, modules' and head's typed pieces by wp::join_pieces --
+// the full network's typed step is past GCC 12 here --, the joining checked against the typed
+// step of one module of each kind: a line says whether alike), priced with the machine model PaSE
+// uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
+// wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel) and
+// the experts' (AlexNet, ResNet101 and InceptionV3: wpnet::alexnet_expert, wpnet::resnet_expert and
+// wpnet::inception_expert, data-parallel convolutions, model-parallel fully connected layers; the
 // Transformer: wpnet::transformer_megatron, Megatron-LM's heads, FFN hidden units and vocabulary
 // split, everything else replicated; RNNLM: wpnet::rnnlm_megatron, the embedding's features, the
 // LSTMs' units and the vocabulary split) priced by wp::modelled_cost under the same model and
@@ -386,15 +386,16 @@ int main(int argc, char** argv) {
   }
 
   if (wanted("inception")) {
-    int typed = 0;
+    std::string check;
     const auto ti = std::chrono::steady_clock::now();
-    const wp::program_description in = bench_networks::inception3_description(typed);
+    const wp::program_description in = bench_networks::inception3_description(ps, mm, check);
     std::printf(
-        "\nInceptionV3 with one module of each kind (batch 128, 3 x 299 x 299, 1000 classes, "
-        "float; the stem and modules m5b, m6a, m6b, m7a, m7b: 41 of its 94 convolutions): one "
-        "training step, %zu maps (typed; described in %.2f s)\n",
+        "\nInceptionV3 (batch 128, 3 x 299 x 299, 1000 classes, float; 94 convolutions): one "
+        "training step, %zu maps (its stem, 11 modules and head typed and described apart, "
+        "joined by wp::join_pieces; with the check below, in %.2f s)\n%s\n",
         in.maps.size(),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count(),
+        check.c_str());
     std::printf(
         "experts' strategy: data-parallel convolutions, model-parallel classifier\n"
         "search space: every backward map dN on its forward map N's grid "
@@ -403,8 +404,8 @@ int main(int argc, char** argv) {
         "inception3", in, ps, mm, rntied, out,
         [](const auto& p, int P) { return wpnet::inception_expert(p, P); },
         {"stem1.conv", "stem3.conv", "pool1", "stem5.conv", "m5b.b1.conv", "m5b.b5_2.conv",
-         "m5b.pool", "m5b.cat.1", "m6a.b3.conv", "m6b.b7_2.conv", "m6b.b7d_5.conv", "m7a.b7_4.conv",
-         "m7b.b3_2a.conv", "m7b.bd_3b.conv", "m7b.cat.4", "gpool", "fc", "loss"});
+         "m5b.pool", "m5b.cat.1", "m5d.b3_3.conv", "m6a.b3.conv", "m6b.b7_2.conv", "m6e.b7d_5.conv",
+         "m7a.b7_4.conv", "m7b.b3_2a.conv", "m7c.bd_3b.conv", "m7c.cat.4", "gpool", "fc", "loss"});
   }
 
   if (wanted("transformer")) {

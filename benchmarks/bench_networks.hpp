@@ -25,7 +25,11 @@ using namespace workpart_bench;
 workpart::program_description transformer_description(int& maps_typed);
 workpart::program_description rnnlm_description(int& maps_typed);
 workpart::program_description resnet101_description(int& maps_typed);
-workpart::program_description inception3_description(int& maps_typed);
+/// InceptionV3's full step, joined from pieces; `check`: a line on the joining checked against
+/// a typed step (bench_networks_inception.cpp).
+workpart::program_description inception3_description(const std::vector<std::int64_t>& ps,
+                                                     const wp::machine_model& mm,
+                                                     std::string& check);
 /// Item 5 for the Transformer scaled down (bench_networks_transformer.cpp).
 void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                      std::ofstream& out);

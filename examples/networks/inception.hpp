@@ -31,10 +31,14 @@
 
 #include "network.hpp"
 
+#include <workpart/optimize/describe.hpp>
+#include <workpart/optimize/join_descriptions.hpp>
+
 #include <cstdint>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace wpnet {
 
@@ -118,6 +122,20 @@ template <class T>
 auto pool_branch(const std::string& name, wp::array<T, 4>& x, index_t out) {
   return chain(no_params(wp::nn::avg_pool2d(name + ".pool", x, 3, {.stride = 1, .padding = 1})),
                [&](wp::array<T, 4>& y) { return unit(name + ".bp", y, out, 1); });
+}
+
+template <class T>
+auto stem(wp::array<T, 4>& x, index_t d) {
+  namespace nn = wp::nn;
+  using A = wp::array<T, 4>;
+  return chain(
+      unit("stem1", x, narrow(32, d), 3, {.stride = 2}),
+      [&](A& y) { return unit("stem2", y, narrow(32, d), 3); },
+      [&](A& y) { return unit("stem3", y, narrow(64, d), 3, {.padding = 1}); },
+      [&](A& y) { return no_params(nn::max_pool2d("pool1", y, 3, {.stride = 2})); },
+      [&](A& y) { return unit("stem4", y, narrow(80, d), 1); },
+      [&](A& y) { return unit("stem5", y, narrow(192, d), 3); },
+      [&](A& y) { return no_params(nn::max_pool2d("pool2", y, 3, {.stride = 2})); });
 }
 
 template <class T>
@@ -229,16 +247,8 @@ struct inception {
     namespace nn = wp::nn;
     using A = wp::array<T, 4>;
     using detail::chain;
-    using detail::unit;
     const index_t d = size.width;
-    auto stem = chain(
-        unit("stem1", x, narrow(32, d), 3, {.stride = 2}),
-        [&](A& y) { return unit("stem2", y, narrow(32, d), 3); },
-        [&](A& y) { return unit("stem3", y, narrow(64, d), 3, {.padding = 1}); },
-        [&](A& y) { return detail::no_params(nn::max_pool2d("pool1", y, 3, {.stride = 2})); },
-        [&](A& y) { return unit("stem4", y, narrow(80, d), 1); },
-        [&](A& y) { return unit("stem5", y, narrow(192, d), 3); },
-        [&](A& y) { return detail::no_params(nn::max_pool2d("pool2", y, 3, {.stride = 2})); });
+    auto stem = detail::stem(x, d);
     auto body = [&] {
       auto a = [&](const char* m, index_t pool_features) {
         return [&, m, pool_features](A& y) { return detail::module_a(m, y, pool_features, d); };
@@ -270,6 +280,121 @@ struct inception {
     return make_step(wp::program(fwd, bwd, upd), ce.out(), params);
   }
 };
+
+/// InceptionV3's modules in a layout, in order: kind ('a' .. 'e', as module_a .. module_e),
+/// name, and the channel count that sets a module apart from others of its kind (A: its
+/// pooling branch's; C: c7; 0 for the others). The typed step (inception::step) chains the same.
+struct inception_module {
+  char kind;
+  const char* name;
+  index_t channels;
+};
+inline std::vector<inception_module> inception_modules(inception_layout l) {
+  switch (l) {
+    case inception_layout::full:
+      return {{'a', "m5b", 32},  {'a', "m5c", 64},  {'a', "m5d", 64},  {'b', "m6a", 0},
+              {'c', "m6b", 128}, {'c', "m6c", 160}, {'c', "m6d", 160}, {'c', "m6e", 192},
+              {'d', "m7a", 0},   {'e', "m7b", 0},   {'e', "m7c", 0}};
+    case inception_layout::one_each:
+      return {
+          {'a', "m5b", 32}, {'b', "m6a", 0}, {'c', "m6b", 128}, {'d', "m7a", 0}, {'e', "m7b", 0}};
+    case inception_layout::small:
+    default:
+      return {{'a', "m5b", 32}, {'b', "m6a", 0}, {'d', "m7a", 0}, {'e', "m7b", 0}};
+  }
+}
+
+namespace detail {
+
+/// One piece of the step for wp::join_pieces: the layers make(x) makes over an input x called
+/// `name` of shape `shape` (the previous piece's output; updated to this piece's), described:
+/// their forward, wp::backward from the gradient of their output (and, with InputGradient, to
+/// x's gradient "d<name>"), their parameters' updates.
+template <bool InputGradient, class T, class Make>
+wp::step_piece described_piece(std::string& name, typename wp::array<T, 4>::shape_type& shape, T lr,
+                               Make make) {
+  wp::array<T, 4> x(name, shape), dx("d" + name, shape);
+  auto j = make(x);
+  wp::array<T, 4>& y = *j.out;
+  wp::array<T, 4> dy("given.d" + y.name(), y.shape());
+  wp::step_piece p;
+  p.forward = wp::describe(j.program);
+  wp::detail::unpack(j.params, [&](const auto&... w) {
+    if constexpr (InputGradient)
+      p.backward = wp::describe(wp::backward(j.program, wp::seed(y, dy), wp::wrt(x, dx), w...));
+    else
+      p.backward = wp::describe(wp::backward(j.program, wp::seed(y, dy), w...));
+    p.update = wp::describe(wp::program(wp::nn::detail::sgd_map(lr, w)...));
+  });
+  name = y.name();
+  shape = y.shape();
+  return p;
+}
+
+}  // namespace detail
+
+/// InceptionV3's training step described piece by piece and joined (wp::join_pieces): the
+/// stem, each module, and the head (the mean over the plane, the classifier, the loss) typed,
+/// differentiated and described apart -- the same maps, arrays and prices as the typed step of
+/// the whole layout (inception::step; checked for `one_each` by bench_networks, and the
+/// joining by tests/unit/test_describe.cpp), but for the zeroing maps that run nowhere. The
+/// typed step of the full network (94 convolutions, about 4500 maps) is past what GCC 12
+/// compiles here; its pieces are one module each, and modules of a kind share their types, so
+/// that the whole network compiles as seven pieces.
+template <class T>
+wp::program_description inception_description(inception_size s, inception_layout layout, T lr) {
+  namespace nn = wp::nn;
+  using A = wp::array<T, 4>;
+  const index_t d = s.width;
+  std::string name = "x";
+  typename A::shape_type shape{s.batch, 3, s.image, s.image};
+  std::vector<wp::step_piece> pieces;
+  pieces.push_back(
+      detail::described_piece<false>(name, shape, lr, [&](A& x) { return detail::stem(x, d); }));
+  for (const inception_module& m : inception_modules(layout)) {
+    const std::string n = m.name;
+    switch (m.kind) {
+      case 'a':
+        pieces.push_back(detail::described_piece<true>(
+            name, shape, lr, [&](A& x) { return detail::module_a(n, x, m.channels, d); }));
+        break;
+      case 'b':
+        pieces.push_back(detail::described_piece<true>(
+            name, shape, lr, [&](A& x) { return detail::module_b(n, x, d); }));
+        break;
+      case 'c':
+        pieces.push_back(detail::described_piece<true>(
+            name, shape, lr, [&](A& x) { return detail::module_c(n, x, m.channels, d); }));
+        break;
+      case 'd':
+        pieces.push_back(detail::described_piece<true>(
+            name, shape, lr, [&](A& x) { return detail::module_d(n, x, d); }));
+        break;
+      default:
+        pieces.push_back(detail::described_piece<true>(
+            name, shape, lr, [&](A& x) { return detail::module_e(n, x, d); }));
+    }
+  }
+  {  // the head, differentiated from the loss
+    A x(name, shape), dx("d" + name, shape);
+    wp::array<std::int32_t, 1> label("label", {s.batch});
+    auto gp = nn::avg_pool2d("gpool", x, x.extent(2));  // the mean over the whole plane
+    auto fl = nn::flatten("flat", gp.out());
+    auto fc = nn::linear("fc", fl.out(), narrow(s.classes, d));
+    auto ce = nn::softmax_cross_entropy("loss", fc.out(), label);
+    auto fwd = wp::program(gp.program, fl.program, fc.program, ce.program);
+    wp::step_piece p;
+    p.forward = wp::describe(fwd);
+    std::apply(
+        [&](const auto&... w) {
+          p.backward = wp::describe(wp::backward(fwd, ce.out(), wp::wrt(x, dx), w...));
+          p.update = wp::describe(wp::program(nn::detail::sgd_map(lr, w)...));
+        },
+        nn::parameters(fc));
+    pieces.push_back(std::move(p));
+  }
+  return wp::join_pieces(pieces);
+}
 
 /// The experts' strategy for InceptionV3: data-parallel convolutions, a model-parallel
 /// classifier ("one weird trick", Krizhevsky 2014, as wpnet::alexnet_expert).

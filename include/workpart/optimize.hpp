@@ -10,5 +10,6 @@
 #include "io/program_writer.hpp"
 #include "io/table_reader.hpp"
 #include "optimize/describe.hpp"
+#include "optimize/join_descriptions.hpp"
 #include "optimize/repeat_blocks.hpp"
 #include "optimize/search.hpp"

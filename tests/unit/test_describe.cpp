@@ -511,3 +511,143 @@ TEST_CASE("repeat_blocks: blocks that are not as described are errors", "[descri
   invalid.maps[0].extents[0] = -1;
   CHECK_THAT(message(invalid, "blk", 6), Catch::Contains("has a negative extent -1"));
 }
+
+namespace {
+
+/// residual_chain's step written piece by piece, for wp::join_pieces: block k (1 .. N) over
+/// its input ("x" or "blk<k-1>.h"), seeded by the gradient of its output; the loss over the
+/// last block's output. Each piece's programs are described and dropped.
+wp::step_piece chain_block_piece(index_t B, index_t F, int k, double lr) {
+  using shape = wp::array<double, 2>::shape_type;
+  auto [b, f, g] = wp::indices<3>();
+  const std::string blk = "blk" + std::to_string(k);
+  const std::string in_name = k == 1 ? "x" : "blk" + std::to_string(k - 1) + ".h";
+  wp::array<double, 2> in(in_name, shape{B, F}), din("d" + in_name, shape{B, F});
+  wp::array<double, 2> W(blk + ".W", shape{F, F}), dW("d" + blk + ".W", shape{F, F});
+  wp::array<double, 2> t(blk + ".t", shape{B, F}), h(blk + ".h", shape{B, F});
+  wp::array<double, 2> dh("given.d" + blk + ".h", shape{B, F});
+  auto fwd =
+      wp::program(wp::map(blk + ".fc", wp::space(B, F),
+                          t(b, f) = wp::sum(wp::range(g, 0, F), in(b, g) * W(g, f))),
+                  wp::map(blk + ".res", wp::space(B, F), h(b, f) = wp::tanh(t(b, f)) + in(b, f)));
+  auto upd = wp::map("sgd." + blk + ".W", wp::space(F, F), W(b, f) = W(b, f) - lr * dW(b, f));
+  if (k == 1)  // the data: no gradient
+    return {wp::describe(fwd), wp::describe(wp::backward(fwd, wp::seed(h, dh), wp::wrt(W, dW))),
+            wp::describe(wp::program(upd))};
+  return {wp::describe(fwd),
+          wp::describe(wp::backward(fwd, wp::seed(h, dh), wp::wrt(in, din), wp::wrt(W, dW))),
+          wp::describe(wp::program(upd))};
+}
+
+wp::step_piece chain_loss_piece(index_t B, index_t F, int N) {
+  auto [b, f] = wp::indices<2>();
+  const std::string in_name = "blk" + std::to_string(N) + ".h";
+  wp::array<double, 2> in(in_name, {B, F}), din("d" + in_name, {B, F});
+  wp::array<double, 0> L("L", {});
+  auto fwd = wp::program(wp::map("l0", wp::space(), L() = 0.0),
+                         wp::map("loss", wp::space(B, F), L() += 0.5 * in(b, f) * in(b, f)));
+  return {wp::describe(fwd), wp::describe(wp::backward(fwd, L, wp::wrt(in, din)))};
+}
+
+/// The description's maps that access something as JSON texts, sorted: the same maps,
+/// wherever they stand.
+std::vector<std::string> sorted_running_maps(const wp::program_description& d) {
+  std::vector<std::string> maps;
+  for (const auto& m : d.maps) {
+    if (m.accesses.empty()) continue;
+    wp::program_description one;  // the map and its arrays
+    one.maps.push_back(m);
+    for (const auto& a : m.accesses)
+      if (!one.find_array(a.array)) one.arrays.push_back(*d.find_array(a.array));
+    maps.push_back(wp::to_json(one));
+  }
+  std::sort(maps.begin(), maps.end());
+  return maps;
+}
+
+/// `s` on the maps of `d`: its grid where it names one, every dimension whole otherwise
+/// (the maps that run nowhere, which one side has and the other not).
+wp::schedule schedule_for(const wp::program_description& d, const wp::schedule& s) {
+  wp::schedule out;
+  for (const auto& m : d.maps)
+    if (const wp::grid_shape* g = s.find(m.name))
+      out.set(m.name, *g);
+    else
+      out.set(m.name, wp::grid_shape(std::vector<index_t>(m.extents.size(), 1)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("join_pieces: a network described piece by piece is the network written whole",
+          "[describe]") {
+  const index_t B = 5, F = 3;
+  residual_chain<3> c3(B, F);
+  const auto s3 = c3.step(0.1);
+  const wp::program_description typed = wp::describe(s3);
+  const wp::program_description joined =
+      wp::join_pieces({chain_block_piece(B, F, 1, 0.1), chain_block_piece(B, F, 2, 0.1),
+                       chain_block_piece(B, F, 3, 0.1), chain_loss_piece(B, F, 3)});
+  // the same maps that run and the same arrays; the backward's zeroing maps stand at each
+  // piece's start, those that run nowhere are left out
+  CHECK(sorted_running_maps(joined) == sorted_running_maps(typed));
+  for (const auto& m : joined.maps) CHECK_FALSE(m.accesses.empty());
+  REQUIRE(joined.arrays.size() == typed.arrays.size());
+  for (const auto& a : typed.arrays) {
+    INFO(a.name);
+    const wp::array_description* j = joined.find_array(a.name);
+    REQUIRE(j);
+    CHECK(j->shape == a.shape);
+    CHECK(j->elem_size == a.elem_size);
+  }
+  CHECK_FALSE(joined.find_array("given.dblk1.h"));  // the seeds and their copies are gone
+  for (const auto& m : joined.maps) CHECK(m.name.rfind("seed.dblk", 0) == std::string::npos);
+  // priced alike: the same optimum, each one's schedule costing the same in the other's pricing
+  const wp::machine_model mm{};
+  for (int P = 1; P <= 4; ++P) {
+    INFO(P << " ranks");
+    const wp::optimized a = wp::optimize(s3, P, mm), b = wp::optimize(joined, P, mm);
+    CHECK(a.cost == Approx(b.cost).epsilon(1e-12));
+    CHECK(wp::modelled_cost(joined, schedule_for(joined, a.schedule), P, mm) ==
+          Approx(a.cost).epsilon(1e-12));
+    CHECK(wp::modelled_cost(s3, schedule_for(typed, b.schedule), P, mm) ==
+          Approx(b.cost).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("join_pieces and join_descriptions: pieces that do not join are errors", "[describe]") {
+  const index_t B = 4, F = 2;
+  auto message = [](const auto& f) {
+    const std::string m = what_of(f);
+    return m.empty() ? std::string("no error") : m;
+  };
+  const wp::step_piece p1 = chain_block_piece(B, F, 1, 0.1), p2 = chain_block_piece(B, F, 2, 0.1);
+  const wp::step_piece loss2 = chain_loss_piece(B, F, 2);
+  CHECK(message([&] { wp::join_pieces({p1, p2, loss2}); }) == "no error");
+  CHECK_THAT(message([&] { wp::join_pieces({}); }), Catch::Contains("give at least one piece"));
+  // the loss piece after block 1 reads blk2.h: block 1's backward starts from dblk1.h, which the
+  // loss piece does not write
+  CHECK_THAT(message([&] {
+               wp::join_pieces({p1, loss2});
+             }),
+             Catch::Contains("wp::join_pieces: piece 1's backward does not write 'dblk1.h', the "
+                             "gradient piece 0's backward starts from; give it wp::wrt(x, dx)"));
+  // a piece before another whose backward is a loss's, not a seed's
+  CHECK_THAT(message([&] {
+               wp::join_pieces({loss2, p1});
+             }),
+             Catch::Contains("piece 0's backward does not begin with wp::seed's copy"));
+  // one array of two shapes
+  const wp::step_piece wide = chain_block_piece(B + 1, F, 2, 0.1);
+  CHECK_THAT(
+      message([&] {
+        wp::join_descriptions({p1.forward, wide.forward});
+      }),
+      Catch::Contains("wp::join_descriptions: array 'blk1.h' is (4, 2) of float64 in part "
+                      "0 but (5, 2) of float64 in part 1; an array joins parts by its name"));
+  CHECK_THAT(message([&] {
+               wp::join_descriptions({p1.forward, p1.forward});
+             }),
+             Catch::Contains("two maps are called 'blk1.fc' (one in part 1)"));
+  CHECK_THAT(message([&] { wp::join_descriptions({}); }), Catch::Contains("it has no maps"));
+}

@@ -131,7 +131,8 @@ double ops_at(const reduce_node<Red, D, Lo, Hi, Body>& n, ops_point& at) {
 
 /// Arithmetic operations per point of a map's space: each statement's expression (counted at
 /// the space's centre: an inner reduction as its mean trips times its body), plus one for a
-/// combining write (`+=`, `max_into`, `min_into`); at least 1 (a copy costs something).
+/// combining write (`+=`, `max_into`, `min_into`); at least 1 (a copy costs something); 0 where
+/// no statement runs (wp::backward's pruned zeroing maps: they run nowhere).
 template <int N, class... S>
 double ops_per_point(const map_t<N, S...>& m) {
   ops_point at{};
@@ -140,11 +141,13 @@ double ops_per_point(const map_t<N, S...>& m) {
                           double(m.iteration_space().hi[std::size_t(d)]) - 1) /
                          2;
   double ops = 0;
+  bool runs = false;
   m.for_each_statement([&](const auto& st) {
     using St = std::decay_t<decltype(st)>;
     ops += ops_at(st.rhs, at) + (St::kind == combine::assign ? 0 : 1);
+    runs = true;
   });
-  return std::max(1.0, ops);
+  return runs ? std::max(1.0, ops) : 0.0;
 }
 
 /// Every grid for a space of these extents on at most nprocs ranks (see config_options), and

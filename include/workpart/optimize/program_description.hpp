@@ -450,7 +450,8 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     priced_map pm;
     pm.name = m.name;
     pm.extents = m.extents;
-    pm.ops = std::max(1.0, m.ops_per_point);
+    // a map that accesses nothing (wp::backward's pruned zeroing) runs nowhere: no work
+    pm.ops = m.accesses.empty() ? 0.0 : std::max(1.0, m.ops_per_point);
     pm.constraints = [&p, &m](const grid_shape& g, int nranks) {
       return extract_constraints(p, m, g, nranks);
     };
