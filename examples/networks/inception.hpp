@@ -28,6 +28,10 @@
 /// convolutions; D's 1 x 7 and 7 x 1 stand for C's). `width` divides every channel count and
 /// the classes, and `image` sets the input's side, so tests train it small (image 75 leaves 7,
 /// 3 and 1 pixels a side in the modules).
+///
+/// The typed step of the `full` layout is past what GCC 12 compiles here (about 4500 maps in
+/// one flat tuple); `inception_description` describes any layout's step piece by piece
+/// (wp::join_pieces), for the optimizer.
 
 #include "network.hpp"
 
