@@ -68,16 +68,7 @@ inline program_description join_descriptions(const std::vector<program_descripti
       out.maps.push_back(m);
     }
   }
-  std::vector<bool> placed(arrays.size(), false);
-  for (const auto& m : out.maps)
-    for (const auto& ac : m.accesses) {
-      const auto it = seen.find(ac.array);
-      if (it == seen.end() || placed[it->second.first]) continue;  // unknown: check() says
-      placed[it->second.first] = true;
-      out.arrays.push_back(arrays[it->second.first]);
-    }
-  for (std::size_t a = 0; a < arrays.size(); ++a)
-    if (!placed[a]) out.arrays.push_back(std::move(arrays[a]));
+  detail::place_arrays_by_first_use(out, std::move(arrays));
   out.check();
   return out;
 }

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../plan/solve_array.hpp"
@@ -441,6 +442,26 @@ inline std::string described_shape_key(const program_description& p, const map_d
   }
   if (positions) *positions = std::move(at);
   return k;
+}
+
+/// d.arrays from `arrays` (their names distinct): in the order d's maps first use them, as
+/// wp::describe lists them, then those no map uses, in their own order. Descriptions built
+/// from others (wp::repeat_blocks, wp::join_descriptions) list their arrays so.
+inline void place_arrays_by_first_use(program_description& d,
+                                      std::vector<array_description> arrays) {
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t a = 0; a < arrays.size(); ++a) index.emplace(arrays[a].name, a);
+  std::vector<bool> placed(arrays.size(), false);
+  d.arrays.clear();
+  for (const auto& m : d.maps)
+    for (const auto& ac : m.accesses) {
+      const auto it = index.find(ac.array);
+      if (it == index.end() || placed[it->second]) continue;  // unknown: check() says
+      placed[it->second] = true;
+      d.arrays.push_back(arrays[it->second]);
+    }
+  for (std::size_t a = 0; a < arrays.size(); ++a)
+    if (!placed[a]) d.arrays.push_back(std::move(arrays[a]));
 }
 
 inline std::vector<priced_map> priced_views(const program_description& p) {

@@ -36,7 +36,6 @@
 #include <cctype>
 #include <cstddef>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -152,18 +151,7 @@ inline program_description repeat_blocks(const program_description& d, const std
         return c;
       },
       blocks);
-  std::vector<bool> placed(copied.size(), false);
-  std::unordered_map<std::string, std::size_t> index;
-  for (std::size_t a = 0; a < copied.size(); ++a) index.emplace(copied[a].name, a);
-  for (const auto& m : out.maps)
-    for (const auto& ac : m.accesses) {
-      const auto it = index.find(ac.array);
-      if (it == index.end() || placed[it->second]) continue;
-      placed[it->second] = true;
-      out.arrays.push_back(copied[it->second]);
-    }
-  for (std::size_t a = 0; a < copied.size(); ++a)
-    if (!placed[a]) out.arrays.push_back(std::move(copied[a]));
+  detail::place_arrays_by_first_use(out, std::move(copied));
   out.check();
   return out;
 }
