@@ -341,3 +341,77 @@ TEST_CASE("optimize: a split reduction nobody reads is combined on its edge to t
     CHECK(t.graph.vertex_cost(1, c) == Approx(0.0).margin(1e-20));  // the combine is not on the map
   }
 }
+
+namespace {
+
+/// A box of a 2-D array: rows [r0, r1), columns [c0, c1).
+wp::detail::box box2(index_t r0, index_t r1, index_t c0, index_t c1) {
+  wp::detail::box b;
+  b.rank = 2;
+  b.valid = r1 > r0 && c1 > c0;
+  b.lo[0] = r0, b.hi[0] = r1, b.lo[1] = c0, b.hi[1] = c1;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("optimize: a need many ranks share is priced as the plan moves it", "[unit][optimize]") {
+  // edge_transfer finds the holders a need meets once per distinct need (first_alike) and
+  // hands the pieces to each rank with that need but the holder itself: the bytes and
+  // messages per rank must be the planned transfer's, for needs shared by every rank, by
+  // a grid dimension's ranks, by none, and with empty needs among them; holders that tile
+  // the array (priced without planning) and holders that overlap (planned)
+  namespace wd = wp::detail;
+  constexpr index_t R = 13, C = 11;  // uneven: blocks of 4/3/3/3 rows, 6/5 columns
+  for (int P : {1, 2, 3, 4, 6, 8}) {
+    // held: a (P/2 or 1) x (2 or 1) block tiling; and an overlapping one (one row more)
+    const int gc = P % 2 == 0 ? 2 : 1, gr = P / gc;
+    std::vector<wd::box> tiled, overlapping;
+    for (int r = 0; r < P; ++r) {
+      const auto br = wd::balanced_block(0, R, gr, r / gc);
+      const auto bc = wd::balanced_block(0, C, gc, r % gc);
+      tiled.push_back(box2(br.start, br.end, bc.start, bc.end));
+      overlapping.push_back(box2(br.start, std::min(R, br.end + 1), bc.start, bc.end));
+    }
+    // needs: all the same (a weight read whole), the same per column block (rows replicated),
+    // a halo'd row block per rank, and some empty
+    std::vector<std::vector<wd::box>> needs(4);
+    for (int r = 0; r < P; ++r) {
+      needs[0].push_back(box2(0, R, 0, C));
+      const auto bc = wd::balanced_block(0, C, gc, r % gc);
+      needs[1].push_back(box2(0, R, bc.start, bc.end));
+      const auto br = wd::balanced_block(0, R, P, r);
+      needs[2].push_back(box2(std::max<index_t>(0, br.start - 1), std::min(R, br.end + 1), 0, C));
+      needs[3].push_back(r % 3 == 1 ? wd::box{} : box2(2, 9, 1, 7));
+    }
+    for (const auto* held : {&tiled, &overlapping}) {
+      const wd::holders h(*held);
+      REQUIRE(h.disjoint == (held == &tiled || gr == 1));  // one row block: nothing overlaps
+      for (std::size_t k = 0; k < needs.size(); ++k) {
+        INFO(P << " ranks, need " << k << (held == &tiled ? ", tiled" : ", overlapping"));
+        for (std::size_t es : {std::size_t(4), std::size_t(8)}) {
+          wd::reader_need n;
+          n.reads = needs[k];
+          n.any_reads = true;
+          n.reads_alike = wd::first_alike(n.reads);
+          for (int r = 0; r < P; ++r) {  // the first rank with the same box, or -1 if empty
+            const auto& b = n.reads[std::size_t(r)];
+            int first = -1;
+            for (int q = 0; q < P && !b.empty(); ++q)
+              if (n.reads[std::size_t(q)] == b) {
+                first = q;
+                break;
+              }
+            REQUIRE(n.reads_alike[std::size_t(r)] == first);
+          }
+          const wd::transfer_cost got = wd::edge_transfer(h, es, n, P);
+          const wd::transfer_cost want =
+              wd::price_transfer(wd::plan_transfer(needs[k], {{0, *held}}), P, es);
+          REQUIRE(got.sent == want.sent);
+          REQUIRE(got.received == want.received);
+          REQUIRE(got.messages == want.messages);
+        }
+      }
+    }
+  }
+}

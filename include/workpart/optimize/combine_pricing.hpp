@@ -9,6 +9,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "program_pricer.hpp"
 
@@ -33,7 +34,18 @@ struct transfer_memo {
   };
   template <class V>
   using table = std::unordered_map<key, V, key_hash>;
-  table<int> held_ids, need_ids;
+  table<int> held_ids;
+  /// A need's key with its hash, both found on the pricing threads (a need at 64 ranks is
+  /// 128 boxes: hashed on this thread, they kept the other threads waiting)
+  struct hashed_key {
+    key k;
+    std::size_t hash = 0;
+    bool operator==(const hashed_key& o) const { return hash == o.hash && k == o.k; }
+  };
+  struct hashed_key_hash {
+    std::size_t operator()(const hashed_key& k) const noexcept { return k.hash; }
+  };
+  std::unordered_map<hashed_key, int, hashed_key_hash> need_ids;
   std::unordered_map<const holders*, int> held_of;  // a writer grid's holders -> id
   std::vector<reader_need> needs;                   // [need id]
   /// [map][its array][config]: the need id of the reader's grid (-1: not asked for)
@@ -68,11 +80,16 @@ struct transfer_memo {
     append(k, h.boxes);
     return held_of[&h] = id_of(held_ids, std::move(k));
   }
-  int need_id(reader_need n) {
-    key k;
-    append(k, n.reads);
-    append(k, n.old);
-    const int id = id_of(need_ids, std::move(k));
+  static hashed_key need_key(const reader_need& n) {
+    hashed_key h;
+    append(h.k, n.reads);
+    append(h.k, n.old);
+    h.hash = key_hash{}(h.k);
+    return h;
+  }
+  /// The id of need n, whose need_key is k.
+  int need_id(reader_need n, hashed_key k) {
+    const int id = need_ids.emplace(std::move(k), int(need_ids.size())).first->second;
     if (std::size_t(id) == needs.size()) needs.push_back(std::move(n));
     return id;
   }
@@ -232,12 +249,26 @@ inline void price_edges(const program_pricer& pr, transfer_memo& memo, bool carr
   // in batches: a batch's needs (64 ranks' boxes each) are kept only until they have ids
   constexpr std::size_t batch = 64;
   std::vector<std::vector<reader_need>> needs(batch);
+  std::vector<std::vector<transfer_memo::hashed_key>> need_keys(batch);
+  std::vector<std::vector<int>> known(batch);  // [x][config]: its need's id where known, or -1
+  // a reader's solution of the array -> its need's id: alike maps share their solutions
+  // (program_pricer::configure_like), so most readers' needs are known before they are found
+  std::unordered_map<const array_solution*, int> need_of_solution;
+  std::vector<std::size_t> held_paired, need_paired;  // [id]: the last reader (+1) pairing it
   for (std::size_t x0 = 0; x0 < readers.size(); x0 += batch) {
     const std::size_t n = std::min(batch, readers.size() - x0);
     run_tasks(n, task_threads(n, threads, 4), [&](std::size_t x, std::size_t) {
       needs[x].clear();
-      for (const auto& cv : pr.configs[std::size_t(readers[x0 + x].v)])
-        needs[x].push_back(needs_of(cv, readers[x0 + x].ub, pr.nranks));
+      need_keys[x].clear();
+      known[x].clear();
+      for (const auto& cv : pr.configs[std::size_t(readers[x0 + x].v)]) {
+        const auto it = need_of_solution.find(cv.arrays[readers[x0 + x].ub].get());
+        known[x].push_back(it == need_of_solution.end() ? -1 : it->second);
+        needs[x].push_back(known[x].back() >= 0 ? reader_need{}
+                                                : needs_of(cv, readers[x0 + x].ub, pr.nranks));
+        need_keys[x].push_back(known[x].back() >= 0 ? transfer_memo::hashed_key{}
+                                                    : transfer_memo::need_key(needs[x].back()));
+      }
     });
     for (std::size_t x = 0; x < n; ++x) {
       const auto [v, from, ub] = readers[x0 + x];
@@ -248,16 +279,30 @@ inline void price_edges(const program_pricer& pr, transfer_memo& memo, bool carr
       std::vector<int> held(cws.size(), -1);
       for (std::size_t ku = 0; ku < cws.size(); ++ku)
         if (!pr.combines_for(from, ku, ua, v)) held[ku] = memo.held_id(*cws[ku].held[ua], es);
+      // the distinct holders and needs of this pair of maps (of ~140 x 34 grids, a few dozen
+      // each), paired once
+      const std::size_t stamp = x0 + x + 1;
+      std::vector<std::pair<int, const holders*>> helds;
+      for (std::size_t ku = 0; ku < cws.size(); ++ku) {
+        const int id = held[ku];
+        if (id < 0) continue;
+        if (std::size_t(id) >= held_paired.size()) held_paired.resize(std::size_t(id) + 1, 0);
+        if (std::exchange(held_paired[std::size_t(id)], stamp) != stamp)
+          helds.emplace_back(id, cws[ku].held[ua].get());
+      }
       auto& nids = memo.need_of[std::size_t(v)][ub];
       nids.assign(needs[x].size(), -1);
       for (std::size_t kv = 0; kv < needs[x].size(); ++kv) {
-        const int nid = nids[kv] = memo.need_id(std::move(needs[x][kv]));
-        for (std::size_t ku = 0; ku < cws.size(); ++ku) {
-          if (held[ku] < 0) continue;
-          const holders& h = *cws[ku].held[ua];
-          const std::uint64_t k = transfer_memo::pair_key(held[ku], nid);
+        const int nid = nids[kv] =
+            known[x][kv] >= 0 ? known[x][kv]
+                              : memo.need_id(std::move(needs[x][kv]), std::move(need_keys[x][kv]));
+        need_of_solution.emplace(pr.configs[std::size_t(v)][kv].arrays[ub].get(), nid);
+        if (std::size_t(nid) >= need_paired.size()) need_paired.resize(std::size_t(nid) + 1, 0);
+        if (std::exchange(need_paired[std::size_t(nid)], stamp) == stamp) continue;
+        for (const auto& [id, h] : helds) {
+          const std::uint64_t k = transfer_memo::pair_key(id, nid);
           if (memo.seconds_of.count(k) || !queued.insert(k).second) continue;
-          tasks.push_back({&h, es, nid});
+          tasks.push_back({h, es, nid});
           keys.push_back(k);
         }
       }

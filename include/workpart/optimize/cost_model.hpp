@@ -278,13 +278,38 @@ struct holders {
   }
 };
 
+/// [rank]: the first rank whose box is the same as this rank's (itself where none before it;
+/// -1 where empty). A reader's grid that does not split some of an array's axes gives many
+/// ranks one need (a weight every rank of a data-parallel grid reads whole; a convolution's
+/// input, the same for every split of its output channels), priced once in price_one_layer.
+inline std::vector<int> first_alike(const std::vector<box>& boxes) {
+  std::vector<int> order, first(boxes.size(), -1);
+  for (std::size_t r = 0; r < boxes.size(); ++r)
+    if (!boxes[r].empty()) order.push_back(int(r));
+  auto less = [&](int x, int y) {
+    const box &a = boxes[std::size_t(x)], &b = boxes[std::size_t(y)];
+    for (int d = 0; d < a.rank; ++d) {
+      if (a.lo[d] != b.lo[d]) return a.lo[d] < b.lo[d];
+      if (a.hi[d] != b.hi[d]) return a.hi[d] < b.hi[d];
+    }
+    return x < y;  // a run of equal boxes starts with its smallest rank
+  };
+  std::sort(order.begin(), order.end(), less);
+  for (std::size_t x = 0; x < order.size(); ++x) {
+    const bool same = x > 0 && boxes[std::size_t(order[x])] == boxes[std::size_t(order[x - 1])];
+    first[std::size_t(order[x])] = same ? first[std::size_t(order[x - 1])] : order[x];
+  }
+  return first;
+}
+
 /// price_transfer(plan_transfer(need, {held}), ...) without planning the pieces, when no two
 /// ranks hold a common element: then each element a rank needs has one holder, so the pieces
 /// from rank s to rank r are exactly need[r] meet held[s], whatever order the plan tries the
-/// holders in. The cost model asks this for every pair of grids of neighbouring maps, so it
-/// allocates nothing per need. Plans the pieces when holders overlap.
-inline void price_one_layer(const std::vector<box>& need, const holders& held, int nranks,
-                            std::size_t es, transfer_cost& c) {
+/// holders in. The cost model asks this for every pair of grids of neighbouring maps, so the
+/// holders a need meets are found once per distinct need (`alike`: first_alike(need)) and
+/// shared by the ranks that need the same box. Plans the pieces when holders overlap.
+inline void price_one_layer(const std::vector<box>& need, const std::vector<int>& alike,
+                            const holders& held, int nranks, std::size_t es, transfer_cost& c) {
   if (!held.disjoint) {
     const transfer_cost t = price_transfer(plan_transfer(need, {{0, held.boxes}}), nranks, es);
     for (int r = 0; r < nranks; ++r) {
@@ -295,13 +320,27 @@ inline void price_one_layer(const std::vector<box>& need, const holders& held, i
     return;
   }
   std::vector<int> cand;
+  struct meet {
+    int holder;
+    index_t elements;
+  };
+  std::vector<meet> meets;  // per distinct need, the holders it meets
+  const std::size_t R = std::size_t(nranks);
+  std::vector<std::size_t> from(R), to(R);  // [first rank of a need]: its run of meets
   for (int r = 0; r < nranks; ++r) {
-    if (need[std::size_t(r)].empty()) continue;
-    held.index.candidates(need[std::size_t(r)], cand);
-    for (int s : cand) {
-      if (s == r) continue;
-      const index_t n = meet_size(need[std::size_t(r)], held.boxes[std::size_t(s)]);
-      if (n == 0) continue;
+    const int f = alike[std::size_t(r)];
+    if (f < 0) continue;  // needs nothing
+    if (f == r) {
+      from[std::size_t(r)] = meets.size();
+      held.index.candidates(need[std::size_t(r)], cand);
+      for (int s : cand)
+        if (const index_t n = meet_size(need[std::size_t(r)], held.boxes[std::size_t(s)]); n > 0)
+          meets.push_back({s, n});
+      to[std::size_t(r)] = meets.size();
+    }
+    for (std::size_t x = from[std::size_t(f)]; x < to[std::size_t(f)]; ++x) {
+      const auto [s, n] = meets[x];
+      if (s == r) continue;  // its own
       c.sent[std::size_t(s)] += n * index_t(es);
       c.received[std::size_t(r)] += n * index_t(es);
       ++c.messages[std::size_t(s)];  // one message per pair (the Alltoallw's struct type)
@@ -395,6 +434,7 @@ inline transfer_cost split_transfer(const std::string& wname, const map_config& 
 /// values it combines into (need_before), each empty when no rank needs any.
 struct reader_need {
   std::vector<box> reads, old;
+  std::vector<int> reads_alike, old_alike;  // first_alike of each
   bool any_reads = false, any_old = false;
 };
 inline reader_need needs_of(const map_config& rd, std::size_t ub, int nranks) {
@@ -403,6 +443,8 @@ inline reader_need needs_of(const map_config& rd, std::size_t ub, int nranks) {
   n.old = need_before(*rd.arrays[ub], rd.grid, nranks, true);
   for (const auto& b : n.reads) n.any_reads = n.any_reads || !b.empty();
   for (const auto& b : n.old) n.any_old = n.any_old || !b.empty();
+  if (n.any_reads) n.reads_alike = first_alike(n.reads);
+  if (n.any_old) n.old_alike = first_alike(n.old);
   return n;
 }
 
@@ -413,8 +455,8 @@ inline transfer_cost edge_transfer(const holders& held, std::size_t es, const re
   c.sent.assign(std::size_t(nranks), 0);
   c.received.assign(std::size_t(nranks), 0);
   c.messages.assign(std::size_t(nranks), 0);
-  if (n.any_reads) price_one_layer(n.reads, held, nranks, es, c);
-  if (n.any_old) price_one_layer(n.old, held, nranks, es, c);
+  if (n.any_reads) price_one_layer(n.reads, n.reads_alike, held, nranks, es, c);
+  if (n.any_old) price_one_layer(n.old, n.old_alike, held, nranks, es, c);
   return c;
 }
 /// The same for array `ua` (index in the writer's arrays) to array `ub` of a reader.

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -352,12 +354,13 @@ inline std::vector<array_use> described_uses(const program_description& p,
 
 /// A described map's boxes on grid g for every rank, as extract_constraints() computes a typed
 /// map's: from the same events, over the balanced blocks of [0, extent).
-inline map_constraints extract_constraints(const program_description& p, const map_description& m,
-                                           const grid_shape& g, int nranks) {
+inline map_constraints extract_constraints(const map_description& m,
+                                           const std::vector<access_event>& ev,
+                                           const std::vector<array_use>& uses, const grid_shape& g,
+                                           int nranks) {
   const int N = int(m.extents.size());
-  const std::vector<access_event> ev = described_events(p, m);
   map_constraints c;
-  c.arrays = described_uses(p, m, ev);
+  c.arrays = uses;
   for (int r = 0; r < nranks; ++r) {
     rank_block blk;
     const auto co = grid_coords(g, r);
@@ -374,6 +377,11 @@ inline map_constraints extract_constraints(const program_description& p, const m
   }
   constraints_from_events(c, ev, N, nullptr);
   return c;
+}
+inline map_constraints extract_constraints(const program_description& p, const map_description& m,
+                                           const grid_shape& g, int nranks) {
+  const std::vector<access_event> ev = described_events(p, m);
+  return extract_constraints(m, ev, described_uses(p, m, ev), g, nranks);
 }
 
 /// priced_map::shape_key of a described map: everything but the names of the map, its
@@ -473,8 +481,19 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.extents = m.extents;
     // a map that accesses nothing (wp::backward's pruned zeroing) runs nowhere: no work
     pm.ops = m.accesses.empty() ? 0.0 : std::max(1.0, m.ops_per_point);
-    pm.constraints = [&p, &m](const grid_shape& g, int nranks) {
-      return extract_constraints(p, m, g, nranks);
+    // the map's events and uses, found on the first call (the pricer asks for the
+    // constraints on every candidate grid, one thread per map)
+    struct found {
+      std::once_flag once;
+      std::vector<access_event> ev;
+      std::vector<array_use> uses;
+    };
+    pm.constraints = [&p, &m, f = std::make_shared<found>()](const grid_shape& g, int nranks) {
+      std::call_once(f->once, [&] {
+        f->ev = described_events(p, m);
+        f->uses = described_uses(p, m, f->ev);
+      });
+      return extract_constraints(m, f->ev, f->uses, g, nranks);
     };
     pm.shape_key = described_shape_key(p, m, &pm.positions);
     v.push_back(std::move(pm));

@@ -75,6 +75,10 @@ struct program_array {
   int first_user = 0;
   std::vector<combine_mode> partial;    ///< [map]: how its partial results are combined
   std::vector<std::vector<box>> owned;  ///< [map][rank]: the parts a reduce-scatter leaves
+  /// [map][group][group rank]: the members of each group of the map's partial results, for
+  /// the maps whose partial results are combined (found once: each candidate combine and its
+  /// bytes ask for them)
+  std::vector<std::vector<std::vector<int>>> groups;
 };
 
 /// A redistribution: what map `to_map` needs of array `array` (read boxes, or old values under
@@ -181,8 +185,11 @@ class program_solution {
   std::vector<box> held_after(int m, std::size_t a, bool gather_side) const;
   /// The layers redistribution r takes its pieces from in the first or a later execute().
   std::vector<layer> source_layers(const program_redist& r, bool first) const;
-  /// The members of each group of map m's partial results of array a: [group][group rank].
-  std::vector<std::vector<int>> write_groups(std::size_t a, int m) const;
+  /// The members of each group of map m's partial results of array a: [group][group rank]
+  /// (empty where map m's partial results of it are not combined).
+  const std::vector<std::vector<int>>& write_groups(std::size_t a, int m) const {
+    return arrays_[a].groups[std::size_t(m)];
+  }
   /// The parts the members of rank r's group own after a reduce-scatter, by group rank.
   std::vector<box> group_parts(std::size_t a, int m, int r) const;
   /// Bytes (sent, received) per rank of a partial combine.
@@ -233,6 +240,7 @@ class program_solution {
  private:
   std::vector<layer> layers(const std::vector<int>& maps, std::size_t a, bool gather_side) const;
   std::vector<int> readers_before(std::size_t a, int m) const;
+  std::vector<std::vector<int>> find_write_groups(std::size_t a, int m) const;
   std::vector<int> writers_before(std::size_t a, int m, bool cyclic) const;
   std::vector<box> need_of(int m, std::size_t a, bool old_values) const {
     return need_before(slot(m, a), grid(m), nranks(), old_values);

@@ -25,10 +25,13 @@ struct box {
       if (hi[a] <= lo[a]) return true;
     return false;
   }
-  index_t size() const {
-    if (empty()) return 0;
+  index_t size() const {  // (one pass: the cost model asks this of millions of pieces)
+    if (!valid) return 0;
     index_t n = 1;
-    for (int a = 0; a < rank; ++a) n *= hi[a] - lo[a];
+    for (int a = 0; a < rank; ++a) {
+      if (hi[a] <= lo[a]) return 0;
+      n *= hi[a] - lo[a];
+    }
     return n;
   }
   void hull_with(const box& o) {
@@ -42,16 +45,17 @@ struct box {
       hi[a] = std::max(hi[a], o.hi[a]);
     }
   }
+  /// (Empty where either is: an axis empty in x or y is empty in the meet.)
   static box intersect(const box& x, const box& y) {
     box r;
     r.rank = x.rank;
-    if (x.empty() || y.empty()) return r;
+    if (!x.valid || !y.valid) return r;
     r.valid = true;
     for (int a = 0; a < x.rank; ++a) {
       r.lo[a] = std::max(x.lo[a], y.lo[a]);
       r.hi[a] = std::min(x.hi[a], y.hi[a]);
+      if (r.hi[a] <= r.lo[a]) r.valid = false;
     }
-    if (r.empty()) r.valid = false;
     return r;
   }
   bool operator==(const box& o) const {
@@ -71,7 +75,7 @@ struct box {
 
 /// The number of elements in a meet b (box::intersect(a, b).size() without the box).
 inline index_t meet_size(const box& a, const box& b) {
-  if (a.empty() || b.empty()) return 0;
+  if (!a.valid || !b.valid) return 0;  // (an axis empty in a or b is empty in the meet)
   index_t n = 1;
   for (int x = 0; x < a.rank; ++x) {
     const index_t lo = std::max(a.lo[x], b.lo[x]), hi = std::min(a.hi[x], b.hi[x]);

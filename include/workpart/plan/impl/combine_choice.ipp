@@ -18,8 +18,10 @@ WORKPART_DECL void program_solution::choose_combines() {
   const int M = num_maps();
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers)
-      if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root)
+      if (!slot(m, a).wgroup.empty() && !slot(m, a).w_combine_on_root) {
         arrays_[a].partial[std::size_t(m)] = combine_mode::all_reduce;
+        arrays_[a].groups[std::size_t(m)] = find_write_groups(a, m);
+      }
   // Each candidate is priced by array a's redistributions alone (combine_cost reads no
   // other). Every candidate leaves the values of the same boxes (the group's write boxes),
   // only on other members, so what the readers take from map m's layer is the same boxes
@@ -124,8 +126,8 @@ WORKPART_DECL index_t program_solution::combine_cost_from(std::size_t a, int m) 
   return combine_only_cost(a, m) + remote * es;
 }
 
-WORKPART_DECL std::vector<std::vector<int>> program_solution::write_groups(std::size_t a,
-                                                                           int m) const {
+WORKPART_DECL std::vector<std::vector<int>> program_solution::find_write_groups(std::size_t a,
+                                                                                int m) const {
   const auto& ap = slot(m, a);
   const auto& g = grid(m);
   std::vector<std::vector<int>> groups;
@@ -156,7 +158,7 @@ WORKPART_DECL std::vector<std::vector<box>> program_solution::ownership_candidat
   const int M = num_maps();
   std::vector<std::vector<box>> out;
   if (R == 0) return out;  // one element: Reduce onto the leader is the same thing
-  const auto groups = write_groups(a, m);
+  const auto& groups = write_groups(a, m);
   auto add = [&](std::vector<box> owned) {
     bool leaders_own_all = true;  // that is a Reduce onto the leaders
     for (const auto& members : groups)
