@@ -375,6 +375,7 @@ inline transfer_cost split_transfer(const std::string& wname, const map_config& 
   program_maps in;
   in.nranks = nranks;
   in.pool = pool;
+  in.words = false;  // bytes are all it reads
   in.names = {wname};
   in.grids = {w.grid};
   in.arrays = {{w.arrays[ua].get()}};

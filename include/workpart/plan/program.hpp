@@ -55,6 +55,9 @@ struct program_maps {
   /// (optimize/cost_model.hpp) prices a combine and the pass into the next map alone, and the
   /// gather, never consulted when choosing a combine, would be planned once per choice.
   bool gathers = true;
+  /// Whether the redistributions carry their words for explain() and stats() (from, to,
+  /// kind). The cost model reads only their bytes, and ~10^4 programs' words cost it time.
+  bool words = true;
   /// Storage for the solution's transfers, lent by a caller that solves many programs (the
   /// cost model); the solution gives its transfers back when it is destroyed. Null: its own.
   transfer_pool* pool = nullptr;

@@ -116,11 +116,20 @@ WORKPART_DECL index_t program_solution::combine_cost_from(std::size_t a, int m) 
   index_t remote = 0;
   for (const auto& r : redists_) {
     if (r.gather || r.array != a) continue;
+    index_t first = 0;
     for (const auto* tr : {&r.first, &r.steady}) {
+      // a later execute() from the same layers moves what the first does (build_redists)
+      if (tr == &r.steady && !r.first_reads && r.steady_layers == r.first_layers) {
+        remote += first;
+        continue;
+      }
       const auto& lay = tr == &r.first ? r.first_layers : r.steady_layers;
+      index_t n = 0;
       for (const auto& p : tr->pieces)
         if (lay[std::size_t(p.layer)] == m)
-          remote += p.b.size() - meet_size(p.b, held[std::size_t(p.to)]);
+          n += p.b.size() - meet_size(p.b, held[std::size_t(p.to)]);
+      remote += n;
+      first = n;
     }
   }
   return combine_only_cost(a, m) + remote * es;

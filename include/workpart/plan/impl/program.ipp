@@ -196,6 +196,7 @@ WORKPART_DECL void program_solution::build_redists(std::size_t only) {
 WORKPART_DECL void program_solution::finish(program_redist& r) const {
   r.first_remote = r.first.any_remote();
   r.steady_remote = r.steady.any_remote();
+  if (!in_.words) return;
   std::string from;
   for (const auto* lay : {&r.steady_layers, &r.first_layers})
     for (int m : *lay)

@@ -45,6 +45,7 @@ WORKPART_DECL std::pair<int, int> group_key(const grid_shape& g, int rank,
   // coordinates vector (the optimizer asks this for every rank of ~10^5 small programs)
   index_t r = rank, color = 0, key = 0, color_step = 1, key_step = 1;
   for (int d = g.rank() - 1; d >= 0; --d) {
+    if (g.dims[std::size_t(d)] == 1) continue;  // coordinate 0, nothing to divide
     const index_t c = r % g.dims[std::size_t(d)];
     r /= g.dims[std::size_t(d)];
     if (std::find(dims.begin(), dims.end(), d) != dims.end()) {
@@ -62,6 +63,7 @@ WORKPART_DECL int group_leader(const grid_shape& g, int rank, const std::vector<
   // no coordinates vector: the optimizer asks this for every rank of ~10^4 small programs
   index_t rest = rank, stride = 1, leader = rank;
   for (int d = g.rank() - 1; d >= 0; --d) {
+    if (g.dims[std::size_t(d)] == 1) continue;  // coordinate 0, nothing to divide
     const index_t c = rest % g.dims[std::size_t(d)];
     rest /= g.dims[std::size_t(d)];
     if (std::find(dims.begin(), dims.end(), d) != dims.end()) leader -= c * stride;
