@@ -177,3 +177,45 @@ TEST_CASE("solve: config_options::replicas adds the replicated all-ones candidat
   const auto three = wp::detail::grid_configurations({4, 3}, 3, o);
   REQUIRE(three == std::vector<wp::grid_shape>{wp::grid_shape{1, 1}});  // 3 is no power of two
 }
+
+TEST_CASE("solve: boxes found once per group of alike blocks are each rank's own", "[solve]") {
+  // constraints_from_events finds a map without inner ranges' boxes of an array once per
+  // group of ranks whose blocks agree along the dimensions its accesses use: each rank's
+  // boxes must be those collect_boxes finds for the rank alone, for reads that use some of the
+  // dimensions, shifted and strided reads, writes of several statements, uneven blocks and
+  // more ranks than blocks
+  namespace wd = wp::detail;
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t I = 7, J = 5, K = 6;
+  wp::array<double, 2> A("A", {I, K}), C("C", {I + 2, J}), S("S", {I, J});
+  wp::array<double, 1> v("v", {K}), w("w", {J + K});
+  wp::array<double, 3> T("T", {I, J, K});
+  auto m = wp::map("mixed", wp::space(I, J, K), T(i, j, k) = A(i, k) * v(k) + C(i + 2, j),
+                   S(i, j) += w(j + k) * A(i, K - 1 - k));
+  for (const auto& dims : std::vector<std::vector<index_t>>{{1, 1, 1},
+                                                            {2, 1, 1},
+                                                            {1, 3, 1},
+                                                            {2, 2, 2},
+                                                            {3, 1, 2},
+                                                            {7, 1, 1},
+                                                            {1, 1, 6},
+                                                            {2, 3, 4}}) {
+    const wp::grid_shape g(dims);
+    for (int ranks : {int(g.product()), int(g.product()) + 2}) {
+      INFO(g.str() << " on " << ranks << " ranks");
+      const auto cons = wd::extract_constraints(m, g, ranks);
+      const auto ev = m.access_events();
+      std::vector<wd::box> reads, writes;
+      for (int r = 0; r < ranks; ++r) {
+        const auto& blk = cons.blocks[std::size_t(r)];
+        if (blk.empty(3)) continue;
+        wd::collect_boxes(cons.arrays, ev, blk, nullptr, r, reads, writes);
+        for (std::size_t u = 0; u < cons.arrays.size(); ++u) {
+          REQUIRE(cons.read[u][std::size_t(r)] == reads[u]);
+          REQUIRE(cons.write[u][std::size_t(r)] == writes[u]);
+          REQUIRE(cons.read[u][std::size_t(r)].rank == cons.arrays[u].rank);
+        }
+      }
+    }
+  }
+}
