@@ -59,8 +59,14 @@ struct transfer_memo {
   /// (solution_ids: the keys stay short, so hashing and comparing them is cheap next to the
   /// boxes of 64 ranks).
   table<double> combine_seconds;
-  table<int> solution_ids;
-  std::map<std::pair<const void*, const void*>, int> solution_of;  // (solution, grid) -> id
+  std::unordered_map<hashed_key, int, hashed_key_hash> solution_ids;
+  struct pointer_pair_hash {
+    std::size_t operator()(const std::pair<const void*, const void*>& p) const noexcept {
+      return std::hash<const void*>{}(p.first) * 31 + std::hash<const void*>{}(p.second);
+    }
+  };
+  /// (solution, grid) -> id
+  std::unordered_map<std::pair<const void*, const void*>, int, pointer_pair_hash> solution_of;
 
   static void append(key& k, const std::vector<box>& boxes) {
     k.push_back(index_t(boxes.size()));
@@ -97,24 +103,24 @@ struct transfer_memo {
   /// the array's layout, the map's flags and boxes, and its groups of partial results (per
   /// rank, its group's leader and its place in the group), not the grid itself: grids that
   /// split a convolution's channels or its kernel's rows alike leave the same boxes and groups.
-  int solution_id(const array_solution& s, const grid_shape& g) {
-    const auto at = std::make_pair(static_cast<const void*>(&s), static_cast<const void*>(&g));
-    if (auto it = solution_of.find(at); it != solution_of.end()) return it->second;
+  static hashed_key solution_key(const array_solution& s, const grid_shape& g) {
     const array_use& u = s.use;
-    key k{index_t(u.rank),
-          index_t(u.elem_size),
-          index_t(u.elem),
-          index_t(u.read),
-          index_t(u.written),
-          index_t(u.write_kind),
-          index_t(u.mixed_writes),
-          index_t(u.dense_writes),
-          index_t(u.read_after_write),
-          index_t(u.read_before_write),
-          index_t(s.reads_own_writes),
-          index_t(s.w_init_old),
-          index_t(s.w_combine_on_root),
-          g.product()};
+    hashed_key h;
+    key& k = h.k;
+    k = {index_t(u.rank),
+         index_t(u.elem_size),
+         index_t(u.elem),
+         index_t(u.read),
+         index_t(u.written),
+         index_t(u.write_kind),
+         index_t(u.mixed_writes),
+         index_t(u.dense_writes),
+         index_t(u.read_after_write),
+         index_t(u.read_before_write),
+         index_t(s.reads_own_writes),
+         index_t(s.w_init_old),
+         index_t(s.w_combine_on_root),
+         g.product()};
     k.insert(k.end(), u.shape, u.shape + u.rank);
     k.push_back(index_t(!s.wgroup.empty()));
     if (!s.wgroup.empty())
@@ -124,7 +130,17 @@ struct transfer_memo {
       }
     append(k, s.rbox);
     append(k, s.wbox);
-    return solution_of[at] = id_of(solution_ids, std::move(k));
+    h.hash = key_hash{}(k);
+    return h;
+  }
+  /// The id of solution s on grid g, whose solution_key is `k` (found here where not given).
+  int solution_id(const array_solution& s, const grid_shape& g, hashed_key* k = nullptr) {
+    const auto at = std::make_pair(static_cast<const void*>(&s), static_cast<const void*>(&g));
+    if (auto it = solution_of.find(at); it != solution_of.end()) return it->second;
+    hashed_key own;
+    if (!k) k = &(own = solution_key(s, g));
+    const int id = solution_ids.emplace(std::move(*k), int(solution_ids.size())).first->second;
+    return solution_of[at] = id;
   }
   /// What array ua of writer u (config ku) costs to bring to reader v (config kv, array ub,
   /// whose need is needs[nid]), in seconds.
@@ -191,6 +207,31 @@ inline void price_combines(const program_pricer& pr, transfer_memo& memo, bool c
     }
   };
   const int M = int(pr.names.size());
+  // the writers' and readers' solutions the combines are keyed by, their keys found on the
+  // threads (64 ranks' groups and boxes each), then numbered here in the serial order
+  std::vector<std::pair<const array_solution*, const grid_shape*>> sols;
+  std::unordered_set<std::pair<const void*, const void*>, transfer_memo::pointer_pair_hash> seen;
+  auto note = [&](const map_config& c, std::size_t a) {
+    if (seen.insert({c.arrays[a].get(), &c.grid}).second)
+      sols.emplace_back(c.arrays[a].get(), &c.grid);
+  };
+  for (int v = 0; v < M; ++v)
+    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
+      const int u = pr.source_of(v, ub, carried);
+      if (u < 0) continue;
+      const std::size_t ua = std::size_t(pr.find(u, pr.use_of(v, ub).id));
+      bool any = false;
+      for (std::size_t ku = 0; ku < pr.configs[std::size_t(u)].size(); ++ku)
+        if (pr.combines_for(u, ku, ua, v)) note(pr.configs[std::size_t(u)][ku], ua), any = true;
+      if (any)
+        for (const auto& cv : pr.configs[std::size_t(v)]) note(cv, ub);
+    }
+  std::vector<transfer_memo::hashed_key> sol_keys(sols.size());
+  run_tasks(sols.size(), task_threads(sols.size(), threads, 64), [&](std::size_t x, std::size_t) {
+    sol_keys[x] = transfer_memo::solution_key(*sols[x].first, *sols[x].second);
+  });
+  for (std::size_t x = 0; x < sols.size(); ++x)
+    memo.solution_id(*sols[x].first, *sols[x].second, &sol_keys[x]);
   for (int v = 0; v < M; ++v) {
     for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
       const int from = pr.source_of(v, ub, carried);

@@ -325,18 +325,22 @@ inline void price_one_layer(const std::vector<box>& need, const std::vector<int>
     index_t elements;
   };
   std::vector<meet> meets;  // per distinct need, the holders it meets
-  const std::size_t R = std::size_t(nranks);
-  std::vector<std::size_t> from(R), to(R);  // [first rank of a need]: its run of meets
+  const std::size_t R = std::size_t(nranks), unmet = std::size_t(-1);
+  std::vector<std::size_t> from(R, unmet), to(R);  // [first rank of a need]: its run of meets
   for (int r = 0; r < nranks; ++r) {
     const int f = alike[std::size_t(r)];
     if (f < 0) continue;  // needs nothing
-    if (f == r) {
-      from[std::size_t(r)] = meets.size();
-      held.index.candidates(need[std::size_t(r)], cand);
+    const box& b = need[std::size_t(r)];
+    // all of it its own (the holders are disjoint: no other holds any of it)
+    if (std::size_t(r) < held.boxes.size() && meet_size(b, held.boxes[std::size_t(r)]) == b.size())
+      continue;
+    if (from[std::size_t(f)] == unmet) {
+      from[std::size_t(f)] = meets.size();
+      held.index.candidates(b, cand);
       for (int s : cand)
-        if (const index_t n = meet_size(need[std::size_t(r)], held.boxes[std::size_t(s)]); n > 0)
+        if (const index_t n = meet_size(b, held.boxes[std::size_t(s)]); n > 0)
           meets.push_back({s, n});
-      to[std::size_t(r)] = meets.size();
+      to[std::size_t(f)] = meets.size();
     }
     for (std::size_t x = from[std::size_t(f)]; x < to[std::size_t(f)]; ++x) {
       const auto [s, n] = meets[x];
