@@ -6,7 +6,6 @@
 /// part) and the redistributions between a writer's and a reader's grids (price_edges).
 
 #include <exception>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -35,8 +34,8 @@ struct transfer_memo {
   template <class V>
   using table = std::unordered_map<key, V, key_hash>;
   table<int> held_ids;
-  /// A need's key with its hash, both found on the pricing threads (a need at 64 ranks is
-  /// 128 boxes: hashed on this thread, they kept the other threads waiting)
+  /// A key with its hash, both found on the pricing threads (a need or a solution at 64 ranks
+  /// is over a hundred boxes: hashed on this thread, they kept the other threads waiting)
   struct hashed_key {
     key k;
     std::size_t hash = 0;
