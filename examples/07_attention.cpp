@@ -13,7 +13,8 @@
 // block: each rank computes its heads' Q, K, V, scores, softmax and values from X and its
 // heads' weights; the output projection sums over the heads, so each rank holds a partial Y,
 // and the next block reads all of Y on every rank: one Allreduce of the B*S*E elements of Y
-// (each rank gives its partial sums and gets the total) — the only rank-to-rank traffic,
+// (each rank gives its partial sums and gets the total; from 64 KiB on 3 or more ranks in
+// parts, each rank combining one run of Y's elements) — the only rank-to-rank traffic,
 // which the example asserts from plan.stats(). (Give at least as many heads as ranks: a
 // rank with no head holds zero partials of Y, and the combine the program then picks by
 // bytes is not the one Allreduce asserted here; the results are still checked and right.)
@@ -109,10 +110,17 @@ int main(int argc, char** argv) {
     const bool moves = rd.measured.bytes_sent + rd.measured.bytes_received > 0;
     if (rd.kind.rfind("Allreduce", 0) == 0) {
       ++allreduces;
-      // each rank gives its partial Y and gets the sum: B*S*E elements each way; the combine's
-      // root (rank 0, the leader of the head group) is counted once per other rank
-      const wp::index_t y_bytes = B * S * E * wp::index_t(sizeof(float));
-      const wp::index_t want = ctx.rank() == 0 ? (P - 1) * y_bytes : y_bytes;
+      // each rank gives its partial Y and gets the sum. A small Y (or 2 ranks): B*S*E elements
+      // each way, the combine's root (rank 0, the leader of the head group) counted once per
+      // other rank. From 64 KiB on 3 ranks, in parts: rank r combines run r of Y's elements
+      // (n / P of them, the first n % P ranks one more), receiving it from and sending it to
+      // every other rank, and sends them and gets from them every other run
+      const wp::index_t n = B * S * E, y_bytes = n * wp::index_t(sizeof(float));
+      const wp::index_t own = n / P + (ctx.rank() < n % P ? 1 : 0);
+      const wp::index_t want = wp::detail::all_reduce_in_parts(n, sizeof(float), int(P))
+                                   ? (n - own + (P - 1) * own) * wp::index_t(sizeof(float))
+                               : ctx.rank() == 0 ? (P - 1) * y_bytes
+                                                 : y_bytes;
       text += "  " + rd.array + ": " + rd.kind + " of the partial sums of " + rd.from +
               ", measured " + std::to_string(rd.measured.bytes_sent) + " B sent, " +
               std::to_string(rd.measured.bytes_received) + " B received (predicted " +

@@ -14,6 +14,7 @@
 #include <workpart/comm/collectives/impl/exchange.ipp>
 #include <workpart/comm/collectives/impl/reduce.ipp>
 #include <workpart/comm/collectives/impl/reduce_scatter.ipp>
+#include <workpart/comm/collectives/impl/all_reduce.ipp>
 #include <workpart/comm/collectives/impl/root_exchange.ipp>
 #include <workpart/comm/impl/agreement.ipp>
 #include <workpart/comm/impl/inspect.ipp>

@@ -7,6 +7,8 @@
 /// bytes moved between maps are compared with the count of elements each reader needs and
 /// does not already hold, derived here from the blocks (block_of), not from the plan.
 
+#include <limits>
+
 #include "mpi_test_support.hpp"
 
 namespace {
@@ -377,6 +379,142 @@ TEST_CASE("programs: a split reduction read by the next map", "[mpi][programs]")
     REQUIRE(compare_on_root(ctx.comm(), t, t2, 1e-12) == "");
     REQUIRE(compare_on_root(ctx.comm(), y, y2, 1e-12) == "");
   }
+}
+
+TEST_CASE("programs: a large Allreduce runs in parts, every member moving 2 (P-1)/P of it",
+          "[mpi][programs]") {
+  // T(i, j) += X(i, k) W(k, j) and max_into(M(i, j), Z(i, k) W(k, j)) with k split over every
+  // rank, then read whole by every rank: each is combined by an Allreduce of I x J doubles
+  // (74 KB, over all_reduce_parts_min_bytes), from 3 ranks in parts (a reduce-scatter of the
+  // elements' runs, then an allgather), at 2 ranks by the leader. A NaN on the last rank's
+  // block of k propagates through the max as the local executors do.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), me = ctx.rank();
+  auto [i, j, q] = wp::indices<3>();
+  auto [i2, j2, k2] = wp::indices<3>();
+  constexpr index_t I = 37, J = 251, K = 7;
+  const index_t Q = 2 * P - 1, n = I * J, es = index_t(sizeof(double));
+  static_assert(I * J * index_t(sizeof(double)) >= wp::detail::all_reduce_parts_min_bytes);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto xf = [](index_t a, index_t b) { return double((a * 3 + b * 5) % 11) / 4.0 - 1.0; };
+  auto zf = [&](index_t a, index_t b) { return a == 3 && b == K - 1 ? nan : xf(b, a) + 0.5; };
+  auto wf = [](index_t b, index_t c) { return double((b * 7 + c) % 9) / 3.0 - 1.2; };
+  auto vf = [](index_t c) { return double(c) - 0.75; };
+  // the reference: plain loops (max propagating NaN)
+  std::vector<double> t_want(static_cast<std::size_t>(n)), m_want(static_cast<std::size_t>(n)),
+      u_want;
+  for (index_t a = 0; a < I; ++a)
+    for (index_t c = 0; c < J; ++c) {
+      double t = 0.5, m = -1e300;
+      for (index_t b = 0; b < K; ++b) {
+        t += xf(a, b) * wf(b, c);
+        const double z = zf(a, b) * wf(b, c);
+        m = std::isnan(m) || std::isnan(z) ? nan : std::max(m, z);
+      }
+      t_want[std::size_t(a * J + c)] = t;
+      m_want[std::size_t(a * J + c)] = m;
+    }
+  for (index_t a = 0; a < I; ++a)
+    for (index_t c = 0; c < J; ++c)
+      for (index_t d = 0; d < Q; ++d)
+        u_want.push_back(t_want[std::size_t(a * J + c)] * vf(d) + m_want[std::size_t(a * J + c)]);
+
+  wp::array<double, 2> X("X", {I, K}), Z("Z", {I, K}), W("W", {K, J}), T("T", {I, J}),
+      M("M", {I, J});
+  wp::array<double, 1> V("V", {Q});
+  wp::array<double, 3> U("U", {I, J, Q});
+  fill2(X, xf);
+  fill2(Z, zf);
+  fill2(W, wf);
+  fill1(V, vf);
+  fill2(T, [](index_t, index_t) { return 0.5; });
+  fill2(M, [](index_t, index_t) { return -1e300; });
+  auto m1 = wp::map("sum", wp::space(I, J, K), T(i2, j2) += X(i2, k2) * W(k2, j2));
+  auto m2 = wp::map("max", wp::space(I, J, K), wp::max_into(M(i2, j2), Z(i2, k2) * W(k2, j2)));
+  auto m3 = wp::map("use", wp::space(I, J, Q), U(i, j, q) = T(i, j) * V(q) + M(i, j));
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{1, 1, index_t(P)}).set(m2, wp::grid_shape{1, 1, index_t(P)});
+  s.set(m3, wp::grid_shape{1, 1, index_t(P)});  // every rank reads all of T and M
+  auto plan = wp::distribute(wp::program(m1, m2, m3), s, ctx);
+  plan.run();
+
+  // U on root, NaN where the reference has NaN and nowhere else
+  std::string problems;
+  if (me == 0) {
+    index_t bad = 0;
+    for (index_t e = 0; e < U.size(); ++e) {
+      const double g = U.data()[e], w = u_want[std::size_t(e)];
+      if (std::isnan(w) ? !std::isnan(g) : !(std::abs(g - w) <= 1e-12 * std::max(1.0, std::abs(w))))
+        if (bad++ < 3) problems += "U[" + std::to_string(e) + "] = " + std::to_string(g) + "; ";
+    }
+  }
+  REQUIRE(from_root(ctx.comm(), problems) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+  if (P == 1) return;
+  REQUIRE(plan.explain().find("Allreduce(sum)") != std::string::npos);
+  REQUIRE(plan.explain().find("Allreduce(max)") != std::string::npos);
+  // every rank holds all of T and M combined, the same values on every rank
+  std::vector<double> t_root, m_root;
+  std::string mine;
+  for (auto* a : {&T, &M}) {
+    const auto lb = plan.local(*a);
+    const auto& want = a == &T ? t_want : m_want;
+    std::vector<double> held;
+    if (lb.empty() || lb.offset[0] != 0 || lb.extent[0] != I || lb.offset[1] != 0 ||
+        lb.extent[1] != J) {
+      mine += "local(" + a->name() + ") is not the whole array; ";
+      held.assign(std::size_t(n), 0.0);
+    } else {
+      for (index_t x = 0; x < I; ++x)
+        for (index_t y = 0; y < J; ++y) held.push_back(lb({x, y}));
+    }
+    std::vector<double> root_held = from_root(ctx.comm(), held);
+    for (index_t e = 0; e < n; ++e) {
+      const double g = held[std::size_t(e)], w = want[std::size_t(e)];
+      const bool same_as_root =
+          std::isnan(g) ? std::isnan(root_held[std::size_t(e)]) : g == root_held[std::size_t(e)];
+      const bool right =
+          std::isnan(w) ? std::isnan(g) : std::abs(g - w) <= 1e-12 * std::max(1.0, std::abs(w));
+      if (!same_as_root || !right) {
+        mine += a->name() + "[" + std::to_string(e) + "] = " + std::to_string(g) + "; ";
+        break;
+      }
+    }
+  }
+  REQUIRE(all_problems(ctx.comm(), mine) == "");
+  // the bytes of each Allreduce: in parts from 3 ranks (this rank's run of n elements from and
+  // to every other rank, the others' runs to and from them), else the leader's
+  const index_t own = n / P + (me < n % P ? 1 : 0);
+  const index_t want_each =
+      P >= 3 ? (n - own + (P - 1) * own) * es : (me == 0 ? (P - 1) * n * es : n * es);
+  std::string bytes;
+  int allreduces = 0;
+  for (const auto& r : plan.stats().redistributions) {
+    if (r.kind.find("Allreduce(") != 0) continue;
+    ++allreduces;
+    if (r.measured.bytes_sent != want_each || r.measured.bytes_received != want_each)
+      bytes += r.array + ": " + std::to_string(r.measured.bytes_sent) + "/" +
+               std::to_string(r.measured.bytes_received) + " expected " +
+               std::to_string(want_each) + "; ";
+  }
+  REQUIRE(allreduces == 2);
+  REQUIRE(all_problems(ctx.comm(), bytes) == "");
+  // a second run combines again from fresh partials: T accumulates, M stays
+  plan.run();
+  problems.clear();
+  if (me == 0)
+    for (index_t a = 0; a < I && problems.empty(); ++a)
+      for (index_t c = 0; c < J; ++c) {
+        const double t2 = 2 * t_want[std::size_t(a * J + c)] - 0.5;
+        const double m2w = m_want[std::size_t(a * J + c)];
+        const double w = t2 * vf(Q - 1) + m2w, g = U.data()[(a * J + c) * Q + Q - 1];
+        if (std::isnan(w) ? !std::isnan(g)
+                          : !(std::abs(g - w) <= 1e-12 * std::max(1.0, std::abs(w)))) {
+          problems = "second run: U(" + std::to_string(a) + ", " + std::to_string(c) + ")";
+          break;
+        }
+      }
+  REQUIRE(from_root(ctx.comm(), problems) == "");
 }
 
 TEST_CASE("programs: a split reduction over more ranks than its extent, read by the next map",

@@ -342,6 +342,55 @@ TEST_CASE("optimize: a split reduction nobody reads is combined on its edge to t
   }
 }
 
+TEST_CASE("optimize: a large Allreduce is priced in parts, a small one through the leader",
+          "[unit][optimize]") {
+  // h(i, j) += x(i, j, k) with k split over every rank, read whole by every rank next: an
+  // Allreduce on the edge. Of I x J doubles past all_reduce_parts_min_bytes, from 3 ranks, it
+  // runs in parts: each member sends and receives the others' runs of its partial and its own
+  // run to and from each (4 (P - 1) messages); else the leader moves P - 1 boxes each way in
+  // 2 (P - 1) messages. The model's edge: the busiest rank's bytes (alpha 0, beta 1) and its
+  // messages (alpha 1, beta 0), as counted here.
+  auto [i, j, k] = wp::indices<3>();
+  const wp::machine_model bytes_only{.flops = 1e30, .alpha = 0, .beta = 1};
+  const wp::machine_model messages_only{.flops = 1e30, .alpha = 1, .beta = 1e-30};
+  for (const index_t I : {index_t(3), index_t(37)}) {
+    constexpr index_t J = 251, K = 9;
+    const index_t n = I * J;
+    const bool large = n * 8 >= wp::detail::all_reduce_parts_min_bytes;
+    wp::array<double, 3> x("x", {I, J, K}), z("z", {I, J, K});
+    wp::array<double, 2> h("h", {I, J});
+    auto sum_k = wp::map("sum_k", wp::space(I, J, K), h(i, j) += x(i, j, k));
+    auto use = wp::map("use", wp::space(I, J, K), z(i, j, k) = h(i, j) * 2.0);
+    const auto prog = wp::program(sum_k, use);
+    for (int P : {2, 3, 4, 8}) {
+      INFO(P << " ranks, " << n * 8 << " bytes of h");
+      const bool parts = large && P >= 3;
+      index_t busiest = 0;
+      int messages = 0;
+      if (parts) {
+        const index_t most = (n + P - 1) / P;  // the largest run
+        busiest = (n - most + (P - 1) * most) * 8;
+        messages = 4 * (P - 1);
+      } else {
+        busiest = (P - 1) * n * 8;  // the leader's, each way
+        messages = 2 * (P - 1);
+      }
+      for (const auto* mm : {&bytes_only, &messages_only}) {
+        const auto t = wp::program_costs(prog, P, *mm);
+        std::size_t e = 0;
+        while (!(t.graph.edge_source(e) == 1 && t.graph.edge_target(e) == 2)) ++e;
+        std::size_t c = 0, d = 0;
+        while (!(t.grids[0][c] == wp::grid_shape{1, 1, P})) ++c;
+        while (!(t.grids[1][d] == wp::grid_shape{1, 1, P})) ++d;
+        if (mm == &bytes_only)
+          CHECK(t.graph.edge_cost(e, c, d) == Approx(double(busiest)));
+        else
+          CHECK(t.graph.edge_cost(e, c, d) == Approx(double(messages)).epsilon(1e-6));
+      }
+    }
+  }
+}
+
 namespace {
 
 /// A box of a 2-D array: rows [r0, r1), columns [c0, c1).

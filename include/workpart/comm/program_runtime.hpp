@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../plan/program.hpp"
+#include "collectives/all_reduce.hpp"
 #include "collectives/exchange.hpp"
 #include "collectives/reduce_scatter.hpp"
 #include "map_runtime.hpp"

@@ -406,19 +406,11 @@ inline transfer_cost split_transfer(const std::string& wname, const map_config& 
   for (const auto& pc : sol.combines()) {
     if (pc.map != 0) continue;  // the reader's own partial results: its edges' business
     const auto bytes = sol.combine_bytes(pc);
-    for (const auto& members : sol.write_groups(pc.array, pc.map)) {
-      const int G = int(members.size());
-      for (std::size_t x = 0; x < members.size(); ++x) {
-        const std::size_t k = std::size_t(members[x]);
-        c.sent[k] += bytes[k].first;
-        c.received[k] += bytes[k].second;
-        // a reduce-scatter: every member with every other; Reduce (and the Bcast of an
-        // Allreduce): the leader with each member, each member with the leader
-        const int peers = pc.mode == combine_mode::reduce_scatter ? 2 * (G - 1)
-                          : x == 0                                ? G - 1
-                                                                  : 1;
-        c.messages[k] += pc.mode == combine_mode::all_reduce ? 2 * peers : peers;
-      }
+    const auto messages = sol.combine_messages(pc);
+    for (std::size_t k = 0; k < std::size_t(nranks); ++k) {
+      c.sent[k] += bytes[k].first;
+      c.received[k] += bytes[k].second;
+      c.messages[k] += messages[k];
     }
   }
   for (std::size_t x = 0; x < sol.redists().size(); ++x) {

@@ -43,6 +43,19 @@ enum class combine_mode : int {
   reduce_scatter = 3
 };
 
+/// Bytes of box per member from which an Allreduce of 3 or more members runs in parts
+/// (comm/collectives/all_reduce.hpp): each member then moves 2 (G - 1) / G of the box each way
+/// in 4 (G - 1) messages, where the Reduce onto the leader and the Bcast back make the leader
+/// move G - 1 boxes each way in 2 (G - 1). Under an alpha-beta model the parts win past about
+/// 2 (alpha / beta) G / (G - 2) bytes; alpha / beta is 2-20 KB with machine_model's default
+/// latency (2 us at 0.1-1 ns per byte) and 160 KB in PaSE's model, and this lies between. At 2
+/// members both forms move one box each way.
+inline constexpr index_t all_reduce_parts_min_bytes = index_t(64) << 10;
+/// Whether an Allreduce of n elements of es bytes over a group of G runs in parts.
+inline bool all_reduce_in_parts(index_t n, std::size_t es, int G) {
+  return G >= 3 && n * index_t(es) >= all_reduce_parts_min_bytes;
+}
+
 /// The maps of a program as solve_program reads them: names, grids and each map's solution
 /// of its arrays (as the map's constraints list them). The solutions must outlive the
 /// program_solution (it refers to them, and sees later changes to their steps).
@@ -201,6 +214,8 @@ class program_solution {
   std::vector<std::pair<index_t, index_t>> combine_bytes(const partial_combine& c) const {
     return combine_bytes(c.array, c.map, c.mode);
   }
+  /// Messages per rank of a partial combine (each send and each receive counted once).
+  std::vector<int> combine_messages(const partial_combine& c) const;
   /// Redistribution x's bytes for rank r: sent (else received), first (else a later) execute().
   index_t redist_bytes(std::size_t x, int r, bool first, bool sent) const;
   /// Whether a redistribution is worth a line in explain() and stats(): not when all of it

@@ -26,6 +26,12 @@ inline block_range balanced_block(index_t lo, index_t hi, index_t g, index_t b) 
   return {start, start + q + (b < r ? 1 : 0)};
 }
 
+/// Run x of the elements (row-major) of an n-element box cut into G near-equal parts: what
+/// member x of an Allreduce in parts combines (comm/collectives/all_reduce.hpp).
+inline block_range all_reduce_part(index_t n, int G, int x) {
+  return balanced_block(0, n, index_t(G), index_t(x));
+}
+
 /// Grid coordinates of a rank (row-major, last dimension fastest); empty if the rank idles,
 /// and for every rank of a grid of rank 0 (whose one block rank 0 runs): test idleness with
 /// `rank >= g.product()`, not with empty().

@@ -247,11 +247,11 @@ WORKPART_DECL void program_solution::add_combine_entries() {
 
 /// Bytes as the collectives count them: each member but the leader sends its box once (a
 /// reduce-scatter: each member sends every other one that one's part); an Allreduce then
-/// sends the whole back to each of them.
+/// sends the whole back to each of them, or, in parts, each member sends every other one
+/// that one's run of its partial and then its own combined run.
 WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine_bytes(
     std::size_t a, int m, combine_mode mode) const {
   const auto& ap = slot(m, a);
-  const auto& g = grid(m);
   std::vector<std::pair<index_t, index_t>> v(static_cast<std::size_t>(nranks()));
   const index_t es = index_t(ap.use.elem_size);
   if (mode == combine_mode::none) return v;
@@ -269,16 +269,57 @@ WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine
     }
     return v;
   }
-  for (int r = 0; r < int(g.product()); ++r) {
-    const index_t n = ap.wbox[std::size_t(r)].size() * es;
-    if (n == 0) continue;
-    const int l = group_leader(g, r, ap.wgroup);
-    if (l == r) continue;
-    v[std::size_t(r)].first += n;
-    v[std::size_t(l)].second += n;
-    if (mode == combine_mode::all_reduce) {
-      v[std::size_t(l)].first += n;
-      v[std::size_t(r)].second += n;
+  for (const auto& members : write_groups(a, m)) {
+    const int G = int(members.size());
+    const index_t n = ap.wbox[std::size_t(members.front())].size();
+    if (mode == combine_mode::all_reduce && all_reduce_in_parts(n, ap.use.elem_size, G)) {
+      for (int x = 0; x < G; ++x) {  // the others' runs out and in, mine to and from G - 1
+        const index_t own = all_reduce_part(n, G, x).size();
+        const index_t b = (n - own + index_t(G - 1) * own) * es;
+        v[std::size_t(members[std::size_t(x)])].first += b;
+        v[std::size_t(members[std::size_t(x)])].second += b;
+      }
+      continue;
+    }
+    const std::size_t l = std::size_t(members.front());
+    for (int x = 1; x < G; ++x) {
+      const std::size_t r = std::size_t(members[std::size_t(x)]);
+      v[r].first += n * es;
+      v[l].second += n * es;
+      if (mode == combine_mode::all_reduce) {
+        v[l].first += n * es;
+        v[r].second += n * es;
+      }
+    }
+  }
+  return v;
+}
+
+/// Messages as the collectives send them: a reduce-scatter, every member with every other
+/// (both ways); Reduce (and the Bcast of an Allreduce), the leader with each member; an
+/// Allreduce in parts, twice every member with every other whose run is not empty.
+WORKPART_DECL std::vector<int> program_solution::combine_messages(const partial_combine& c) const {
+  const auto& ap = slot(c.map, c.array);
+  std::vector<int> v(static_cast<std::size_t>(nranks()), 0);
+  if (c.mode == combine_mode::none) return v;
+  for (const auto& members : write_groups(c.array, c.map)) {
+    const int G = int(members.size());
+    const index_t n = ap.wbox[std::size_t(members.front())].size();
+    const bool parts =
+        c.mode == combine_mode::all_reduce && all_reduce_in_parts(n, ap.use.elem_size, G);
+    int runs = 0;  // non-empty runs of an Allreduce in parts
+    for (int x = 0; parts && x < G; ++x) runs += all_reduce_part(n, G, x).size() > 0;
+    for (int x = 0; x < G; ++x) {
+      int& k = v[std::size_t(members[std::size_t(x)])];
+      if (c.mode == combine_mode::reduce_scatter) {
+        k += 2 * (G - 1);
+      } else if (parts) {
+        const bool own = all_reduce_part(n, G, x).size() > 0;
+        k += 2 * (runs - (own ? 1 : 0)) + (own ? 2 * (G - 1) : 0);
+      } else {
+        const int peers = x == 0 ? G - 1 : 1;
+        k += c.mode == combine_mode::all_reduce ? 2 * peers : peers;
+      }
     }
   }
   return v;
