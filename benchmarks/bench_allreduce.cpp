@@ -113,8 +113,8 @@ int main(int argc, char** argv) {
       }
     if (me == 0) {
       const double parts = median(t[0]), leader = median(t[1]), mpi = median(t[2]);
-      std::printf("%12lld %12.6f %12.6f %12.6f %10.2fx %10.2fx\n", (long long)bytes, parts,
-                  leader, mpi, leader / parts, mpi / parts);
+      std::printf("%12lld %12.6f %12.6f %12.6f %10.2fx %10.2fx\n", (long long)bytes, parts, leader,
+                  mpi, leader / parts, mpi / parts);
       csv.row({"bench_allreduce", std::to_string(P), std::to_string(bytes), std::to_string(parts),
                std::to_string(leader), std::to_string(mpi), std::to_string(leader / parts),
                std::to_string(mpi / parts)});

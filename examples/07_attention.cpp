@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       // every other rank, and sends them and gets from them every other run
       const wp::index_t n = B * S * E, y_bytes = n * wp::index_t(sizeof(float));
       const wp::index_t own = n / P + (ctx.rank() < n % P ? 1 : 0);
-      const wp::index_t want = wp::detail::all_reduce_in_parts(n, sizeof(float), int(P))
+      const wp::index_t want = wp::detail::all_reduce_uses_parts(n, sizeof(float), int(P))
                                    ? (n - own + (P - 1) * own) * wp::index_t(sizeof(float))
                                : ctx.rank() == 0 ? (P - 1) * y_bytes
                                                  : y_bytes;

@@ -52,7 +52,7 @@ enum class combine_mode : int {
 /// members both forms move one box each way.
 inline constexpr index_t all_reduce_parts_min_bytes = index_t(64) << 10;
 /// Whether an Allreduce of n elements of es bytes over a group of G runs in parts.
-inline bool all_reduce_in_parts(index_t n, std::size_t es, int G) {
+inline bool all_reduce_uses_parts(index_t n, std::size_t es, int G) {
   return G >= 3 && n * index_t(es) >= all_reduce_parts_min_bytes;
 }
 

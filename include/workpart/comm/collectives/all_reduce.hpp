@@ -5,7 +5,7 @@
 /// reduce-scatter), then sends it to every other member (an allgather). Each member sends and
 /// receives 2 (G - 1) / G of the box, as a ring Allreduce does, where a Reduce onto the leader
 /// and a Bcast back make the leader move G - 1 boxes each way. The program plan picks this
-/// form for large boxes (`all_reduce_in_parts`, plan/program.hpp) and prices exactly what it
+/// form for large boxes (`all_reduce_uses_parts`, plan/program.hpp) and prices exactly what it
 /// sends.
 ///
 /// Not MPI_Allreduce: the ops are the write's conflict resolution (max and min propagating

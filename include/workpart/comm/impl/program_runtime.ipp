@@ -300,7 +300,7 @@ WORKPART_DECL void program_runtime::reserve_combine_scratch() {
           need, detail::reduce_scatter_scratch_bytes(
                     ap.use.elem_size, parts_[c][std::size_t(ap.wcomm.rank())], ap.wcomm.size()));
     } else if (pc.mode == detail::combine_mode::all_reduce &&
-               detail::all_reduce_in_parts(n, ap.use.elem_size, ap.wcomm.size())) {
+               detail::all_reduce_uses_parts(n, ap.use.elem_size, ap.wcomm.size())) {
       need = std::max(need, detail::all_reduce_parts_scratch_bytes(
                                 ap.use.elem_size, n, ap.wcomm.size(), ap.wcomm.rank()));
     } else if (ap.wcomm.rank() == 0) {
@@ -329,7 +329,7 @@ WORKPART_DECL void program_runtime::combine_partials(std::size_t c) {
     return;
   }
   if (pc.mode == detail::combine_mode::all_reduce &&
-      detail::all_reduce_in_parts(n, ap.use.elem_size, ap.wcomm.size())) {
+      detail::all_reduce_uses_parts(n, ap.use.elem_size, ap.wcomm.size())) {
     ps.moved_bytes(detail::all_reduce_in_parts(ap.wcomm, ap.use.elem, ap.use.write_kind, buf, n,
                                                scratch_.data()));
     return;

@@ -272,7 +272,7 @@ WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine
   for (const auto& members : write_groups(a, m)) {
     const int G = int(members.size());
     const index_t n = ap.wbox[std::size_t(members.front())].size();
-    if (mode == combine_mode::all_reduce && all_reduce_in_parts(n, ap.use.elem_size, G)) {
+    if (mode == combine_mode::all_reduce && all_reduce_uses_parts(n, ap.use.elem_size, G)) {
       for (int x = 0; x < G; ++x) {  // the others' runs out and in, mine to and from G - 1
         const index_t own = all_reduce_part(n, G, x).size();
         const index_t b = (n - own + index_t(G - 1) * own) * es;
@@ -306,7 +306,7 @@ WORKPART_DECL std::vector<int> program_solution::combine_messages(const partial_
     const int G = int(members.size());
     const index_t n = ap.wbox[std::size_t(members.front())].size();
     const bool parts =
-        c.mode == combine_mode::all_reduce && all_reduce_in_parts(n, ap.use.elem_size, G);
+        c.mode == combine_mode::all_reduce && all_reduce_uses_parts(n, ap.use.elem_size, G);
     int runs = 0;  // non-empty runs of an Allreduce in parts
     for (int x = 0; parts && x < G; ++x) runs += all_reduce_part(n, G, x).size() > 0;
     for (int x = 0; x < G; ++x) {
