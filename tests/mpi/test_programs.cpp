@@ -8,6 +8,8 @@
 /// does not already hold, derived here from the blocks (block_of), not from the plan.
 
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "mpi_test_support.hpp"
 
@@ -515,6 +517,129 @@ TEST_CASE("programs: a large Allreduce runs in parts, every member moving 2 (P-1
         }
       }
   REQUIRE(from_root(ctx.comm(), problems) == "");
+}
+
+TEST_CASE("programs: a chain of += maps on the same boxes combines its partial sums once",
+          "[mpi][programs]") {
+  // G(i, j) += A_t(b, i) C_t(b, j) for t = 1, 2, 3 with the batch b split over every rank (an
+  // RNN's weight gradient over its steps, data-parallel), a map between them that does not
+  // use G, then U reads G by rows: g1 and g2 pass their partial sums on (each member adds onto
+  // a local copy of the previous writer's), g3's are combined once. M's chain of max_into
+  // likewise (a NaN on the last rank's batch block propagates). K's chain is broken by a map
+  // that reads K between its writers: combined after each. B = 2 P + 1: uneven blocks.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), me = ctx.rank();
+  auto [i, j, b] = wp::indices<3>();
+  auto [i2, j2] = wp::indices<2>();
+  constexpr index_t I = 5, J = 6;
+  const index_t B = 2 * P + 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto af = [](int t, index_t x, index_t y) { return double((x * 5 + y * 3 + t) % 7) / 3.0 - 1.0; };
+  auto cf = [](int t, index_t x, index_t y) { return double((x * 2 + y * 7 + 3 * t) % 5) - 1.5; };
+  auto df = [&](index_t x, index_t y) { return x == B - 1 && y == 4 ? nan : cf(4, x, y); };
+  wp::array<double, 2> A1("A1", {B, I}), A2("A2", {B, I}), A3("A3", {B, I}), C1("C1", {B, J}),
+      C2("C2", {B, J}), C3("C3", {B, J});
+  const std::array<wp::array<double, 2>*, 3> A{&A1, &A2, &A3}, C{&C1, &C2, &C3};
+  for (int t = 1; t <= 3; ++t) {
+    fill2(*A[std::size_t(t - 1)], [&](index_t x, index_t y) { return af(t, x, y); });
+    fill2(*C[std::size_t(t - 1)], [&](index_t x, index_t y) { return cf(t, x, y); });
+  }
+  wp::array<double, 2> D("D", {B, J}), G("G", {I, J}), M("M", {I, J}), K("K", {I, J}),
+      V("V", {I, J}), W("W", {I, J}), U("U", {I, J});
+  fill2(D, df);
+  fill2(G, [](index_t, index_t) { return 0.5; });
+  fill2(M, [](index_t, index_t) { return -1e300; });
+  fill2(K, [](index_t x, index_t y) { return double(x - y); });
+  const auto sp = wp::space(I, J, B);
+  auto g1 = wp::map("g1", sp, G(i, j) += A1(b, i) * C1(b, j));
+  auto m1 = wp::map("m1", sp, wp::max_into(M(i, j), A1(b, i) * D(b, j)));
+  auto k1 = wp::map("k1", sp, K(i, j) += A1(b, i) * C2(b, j));
+  auto other = wp::map("other", wp::space(I, J), V(i2, j2) = A2(0, i2) + C3(0, j2));
+  auto readk = wp::map("readk", wp::space(I, J), W(i2, j2) = K(i2, j2) * 3.0);
+  auto g2 = wp::map("g2", sp, G(i, j) += A2(b, i) * C2(b, j));
+  auto m2 = wp::map("m2", sp, wp::max_into(M(i, j), A2(b, i) * C3(b, j)));
+  auto k2 = wp::map("k2", sp, K(i, j) += A2(b, i) * C1(b, j));
+  auto g3 = wp::map("g3", sp, G(i, j) += A3(b, i) * C3(b, j));
+  auto use = wp::map("use", wp::space(I, J), U(i2, j2) = G(i2, j2) * 2.0 + M(i2, j2) + K(i2, j2));
+  const wp::grid_shape batch{1, 1, index_t(P)}, rows{index_t(P), 1};
+  wp::schedule s;
+  s.set(g1, batch).set(m1, batch).set(k1, batch).set(g2, batch).set(m2, batch).set(k2, batch);
+  s.set(g3, batch).set(other, rows).set(readk, rows).set(use, rows);
+  auto plan = wp::distribute(wp::program(g1, m1, k1, other, readk, g2, m2, k2, g3, use), s, ctx);
+
+  // the reference: plain loops, run `runs` times (G and K accumulate, M stays)
+  auto want = [&](int runs) {
+    std::vector<double> u, w;
+    for (index_t x = 0; x < I; ++x)
+      for (index_t y = 0; y < J; ++y) {
+        double g = 0.5, m = -1e300, k = double(x - y), s1 = 0, s2 = 0, s3 = 0;
+        for (index_t z = 0; z < B; ++z) {
+          s1 += af(1, z, x) * cf(1, z, y) + af(2, z, x) * cf(2, z, y) + af(3, z, x) * cf(3, z, y);
+          s2 += af(1, z, x) * cf(2, z, y);
+          s3 += af(2, z, x) * cf(1, z, y);
+          for (double v : {af(1, z, x) * df(z, y), af(2, z, x) * cf(3, z, y)})
+            m = std::isnan(m) || std::isnan(v) ? nan : std::max(m, v);
+        }
+        double kr = k;  // what readk saw in the last run
+        for (int r = 0; r < runs; ++r) {
+          g += s1;
+          kr = k + s2;
+          k = kr + s3;
+        }
+        u.push_back(g * 2.0 + m + k);
+        w.push_back(kr * 3.0);
+      }
+    return std::make_pair(u, w);
+  };
+  auto check = [&](int runs) {
+    const auto [u, w] = want(runs);
+    std::string problems;
+    if (me == 0)
+      for (index_t e = 0; e < I * J; ++e)
+        for (auto [got, ref, name] : {std::make_tuple(U.data()[e], u[std::size_t(e)], "U"),
+                                      std::make_tuple(W.data()[e], w[std::size_t(e)], "W")})
+          if (std::isnan(ref) ? !std::isnan(got)
+                              : !(std::abs(got - ref) <= 1e-12 * std::max(1.0, std::abs(ref))))
+            problems += "run " + std::to_string(runs) + ": " + name + "[" + std::to_string(e) +
+                        "] = " + std::to_string(got) + " expected " + std::to_string(ref) + "; ";
+    return from_root(ctx.comm(), problems);
+  };
+  plan.run();
+  REQUIRE(check(1) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 1)) == "");
+  // execute() again twice from the ranks' values (g1 restarts from the identity on the
+  // members that passed partial sums on, and from g3's combined values on the leader)
+  plan.execute();
+  plan.execute();
+  plan.gather();
+  REQUIRE(check(3) == "");
+  REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, 3)) == "");
+  if (P == 1) return;  // no partial sums
+  const std::string text = plan.explain();
+  INFO(text);
+  CHECK(text.find("kept (partial results passed on, combined after 'g3')") != std::string::npos);
+  CHECK(text.find("kept (partial results passed on, combined after 'm2')") != std::string::npos);
+  // one combine of G and of M, two of K; what is kept moves nothing
+  std::map<std::string, int> combines, kept;
+  std::string moved;
+  for (const auto& r : plan.stats().redistributions) {
+    const bool combine = r.kind.rfind("Allreduce(", 0) == 0 ||
+                         r.kind.rfind("reduce-scatter(", 0) == 0 || r.kind.rfind("Reduce(", 0) == 0;
+    combines[r.array] += combine;
+    if (r.kind.rfind("kept", 0) != 0) continue;
+    ++kept[r.array];
+    if (r.measured.bytes_sent + r.measured.bytes_received + r.predicted_sent +
+            r.predicted_received !=
+        0)
+      moved += r.array + " -> " + r.to + "; ";
+  }
+  CHECK(combines["G"] == 1);
+  CHECK(combines["M"] == 1);
+  CHECK(combines["K"] == 2);
+  CHECK(kept["G"] == 2);
+  CHECK(kept["M"] == 1);
+  CHECK(kept["K"] == 0);
+  REQUIRE(all_problems(ctx.comm(), moved) == "");
 }
 
 TEST_CASE("programs: a split reduction over more ranks than its extent, read by the next map",

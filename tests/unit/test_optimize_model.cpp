@@ -342,6 +342,67 @@ TEST_CASE("optimize: a split reduction nobody reads is combined on its edge to t
   }
 }
 
+TEST_CASE("optimize: partial sums passed on to the next += map cost nothing on their edge",
+          "[unit][optimize]") {
+  // h(i, j) += x1(i, j, k), then h(i, j) += x2(i, j, k), then a map reads h whole: with k
+  // split over every rank in both, the first's partial sums pass on to the second (a local
+  // copy), whose combine is priced on its edge to the reader. With the second's j split
+  // instead, the first's are combined on the edge between them (alpha 0, beta 1: an edge
+  // costs its busiest rank's bytes; plan_on_paper's bytes).
+  auto [i, j, k] = wp::indices<3>();
+  constexpr index_t I = 3, J = 5, K = 4;
+  wp::array<double, 3> x1("x1", {I, J, K}), x2("x2", {I, J, K}), z("z", {I, J, K});
+  wp::array<double, 2> h("h", {I, J});
+  auto sum1 = wp::map("sum1", wp::space(I, J, K), h(i, j) += x1(i, j, k));
+  auto sum2 = wp::map("sum2", wp::space(I, J, K), h(i, j) += x2(i, j, k));
+  auto use = wp::map("use", wp::space(I, J, K), z(i, j, k) = h(i, j) * 2.0);
+  const auto prog = wp::program(sum1, sum2, use);
+  const wp::machine_model bytes_only{.flops = 1e30, .alpha = 0, .beta = 1};
+  for (int P : {2, 3, 4}) {
+    INFO(P << " ranks");
+    wp::config_options one_run;  // (no next execute()'s old values of sum1 on the same edge)
+    one_run.executions = 1;
+    const auto t = wp::program_costs(prog, P, bytes_only, one_run);
+    auto edge = [&](std::size_t from, std::size_t to) {
+      std::size_t e = 0;
+      while (!(t.graph.edge_source(e) == from && t.graph.edge_target(e) == to)) ++e;
+      return e;
+    };
+    auto config = [&](std::size_t m, const wp::grid_shape& g) {
+      std::size_t c = 0;
+      while (!(t.grids[m][c] == g)) ++c;
+      return c;
+    };
+    const wp::grid_shape split{1, 1, P}, cols{1, P, 1}, one{1, 1, 1};
+    // the busiest rank's bytes of what the program moves of h from sum1 into sum2 (sum1's
+    // combine included)
+    auto busiest = [&](const wp::grid_shape& g2) {
+      wp::schedule s;
+      s.set(sum1, split).set(sum2, g2).set(use, one);
+      const wp::paper_program p = wp::plan_on_paper(prog, s, P);
+      std::vector<index_t> sent(std::size_t(P), 0), received(std::size_t(P), 0);
+      for (const auto& r : p.redistributions)
+        if (r.array == "h" && r.from.rfind("'sum1'", 0) == 0 && r.to != "'use'")
+          for (int q = 0; q < P; ++q)
+            sent[std::size_t(q)] += r.first_sent[std::size_t(q)],
+                received[std::size_t(q)] += r.first_received[std::size_t(q)];
+      index_t b = 0;
+      for (int q = 0; q < P; ++q) b = std::max({b, sent[std::size_t(q)], received[std::size_t(q)]});
+      return b;
+    };
+    const std::size_t e12 = edge(1, 2), e23 = edge(2, 3);
+    CHECK(t.graph.edge_cost(e12, config(0, split), config(1, split)) == Approx(0.0).margin(1e-20));
+    CHECK(busiest(split) == 0);
+    // the second's combine, on its edge to the reader: a Reduce onto rank 0
+    CHECK(t.graph.edge_cost(e23, config(1, split), config(2, one)) ==
+          Approx(double((P - 1) * I * J * 8)));
+    // the second's j split: the first's partial sums combined, then its columns brought
+    const double not_passed = t.graph.edge_cost(e12, config(0, split), config(1, cols));
+    CHECK(not_passed > 0);
+    CHECK(not_passed == Approx(double(busiest(cols))));
+  }
+}
+
 TEST_CASE("optimize: a large Allreduce is priced in parts, a small one through the leader",
           "[unit][optimize]") {
   // h(i, j) += x(i, j, k) with k split over every rank, read whole by every rank next: an

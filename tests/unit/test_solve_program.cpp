@@ -162,6 +162,82 @@ TEST_CASE("solve_program: partial results combined by Allreduce, reduce-scatter 
   }
 }
 
+TEST_CASE("solve_program: a chain of += maps on the same boxes combines its partial sums once",
+          "[unit][plan][program]") {
+  // h(i) += x1(i, k), then h(i) += x2(i, k), both with k split over every rank, then only rank
+  // 0 reads h: the first passes its partial sums on (each member adds the second's onto a local
+  // copy), and the second's are reduced onto rank 0 once -- (P - 1) I doubles where a combine
+  // after each moved twice that. Not where the second map's boxes or groups differ, where its
+  // op differs, or where a map reads h between them.
+  constexpr index_t I = 7, K = 6, J = 5;
+  auto [i, k] = wp::indices<2>();
+  wp::array<double, 2> x1("x1", {I, K}), x2("x2", {I, K}), z("z", {I, J}), y("y", {I, J});
+  wp::array<double, 1> h("h", {I});
+  auto sum1 = wp::map("sum1", wp::space(I, K), h(i) += x1(i, k));
+  auto sum2 = wp::map("sum2", wp::space(I, K), h(i) += x2(i, k));
+  auto max2 = wp::map("max2", wp::space(I, K), wp::max_into(h(i), x2(i, k)));
+  auto read = wp::map("read", wp::space(I, J), y(i, k) = h(i) * 3.0);
+  auto use = wp::map("use", wp::space(I, J), z(i, k) = h(i) * 2.0);
+  auto combines = [](const wp::paper_program& p) {
+    int n = 0;
+    for (const auto& r : p.redistributions)
+      n += r.array == "h" &&
+           (r.kind.rfind("Allreduce(", 0) == 0 || r.kind.rfind("reduce-scatter(", 0) == 0 ||
+            r.kind.rfind("Reduce(", 0) == 0);
+    return n;
+  };
+  for (int P : {1, 2, 3, 4, 8, 64}) {
+    INFO(P << " ranks");
+    const wp::grid_shape split{1, P}, rows{P, 1}, one{1, 1};
+    wp::schedule s;
+    s.set(sum1, split).set(sum2, split).set(use, one);
+    const wp::paper_program p = wp::plan_on_paper(wp::program(sum1, sum2, use), s, P);
+    const auto* kept = find(p, "h", "kept");
+    if (P == 1) {  // nothing is split
+      CHECK(kept == nullptr);
+      CHECK(combines(p) == 0);
+      CHECK(p.rank_to_rank_first == 0);
+      continue;
+    }
+    REQUIRE(kept != nullptr);
+    CHECK(kept->kind == "kept (partial results passed on, combined after 'sum2')");
+    CHECK(kept->from == "'sum1'");
+    CHECK(kept->to == "'sum2'");
+    CHECK(sum(kept->first_received) + sum(kept->received) + sum(kept->first_sent) +
+              sum(kept->sent) ==
+          0);
+    CHECK(combines(p) == 1);
+    const auto* reduce = find(p, "h", "Reduce(sum)");
+    REQUIRE(reduce != nullptr);
+    std::vector<index_t> want(std::size_t(P), 0);
+    want[0] = (P - 1) * I * 8;  // every other member's partial sums, once
+    CHECK(reduce->first_received == want);
+    CHECK(reduce->received == want);
+    CHECK(p.rank_to_rank_first == (P - 1) * I * 8);
+    CHECK(p.rank_to_rank_later == (P - 1) * I * 8);
+    for (int r = 1; r < P; ++r) CHECK(p.ranks[std::size_t(r)].steady_sent == I * 8);
+
+    // the second map's rows split (no partial sums): sum1's are combined
+    wp::schedule s2;
+    s2.set(sum1, split).set(sum2, rows).set(use, one);
+    const wp::paper_program p2 = wp::plan_on_paper(wp::program(sum1, sum2, use), s2, P);
+    CHECK(find(p2, "h", "kept") == nullptr);
+    CHECK(combines(p2) == 1);
+    // another op: each combined
+    wp::schedule s3;
+    s3.set(sum1, split).set(max2, split).set(use, one);
+    const wp::paper_program p3 = wp::plan_on_paper(wp::program(sum1, max2, use), s3, P);
+    CHECK(find(p3, "h", "kept") == nullptr);
+    CHECK(combines(p3) == 2);
+    // a map reads h between them: each combined
+    wp::schedule s4;
+    s4.set(sum1, split).set(read, one).set(sum2, split).set(use, one);
+    const wp::paper_program p4 = wp::plan_on_paper(wp::program(sum1, read, sum2, use), s4, P);
+    CHECK(find(p4, "h", "kept") == nullptr);
+    CHECK(combines(p4) == 2);
+  }
+}
+
 TEST_CASE("solve_program: root sends only what no earlier map wrote", "[unit][plan][program]") {
   constexpr index_t n = 17, half = 8;
   auto [i] = wp::indices<1>();

@@ -15,7 +15,11 @@
 ///    reduce-scatter (each member then holds the combined values of one part, cut to what the
 ///    next reader needs or in blocks along one axis), or Reduce onto the group leaders —
 ///    whichever moves the fewest bytes together with what the readers then fetch (ties go to
-///    the Allreduce, one step, then to a reduce-scatter);
+///    the Allreduce, one step, then to a reduce-scatter); except where the array's next writer
+///    adds onto the same boxes in the same groups with the same op and no map uses the array
+///    between (an LSTM's recurrent weight gradient over its steps): the partial results are then
+///    kept where they are, the next writer adds onto a local copy of them, and the last writer
+///    of such a chain combines them all once;
 ///  - root's gather of the final values, from the maps that wrote each element last.
 /// Every byte is known per rank before anything runs (`bytes_of`).
 
@@ -89,7 +93,11 @@ struct program_array {
   std::vector<int> slot;     ///< [map]: index in the map's arrays, -1 where unused
   std::vector<int> writers;  ///< maps that write it, in program order
   int first_user = 0;
-  std::vector<combine_mode> partial;    ///< [map]: how its partial results are combined
+  std::vector<combine_mode> partial;  ///< [map]: how its partial results are combined
+  /// [map]: its partial results are not combined after it (its combine_mode is none): the next
+  /// writer adds onto them on every member, so a chain of such writers combines once, after
+  /// its last (passes_partials)
+  std::vector<char> passes_on;
   std::vector<std::vector<box>> owned;  ///< [map][rank]: the parts a reduce-scatter leaves
   /// [map][group][group rank]: the members of each group of the map's partial results, for
   /// the maps whose partial results are combined (found once: each candidate combine and its
@@ -107,6 +115,9 @@ struct program_redist {
   /// An input no map writes: the first execute() takes it from the read buffers of earlier
   /// maps that read it (root sends it once), and later ones need nothing (it stays).
   bool first_reads = false;
+  /// The old values of a writer whose previous writer passes its partial results on
+  /// (program_array::passes_on): every member's own partial results, a local copy.
+  bool partials = false;
   std::vector<int> first_layers, steady_layers;  ///< maps, newest first
   transfer first, steady;  ///< the first execute() after a scatter, and later ones
   bool first_remote = false, steady_remote = false;
@@ -117,7 +128,7 @@ struct program_redist {
                      ///< combines
   std::string to;    ///< the map that reads them ("root" for a gather)
   std::string kind;  ///< none, Alltoallw, halo exchange, Allreduce(sum), reduce-scatter(sum),
-                     ///< Reduce(max), Gatherv
+                     ///< Reduce(max), Gatherv, kept (partial results passed on)
 };
 
 /// Partial results of `array` written by `map`, combined in their groups after it runs.
@@ -176,6 +187,13 @@ class program_solution {
   const std::vector<std::size_t>& combines_after(int m) const {
     return combines_of_[std::size_t(m)];
   }
+  /// The writer of array a before map m that passes its partial results on to m, or -1.
+  int passed_from(std::size_t a, int m) const;
+  /// [map]: the arrays whose partial results map m starts each later execute() from the
+  /// identity on the members that are not leaders (they held combined values, or partial
+  /// results passed on, since the last run; a Reduce restarts them at once, and a map the
+  /// partial results are passed to takes them as its old values).
+  const std::vector<std::size_t>& restarts(int m) const { return restarts_of_[std::size_t(m)]; }
   /// Arrays whose partial results overlap and that no other map reads: their map gathers them
   /// itself (combined on root), not the program.
   bool gathered_by_map(std::size_t a) const {
@@ -254,6 +272,8 @@ class program_solution {
   void collect_arrays();
   void check_split_writes();
   void choose_combines();
+  /// Which split writers pass their partial results on to the next writer (passes_on).
+  void pass_partials();
 
  private:
   std::vector<layer> layers(const std::vector<int>& maps, std::size_t a, bool gather_side) const;
@@ -283,6 +303,7 @@ class program_solution {
   std::vector<std::vector<std::size_t>> into_;
   std::vector<partial_combine> combines_;
   std::vector<std::vector<std::size_t>> combines_of_;
+  std::vector<std::vector<std::size_t>> restarts_of_;
   std::vector<std::size_t> delegated_gather_;
   index_t root_total_ = 0, rank_first_total_ = 0, rank_steady_total_ = 0;
 };

@@ -274,10 +274,8 @@ WORKPART_DECL void program_runtime::move_into(std::size_t x) {
 
 WORKPART_DECL void program_runtime::refill_identity(int m) {
   if (first_) return;  // scatter() filled them
-  for (std::size_t c : sol_.combines_after(m)) {
-    const auto& pc = sol_.combines()[c];
-    if (pc.mode == detail::combine_mode::reduce_to_leaders) continue;  // those restarted at once
-    auto& ap = slot(m, pc.array);
+  for (std::size_t a : sol_.restarts(m)) {
+    auto& ap = slot(m, a);
     const index_t n = ap.wbox[std::size_t(rank_)].size();
     if (n == 0 || ap.wleader) continue;
     detail::with_elem(ap.use.elem, [&](auto z) {

@@ -22,6 +22,7 @@ WORKPART_DECL void program_solution::choose_combines() {
         arrays_[a].partial[std::size_t(m)] = combine_mode::all_reduce;
         arrays_[a].groups[std::size_t(m)] = find_write_groups(a, m);
       }
+  pass_partials();
   // Each candidate is priced by array a's redistributions alone (combine_cost reads no
   // other). Every candidate leaves the values of the same boxes (the group's write boxes),
   // only on other members, so what the readers take from map m's layer is the same boxes
@@ -84,8 +85,52 @@ WORKPART_DECL void program_solution::choose_combines() {
         combines_of_[std::size_t(m)].push_back(combines_.size());
         combines_.push_back({a, m, arrays_[a].partial[std::size_t(m)], 0});
       }
+  // the members that start a later execute() from the identity: after an Allreduce or a
+  // reduce-scatter, or where they passed their partial results on, unless the partial results
+  // are passed to them
+  restarts_of_.assign(std::size_t(M), {});
+  for (std::size_t a = 0; a < arrays_.size(); ++a)
+    for (int m : arrays_[a].writers) {
+      const combine_mode mode = arrays_[a].partial[std::size_t(m)];
+      if ((mode == combine_mode::all_reduce || mode == combine_mode::reduce_scatter ||
+           arrays_[a].passes_on[std::size_t(m)]) &&
+          passed_from(a, m) < 0)
+        restarts_of_[std::size_t(m)].push_back(a);
+    }
   add_combine_entries();
   totals();
+}
+
+/// A split writer whose next writer of the array adds onto the same boxes (each rank's write
+/// box the same, the same groups of partial results, the same op, the old values: `+=`,
+/// max_into, min_into) and reads no more of it, with no map using the array between them,
+/// passes its partial results on: the next writer adds its own onto a local copy of them, and
+/// the group's sum of the chain's partial results is the same sum, combined once. A
+/// framework accumulates an RNN's weight gradient over its steps so; combining after every
+/// step moved it once per step.
+WORKPART_DECL void program_solution::pass_partials() {
+  for (std::size_t a = 0; a < arrays_.size(); ++a) {
+    auto& pa = arrays_[a];
+    for (std::size_t i = 0; i + 1 < pa.writers.size(); ++i) {
+      const int p = pa.writers[i], n = pa.writers[i + 1];
+      if (pa.partial[std::size_t(p)] == combine_mode::none ||
+          pa.partial[std::size_t(n)] == combine_mode::none)
+        continue;
+      bool used_between = false;
+      for (int k = p + 1; k < n; ++k) used_between = used_between || pa.slot[std::size_t(k)] >= 0;
+      const auto &sp = slot(p, a), &sn = slot(n, a);
+      if (used_between || !sn.w_init_old || sn.use.read || sn.use.write_kind == combine::assign ||
+          sn.use.write_kind != sp.use.write_kind ||
+          pa.groups[std::size_t(p)] != pa.groups[std::size_t(n)])
+        continue;
+      bool same_boxes = true;
+      for (int r = 0; r < nranks() && same_boxes; ++r)
+        same_boxes = sp.wbox[std::size_t(r)] == sn.wbox[std::size_t(r)];
+      if (!same_boxes) continue;
+      pa.passes_on[std::size_t(p)] = 1;
+      pa.partial[std::size_t(p)] = combine_mode::none;
+    }
+  }
 }
 
 WORKPART_DECL index_t program_solution::combine_only_cost(std::size_t a, int m) const {

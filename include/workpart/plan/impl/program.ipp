@@ -50,6 +50,8 @@ WORKPART_DECL std::vector<layer> program_solution::layers(const std::vector<int>
 
 WORKPART_DECL std::vector<layer> program_solution::source_layers(const program_redist& r,
                                                                  bool first) const {
+  if (r.partials)  // every member's own partial results, where the previous writer left them
+    return {{r.first_layers.front(), slot(r.first_layers.front(), r.array).wbox}};
   if (first && r.first_reads) {
     std::vector<layer> v;
     for (int m : r.first_layers) v.push_back({m, slot(m, r.array).rbox});
@@ -70,17 +72,27 @@ WORKPART_DECL std::vector<int> program_solution::readers_before(std::size_t a, i
 }
 
 /// Writers of array a that run before map m, newest first; `cyclic`: then those from the
-/// previous execute() (m itself last).
+/// previous execute() (m itself last). Not those that pass their partial results on: they
+/// never hold values (the writer after them holds the same boxes, and combines).
 WORKPART_DECL std::vector<int> program_solution::writers_before(std::size_t a, int m,
                                                                 bool cyclic) const {
   std::vector<int> v;
-  const auto& w = arrays_[a].writers;
+  const auto& pa = arrays_[a];
+  const auto& w = pa.writers;
   for (auto it = w.rbegin(); it != w.rend(); ++it)
-    if (*it < m) v.push_back(*it);
+    if (*it < m && !pa.passes_on[std::size_t(*it)]) v.push_back(*it);
   if (cyclic)
     for (auto it = w.rbegin(); it != w.rend(); ++it)
-      if (*it >= m) v.push_back(*it);
+      if (*it >= m && !pa.passes_on[std::size_t(*it)]) v.push_back(*it);
   return v;
+}
+
+WORKPART_DECL int program_solution::passed_from(std::size_t a, int m) const {
+  const auto& pa = arrays_[a];
+  const auto& w = pa.writers;
+  const auto it = std::find(w.begin(), w.end(), m);
+  if (it == w.end() || it == w.begin()) return -1;
+  return pa.passes_on[std::size_t(*(it - 1))] ? *(it - 1) : -1;
 }
 
 WORKPART_DECL void program_solution::collect_arrays() {
@@ -96,6 +108,7 @@ WORKPART_DECL void program_solution::collect_arrays() {
         pa.id = ap.use.id;
         pa.slot.assign(std::size_t(M), -1);
         pa.partial.assign(std::size_t(M), combine_mode::none);
+        pa.passes_on.assign(std::size_t(M), 0);
         pa.owned.assign(std::size_t(M), {});
         pa.groups.assign(std::size_t(M), {});
         pa.first_user = m;
@@ -147,7 +160,9 @@ WORKPART_DECL void program_solution::build_redists(std::size_t only) {
     for (std::size_t a = a_lo; a < a_hi; ++a) {
       if (arrays_[a].slot[std::size_t(m)] < 0) continue;
       for (bool old_values : {false, true}) {
-        const auto need = need_of(m, a, old_values);
+        // a writer the previous one passes its partial results on to: every member's own
+        const int from = old_values ? passed_from(a, m) : -1;
+        const auto need = from >= 0 ? slot(m, a).wbox : need_of(m, a, old_values);
         bool any = false;
         for (const auto& b : need) any = any || !b.empty();
         if (!any) continue;
@@ -155,7 +170,10 @@ WORKPART_DECL void program_solution::build_redists(std::size_t only) {
         r.array = a;
         r.to_map = m;
         r.old_values = old_values;
-        if (arrays_[a].writers.empty()) {
+        if (from >= 0) {
+          r.partials = true;
+          r.first_layers = r.steady_layers = {from};
+        } else if (arrays_[a].writers.empty()) {
           r.first_reads = true;
           r.first_layers = readers_before(a, m);
         } else {
@@ -205,6 +223,13 @@ WORKPART_DECL void program_solution::finish(program_redist& r) const {
   if (r.steady.any_remainder() || r.first.any_remainder()) from += from.empty() ? "root" : ", root";
   r.from = from;
   r.to = r.gather ? "root" : "'" + name(r.to_map) + "'";
+  if (r.partials) {  // the chain's last writer combines them
+    const auto& pa = arrays_[r.array];
+    auto w = std::find(pa.writers.begin(), pa.writers.end(), r.to_map);
+    while (pa.passes_on[std::size_t(*w)]) ++w;
+    r.kind = "kept (partial results passed on, combined after '" + name(*w) + "')";
+    return;
+  }
   const bool by_first = r.steady.pieces.empty() && !r.first.pieces.empty();
   r.kind = r.gather ? "Gatherv"
                     : transfer_kind(by_first ? r.first : r.steady, source_layers(r, by_first));
