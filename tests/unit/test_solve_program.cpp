@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <workpart/optimize/describe.hpp>
 #include <workpart/workpart.hpp>
 
 #include <string>
@@ -235,6 +236,50 @@ TEST_CASE("solve_program: a chain of += maps on the same boxes combines its part
     const wp::paper_program p4 = wp::plan_on_paper(wp::program(sum1, read, sum2, use), s4, P);
     CHECK(find(p4, "h", "kept") == nullptr);
     CHECK(combines(p4) == 2);
+  }
+}
+
+TEST_CASE("solve_program: the backward of three projections split over the heads combines dx once",
+          "[unit][plan][program]") {
+  // Q, K and V = x W (three maps, heads split), a loss of all three, and wp::backward's maps
+  // on the same grids: dv, dk and dq each add their heads' part of dx, and the first two
+  // pass their partial sums on -- one combine of dx, after dq, where there were three.
+  constexpr index_t B = 4, E = 6, H = 3, D = 2;
+  auto [b, h, d, e] = wp::indices<4>();
+  wp::array<double, 2> x("x", {B, E}), dx("dx", {B, E});
+  wp::array<double, 3> Wq("Wq", {E, H, D}), Wk("Wk", {E, H, D}), Wv("Wv", {E, H, D}),
+      Q("Q", {B, H, D}), K("K", {B, H, D}), V("V", {B, H, D});
+  wp::array<double, 0> loss("loss", {});
+  auto q = wp::map("q", wp::space(B, H, D, E), Q(b, h, d) += x(b, e) * Wq(e, h, d));
+  auto k = wp::map("k", wp::space(B, H, D, E), K(b, h, d) += x(b, e) * Wk(e, h, d));
+  auto v = wp::map("v", wp::space(B, H, D, E), V(b, h, d) += x(b, e) * Wv(e, h, d));
+  auto l = wp::map("l", wp::space(B, H, D), loss() += Q(b, h, d) * K(b, h, d) * V(b, h, d));
+  auto fwd = wp::program(q, k, v, l);
+  const auto step = wp::program(fwd, wp::backward(fwd, loss, wp::wrt(x, dx)));
+  const auto desc = wp::describe(step);
+  for (int P : {2, 3}) {
+    INFO(P << " ranks");
+    wp::schedule s;  // every map's heads over the ranks (H = 3: the only extent of 3)
+    for (const auto& m : desc.maps) {
+      std::vector<index_t> g(m.extents.size(), 1);
+      for (std::size_t a = 0; a < g.size(); ++a)
+        if (m.extents[a] == H) g[a] = P;
+      s.set(m.name, wp::grid_shape(g));
+    }
+    const wp::paper_program p = wp::plan_on_paper(step, s, P);
+    int kept = 0, combines = 0;
+    for (const auto& r : p.redistributions) {
+      if (r.array != "dx") continue;
+      if (r.kind.rfind("kept", 0) == 0) {
+        ++kept;
+        CHECK(r.kind == "kept (partial results passed on, combined after 'dq')");
+        CHECK(sum(r.first_received) + sum(r.received) == 0);
+      }
+      combines += r.kind.rfind("Allreduce(", 0) == 0 || r.kind.rfind("reduce-scatter(", 0) == 0 ||
+                  r.kind.rfind("Reduce(", 0) == 0;
+    }
+    CHECK(kept == 2);
+    CHECK(combines == 1);
   }
 }
 
