@@ -130,7 +130,7 @@ class program_runtime {
   /// Members of a split reduction start each run from the identity (their partials were
   /// combined after the last run, or passed on to the next writer; after an Allreduce or a
   /// reduce-scatter they held the whole value or their part of it until now; a leader takes
-  /// the old values first; a map partial results are passed to takes them instead).
+  /// the old values first; a map that partial results are passed to starts from those).
   void refill_identity(int m);
 
   void combine_partials(std::size_t c);

@@ -96,7 +96,7 @@ struct program_array {
   std::vector<combine_mode> partial;  ///< [map]: how its partial results are combined
   /// [map]: its partial results are not combined after it (its combine_mode is none): the next
   /// writer adds onto them on every member, so a chain of such writers combines once, after
-  /// its last (passes_partials)
+  /// its last (pass_partials)
   std::vector<char> passes_on;
   std::vector<std::vector<box>> owned;  ///< [map][rank]: the parts a reduce-scatter leaves
   /// [map][group][group rank]: the members of each group of the map's partial results, for
