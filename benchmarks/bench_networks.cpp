@@ -19,7 +19,8 @@
 // uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
 // wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel) and
 // the experts' (AlexNet, ResNet101 and InceptionV3: wpnet::alexnet_expert, wpnet::resnet_expert and
-// wpnet::inception_expert, data-parallel convolutions, model-parallel fully connected layers; the
+// wpnet::inception_expert, data-parallel convolutions -- their updates replicated, as data
+// parallelism's -- model-parallel fully connected layers; the
 // Transformer: wpnet::transformer_megatron, Megatron-LM's heads, FFN hidden units and vocabulary
 // split, everything else replicated; RNNLM: wpnet::rnnlm_megatron, the embedding's features, the
 // LSTMs' units and the vocabulary split) priced by wp::modelled_cost under the same model and
@@ -31,15 +32,17 @@
 //
 // The grids considered: all P ranks, powers of two, splitting at most 2 dimensions of each
 // map (config_options::use_all_ranks, powers_of_two, max_split_dims = 2, as PaSE restricts a
-// layer's splits); both baselines are among them (checked: a line says where not), so the
-// optimum costs no more than either. The Transformer's backward maps take their forward
-// maps' grids (config_options::tie_backward: PaSE's space, one configuration per layer); both
-// baselines respect that too (checked likewise), and its maps may be replicated on all P ranks
-// (config_options::replicas: Megatron's layer norms and residuals). RNNLM's backward maps are
-// tied likewise (ResNet101's and InceptionV3's too: free, the search's dependent sets grow
-// along the residual connections past memory at P = 32), and each LSTM layer's steps take one grid
-// per kind of map (config_options::tie_blocks), as PaSE gives an LSTM layer one configuration.
-// --exact: every grid (no restriction; practical to P = 8).
+// layer's splits), and every map replicated on all P ranks (config_options::replicas: data
+// parallelism's updates -- each rank updates the whole weights, as data parallelism runs --
+// and Megatron's layer norms and residuals); both baselines are among them (checked: a line
+// says where not), so the optimum costs no more than either. The Transformer's backward maps
+// take their forward maps' grids (config_options::tie_backward: PaSE's space, one
+// configuration per layer); both baselines respect that too (checked likewise). RNNLM's
+// backward maps are tied likewise (ResNet101's and InceptionV3's too: free, the search's
+// dependent sets grow along the residual connections past memory at P = 32), and each LSTM
+// layer's steps take one grid per kind of map (config_options::tie_blocks), as PaSE gives an
+// LSTM layer one configuration.
+// --exact: every grid (no restriction but the replicated candidates; practical to P = 8).
 // --threads=N: threads solving the maps' grids and pricing the combines
 // (config_options::threads; default one per hardware thread).
 //
@@ -58,7 +61,9 @@
 // vocabulary 10000, embedding 256, two LSTM layers of 256 units, float) and the Transformer scaled
 // down (the same batch, 32 positions, vocabulary 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks,
 // float) trained on the P ranks under data parallelism, the experts' strategy and the one
-// wp::optimize finds with a model calibrated on these ranks (wp::machine_model::calibrate), each
+// wp::optimize finds with a model calibrated on these ranks (wp::machine_model::calibrate; over
+// the rows' space: replicated maps offered, ResNet's, InceptionV3's, the Transformer's and RNNLM's
+// backward maps tied, RNNLM's steps tied as its rows), each
 // one execute() (a training step) timed alternately with the others in a balanced order, the median
 // of --reps rounds of the slowest rank's seconds, beside the step's modelled seconds
 // (wp::modelled_cost, the same calibrated model), so the model's ranking of the strategies is
@@ -261,9 +266,13 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
                   "RNNLM scaled down (batch %lld, 16 positions, vocabulary 10000, embedding 256, "
                   "2 LSTM layers of 256, float)",
                   static_cast<long long>(rs.batch));
+    // the rows' space: free, the search of the 16-step recurrence stops at its table limit
+    wp::optimize_options tied;
+    tied.configs.tie_backward = true;
+    tied.configs.tie_blocks = {"lstm1.t", "lstm2.t"};
     time_strategies(
         ctx, step.program, [](const auto& p, int P) { return wpnet::rnnlm_megatron(p, P); }, mm,
-        reps, "rnnlm", title, out);
+        reps, "rnnlm", title, out, tied);
   }
   if (wanted("transformer")) bench_networks::run_transformer(ctx, mm, reps, size.batch, out);
   return 0;
@@ -326,6 +335,9 @@ int main(int argc, char** argv) {
   wp::optimize_options opt;
   opt.configs.threads = threads;
   opt.search.runner_ups = false;  // the rows show no runner-ups: their pass is not timed
+  // every map may also be replicated on all P ranks: data parallelism's updates (each rank
+  // updates the whole weights it reads next), Megatron's layer norms and residuals
+  opt.configs.replicas = true;
   if (!exact) {
     opt.configs.use_all_ranks = true;
     opt.configs.powers_of_two = true;
@@ -334,7 +346,9 @@ int main(int argc, char** argv) {
   std::printf(
       "machine model: %.3g FLOP/s per rank, %.3g B/s links, %.3g s per message; grids: %s\n", flops,
       bandwidth, latency,
-      exact ? "every grid" : "all P ranks, powers of two, at most 2 split dimensions");
+      exact ? "every grid, and each map replicated on all P ranks"
+            : "all P ranks, powers of two, at most 2 split dimensions, and each map replicated on "
+              "all P ranks");
   std::printf("pricing threads: %u\n",
               threads > 0 ? unsigned(threads) : std::thread::hardware_concurrency());
   print_load_average();
@@ -420,16 +434,13 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::printf("experts' strategy: Megatron (heads, FFN hidden units, vocabulary split)\n");
     // PaSE's space: a layer's backward maps on its forward map's grid (config_options::
-    // tie_backward); with both free the search's tables outgrow memory. Both baselines are in it.
-    // Megatron replicates the maps between its split GEMMs: the replicated candidates too
-    // (config_options::replicas), so that the experts' strategy is in the search space.
+    // tie_backward); with both free the search's tables outgrow memory. Both baselines are in it
+    // (Megatron's replicated maps among the replicated candidates every network's search has).
     wp::optimize_options tied = opt;
     tied.configs.tie_backward = true;
-    tied.configs.replicas = true;
     std::printf(
         "search space: every backward map dN on its forward map N's grid "
-        "(config_options::tie_backward, as PaSE), and every map replicated on all P ranks "
-        "(config_options::replicas, as Megatron runs its layer norms and residuals)\n");
+        "(config_options::tie_backward, as PaSE)\n");
     network_rows("transformer", tf, ps, mm, tied, out,
                  [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); },
                  {"src", "tgt", "enc1.attn.qkv", "enc1.attn.scores", "enc1.attn.heads", "enc1.attn",

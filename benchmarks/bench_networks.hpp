@@ -41,16 +41,17 @@ void run_inception(wp::context& ctx, const wp::machine_model& mm, int reps, wp::
                    wp::index_t width, std::ofstream& out);
 
 /// Item 5 for one network's step on these ranks: data parallelism, the experts' strategy and
-/// the optimum of the calibrated model (over the grids `opt` allows: with config_options::
-/// replicas where the experts' strategy replicates maps, so that it is among them), each step
-/// timed alternately with the others, beside its modelled seconds.
+/// the optimum of the calibrated model (over the grids `opt` allows and every map's replicated
+/// candidate, config_options::replicas: data parallelism's updates and Megatron's replicated
+/// maps are among them), each step timed alternately with the others, beside its modelled
+/// seconds.
 template <class Program, class Expert>
 void time_strategies(wp::context& ctx, const Program& prog, Expert expert,
                      const wp::machine_model& mm, int reps, const std::string& network,
-                     const std::string& title, std::ofstream& out,
-                     const wp::optimize_options& opt = {}) {
+                     const std::string& title, std::ofstream& out, wp::optimize_options opt = {}) {
   const int P = ctx.size();
   const bool root = ctx.is_root();
+  opt.configs.replicas = true;
   const wp::optimized found = wp::optimize(prog, P, mm, opt);
   const std::vector<std::pair<std::string, wp::schedule>> strategies = {
       {"data parallel", wpnet::data_parallel(prog, P)},

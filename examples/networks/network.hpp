@@ -104,13 +104,21 @@ wp::schedule split_one_dimension(const Program& prog, int P, SplitDim split_dim)
   return s;
 }
 
-/// Data parallelism: every map's first dimension over the P ranks -- the batch in the forward
-/// and backward maps (the weight gradients summed rank to rank), a weight's first axis in its
-/// update -- the rest whole. Maps over wp::space() run on one rank.
+/// Whether a map of a training step is a parameter's update (wp::sgd's "sgd." maps).
+inline bool is_update(const std::string& map_name) { return map_name.rfind("sgd.", 0) == 0; }
+
+/// Data parallelism as its users run it: every forward and backward map's first dimension over
+/// the P ranks -- the batch (the weight gradients summed on every rank: one Allreduce) -- the
+/// rest whole, and every update replicated: each rank updates the whole of every parameter, so
+/// that every rank holds the weights the next step reads. (The update split too -- a weight's
+/// first axis over the ranks, as ZeRO shards it -- makes every reader gather the weights back:
+/// RNNLM's recurrence reads its weights 1020 times a step.) Maps over wp::space() run on one
+/// rank.
 template <class Program>
 wp::schedule data_parallel(const Program& prog, int P) {
-  return split_one_dimension(prog, P,
-                             [](const std::string&, const std::vector<index_t>&) { return 0; });
+  return split_one_dimension(prog, P, [](const std::string& name, const std::vector<index_t>&) {
+    return is_update(name) ? -1 : 0;
+  });
 }
 
 /// The layer a training step's map belongs to, from the names the layers and wp::backward
@@ -130,14 +138,16 @@ inline std::string layer_of(std::string n) {
 /// The experts' strategy: the layers named in `model_parallel` split their features over the
 /// P ranks (a map's second dimension -- fully connected (batch, out, in), activations (batch,
 /// features), a weight's update (in, out) -- or the first of a bias's), every other layer is
-/// data-parallel. With the fully connected layers named this is Krizhevsky's "one weird
-/// trick" for CNNs (data-parallel convolutions, model-parallel classifier).
+/// data-parallel as data_parallel runs it (its updates replicated). With the fully connected
+/// layers named this is Krizhevsky's "one weird trick" for CNNs (data-parallel convolutions,
+/// model-parallel classifier).
 template <class Program>
 wp::schedule expert(const Program& prog, int P, const std::vector<std::string>& model_parallel) {
   return split_one_dimension(
       prog, P, [&](const std::string& name, const std::vector<index_t>& ext) {
         const bool mp = std::find(model_parallel.begin(), model_parallel.end(), layer_of(name)) !=
                         model_parallel.end();
+        if (!mp && is_update(name)) return -1;
         return mp && ext.size() > 1 ? 1 : 0;
       });
 }

@@ -5,6 +5,8 @@
 
 #include "mpi_test_support.hpp"
 
+#include <workpart/optimize.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -114,6 +116,31 @@ void train_like_one_process(wp::context& ctx, Step& step, Inputs&& inputs,
   INFO("wp::automatic");
   auto got = train(ctx.comm(), step, wp::distribute(step.program, wp::automatic, ctx), inputs);
   CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
+}
+
+/// The optimum wp::optimize finds for `prog` at P = 2, 3, 4 and 8 ranks, over `opt`'s grids
+/// with every map's replicated candidate too (config_options::replicas: data parallelism's
+/// updates, Megatron's norms), costs no more than each of `baselines` (name, the schedule for P
+/// ranks) priced by the same model and options, and costs what its schedule is priced at. A
+/// check of the model: priced on one process, so done where the test runs on one rank.
+template <class Program, class Baselines>
+void found_within_baselines(wp::context& ctx, const Program& prog, wp::optimize_options opt,
+                            const Baselines& baselines) {
+  if (ctx.size() != 1) return;
+  opt.configs.replicas = true;
+  opt.search.runner_ups = false;
+  const wp::machine_model mm{1e13, 1e-5, 1.0 / 16e9};  // PaSE's: 10 TFLOP/s, 16 GB/s links
+  for (int P : {2, 3, 4, 8}) {
+    INFO("P = " << P);
+    const wp::optimized r = wp::optimize(prog, P, mm, opt);
+    CHECK(r.proven_optimal);
+    CHECK(wp::modelled_cost(prog, r.schedule, P, mm, opt.configs) == Approx(r.cost).epsilon(1e-12));
+    for (const auto& [what, schedule_for] : baselines) {
+      INFO(what);
+      const double b = wp::modelled_cost(prog, schedule_for(P), P, mm, opt.configs);
+      CHECK(r.cost <= b * (1 + 1e-12));
+    }
+  }
 }
 
 }  // namespace mpitest

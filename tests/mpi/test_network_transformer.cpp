@@ -11,7 +11,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <utility>
+#include <vector>
 
 using namespace mpitest;
 
@@ -72,4 +75,21 @@ TEST_CASE("The Megatron schedule splits what Megatron splits", "[networks][trans
   CHECK(grid("sgd.enc1.attn.Wo") == wp::grid_shape({4, 1, 1}).str());
   // the loss reads whole rows of the logits: over the batch, not replicated
   CHECK(grid("loss") == wp::grid_shape({4, 1}).str());
+}
+
+TEST_CASE("The Transformer's optimum costs no more than data parallelism or Megatron",
+          "[networks][transformer][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  wpnet::transformer<double, 1> net(
+      {.batch = 5, .length = 7, .vocabulary = 11, .embed = 8, .heads = 2, .ff = 6});
+  auto step = net.step(0.1);
+  const auto& prog = step.program;
+  wp::optimize_options tied;  // PaSE's space, as bench_networks searches it
+  tied.configs.tie_backward = true;
+  using baseline = std::pair<std::string, std::function<wp::schedule(int)>>;
+  found_within_baselines(
+      ctx, prog, tied,
+      std::vector<baseline>{
+          {"data parallelism", [&](int P) { return wpnet::data_parallel(prog, P); }},
+          {"Megatron", [&](int P) { return wpnet::transformer_megatron(prog, P); }}});
 }

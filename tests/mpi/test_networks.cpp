@@ -11,6 +11,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace mpitest;
 
@@ -33,4 +37,18 @@ TEST_CASE("AlexNet, scaled down, trains as on one process under three strategies
       {{"data parallelism", wpnet::data_parallel(step.program, P)},
        {"the experts' split: data-parallel convolutions, model-parallel classifier",
         wpnet::alexnet_expert(step.program, P)}});
+}
+
+TEST_CASE("AlexNet's optimum costs no more than data parallelism or the experts' split",
+          "[networks][alexnet][optimize]") {
+  wp::context ctx(g_argc, g_argv);
+  wpnet::alexnet<double> net({.batch = 5, .image = 67, .width = 16, .classes = 1024});
+  auto step = net.step(0.05);
+  const auto& prog = step.program;
+  using baseline = std::pair<std::string, std::function<wp::schedule(int)>>;
+  found_within_baselines(
+      ctx, prog, {},
+      std::vector<baseline>{
+          {"data parallelism", [&](int P) { return wpnet::data_parallel(prog, P); }},
+          {"the experts' split", [&](int P) { return wpnet::alexnet_expert(prog, P); }}});
 }
