@@ -5,6 +5,8 @@
 
 #include "mpi_test_support.hpp"
 
+#include "../../examples/networks/network.hpp"
+
 #include <workpart/optimize.hpp>
 
 #include <algorithm>
@@ -118,14 +120,22 @@ void train_like_one_process(wp::context& ctx, Step& step, Inputs&& inputs,
   CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
 }
 
+/// PaSE's space, as bench_networks searches it: each backward map on its forward map's grid.
+inline wp::optimize_options pase_space() {
+  wp::optimize_options o;
+  o.configs.tie_backward = true;
+  return o;
+}
+
 /// The optimum wp::optimize finds for `prog` at P = 2, 3, 4 and 8 ranks, over `opt`'s grids
 /// with every map's replicated candidate too (config_options::replicas: data parallelism's
-/// updates, Megatron's norms), costs no more than each of `baselines` (name, the schedule for P
-/// ranks) priced by the same model and options, and costs what its schedule is priced at. A
-/// check of the model: priced on one process, so done where the test runs on one rank.
-template <class Program, class Baselines>
+/// updates, Megatron's norms), costs no more than data parallelism (wpnet::data_parallel) or
+/// the experts' strategy (`expert(prog, P)`) priced by the same model and options, and costs
+/// what its schedule is priced at. A check of the model: priced on one process, so done where
+/// the test runs on one rank.
+template <class Program, class Expert>
 void found_within_baselines(wp::context& ctx, const Program& prog, wp::optimize_options opt,
-                            const Baselines& baselines) {
+                            const std::string& expert_name, Expert expert) {
   if (ctx.size() != 1) return;
   opt.configs.replicas = true;
   opt.search.runner_ups = false;
@@ -135,10 +145,11 @@ void found_within_baselines(wp::context& ctx, const Program& prog, wp::optimize_
     const wp::optimized r = wp::optimize(prog, P, mm, opt);
     CHECK(r.proven_optimal);
     CHECK(wp::modelled_cost(prog, r.schedule, P, mm, opt.configs) == Approx(r.cost).epsilon(1e-12));
-    for (const auto& [what, schedule_for] : baselines) {
+    const std::pair<std::string, wp::schedule> baselines[] = {
+        {"data parallelism", wpnet::data_parallel(prog, P)}, {expert_name, expert(prog, P)}};
+    for (const auto& [what, s] : baselines) {
       INFO(what);
-      const double b = wp::modelled_cost(prog, schedule_for(P), P, mm, opt.configs);
-      CHECK(r.cost <= b * (1 + 1e-12));
+      CHECK(r.cost <= wp::modelled_cost(prog, s, P, mm, opt.configs) * (1 + 1e-12));
     }
   }
 }

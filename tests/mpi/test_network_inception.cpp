@@ -15,10 +15,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
-#include <string>
-#include <utility>
-#include <vector>
 
 using namespace mpitest;
 
@@ -52,13 +48,6 @@ TEST_CASE("InceptionV3's optimum costs no more than data parallelism or the expe
   wpnet::inception<double, wpnet::inception_layout::small> net(
       {.batch = 5, .image = 75, .width = 32, .classes = 1000});
   auto step = net.step(0.05);
-  const auto& prog = step.program;
-  wp::optimize_options tied;  // PaSE's space, as bench_networks searches it
-  tied.configs.tie_backward = true;
-  using baseline = std::pair<std::string, std::function<wp::schedule(int)>>;
-  found_within_baselines(
-      ctx, prog, tied,
-      std::vector<baseline>{
-          {"data parallelism", [&](int P) { return wpnet::data_parallel(prog, P); }},
-          {"the experts' split", [&](int P) { return wpnet::inception_expert(prog, P); }}});
+  found_within_baselines(ctx, step.program, pase_space(), "the experts' split",
+                         [](const auto& p, int P) { return wpnet::inception_expert(p, P); });
 }

@@ -13,10 +13,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
-#include <string>
-#include <utility>
-#include <vector>
 
 using namespace mpitest;
 
@@ -47,13 +43,6 @@ TEST_CASE("ResNet's optimum costs no more than data parallelism or the experts' 
   wp::context ctx(g_argc, g_argv);
   wpnet::resnet<double, 1> net({.batch = 5, .image = 35, .width = 16, .classes = 1000});
   auto step = net.step(0.05);
-  const auto& prog = step.program;
-  wp::optimize_options tied;  // PaSE's space, as bench_networks searches it
-  tied.configs.tie_backward = true;
-  using baseline = std::pair<std::string, std::function<wp::schedule(int)>>;
-  found_within_baselines(
-      ctx, prog, tied,
-      std::vector<baseline>{
-          {"data parallelism", [&](int P) { return wpnet::data_parallel(prog, P); }},
-          {"the experts' split", [&](int P) { return wpnet::resnet_expert(prog, P); }}});
+  found_within_baselines(ctx, step.program, pase_space(), "the experts' split",
+                         [](const auto& p, int P) { return wpnet::resnet_expert(p, P); });
 }

@@ -11,10 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
-#include <string>
 #include <utility>
-#include <vector>
 
 using namespace mpitest;
 
@@ -83,13 +80,6 @@ TEST_CASE("The Transformer's optimum costs no more than data parallelism or Mega
   wpnet::transformer<double, 1> net(
       {.batch = 5, .length = 7, .vocabulary = 11, .embed = 8, .heads = 2, .ff = 6});
   auto step = net.step(0.1);
-  const auto& prog = step.program;
-  wp::optimize_options tied;  // PaSE's space, as bench_networks searches it
-  tied.configs.tie_backward = true;
-  using baseline = std::pair<std::string, std::function<wp::schedule(int)>>;
-  found_within_baselines(
-      ctx, prog, tied,
-      std::vector<baseline>{
-          {"data parallelism", [&](int P) { return wpnet::data_parallel(prog, P); }},
-          {"Megatron", [&](int P) { return wpnet::transformer_megatron(prog, P); }}});
+  found_within_baselines(ctx, step.program, pase_space(), "Megatron",
+                         [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); });
 }
