@@ -68,7 +68,8 @@
 // of --reps rounds of the slowest rank's seconds, beside the step's modelled seconds
 // (wp::modelled_cost, the same calibrated model), so the model's ranking of the strategies is
 // checked against measurement. --csv FILE: benchmark, network, p, strategy, measured_s, modelled_s,
-// measured_over_modelled.
+// measured_over_modelled, appended to (one run per rank count; the header where the file
+// starts). benchmarks/plot.py draws both modes' files (networks.png, networks_run.png).
 //
 // --only=NAME,...: those networks alone (alexnet, resnet, inception, transformer, rnnlm), in
 // either mode.
@@ -225,8 +226,11 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
   const wp::machine_model mm = wp::machine_model::calibrate(ctx);
   std::ofstream out;
   if (!csv.empty() && ctx.is_root()) {
+    // appended to, one run per rank count: the header once, where the file starts
+    std::ifstream existing(csv);
+    const bool fresh = !existing || existing.peek() == std::ifstream::traits_type::eof();
     out.open(csv, std::ios::app);
-    out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
+    if (fresh) out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
   }
   if (wanted("alexnet")) {
     wpnet::alexnet<float> net(size);

@@ -18,6 +18,10 @@ together:
           prediction, one point per grid and phase (on the diagonal when they agree).
   bench_attention_softmax -> attention_softmax.png: speed-up over the one-process hand-written
       Eigen baseline per variant and P.
+  bench_networks -> networks.png: modelled seconds per training step against P, the found
+      strategy beside data parallelism and the experts', one panel per network.
+  bench_networks_run (--run) -> networks_run.png: measured seconds per step (solid) and the
+      calibrated model's (dashed) against the rank count, per strategy, one panel per network.
 Rows of other benchmarks are reported and skipped.
 """
 import argparse
@@ -29,7 +33,8 @@ from collections import OrderedDict
 
 def read_rows(path):
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        # (a file appended to by several runs repeats its header line: those rows are skipped)
+        return [r for r in csv.DictReader(f) if r.get("benchmark") != "benchmark"]
 
 
 def num(r, key):
@@ -207,7 +212,62 @@ def plot_attention_softmax(rows, out_dir, plt):
     return [path]
 
 
+def plot_networks(rows, out_dir, plt):
+    networks = list(OrderedDict.fromkeys(r["network"] for r in rows))
+    fig, axes = grid_panels(len(networks), plt)
+    for ax, n in zip(axes, networks):
+        sel = sorted((r for r in rows if r["network"] == n), key=lambda r: int(r["p"]))
+        ps = [int(r["p"]) for r in sel]
+        for key, label, style in (("found_s", "found (wp::optimize)", "o-"),
+                                  ("data_parallel_s", "data parallelism", "s--"),
+                                  ("expert_s", "experts' strategy", "^:")):
+            ax.plot(ps, [float(r[key]) for r in sel], style, label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("ranks P")
+        ax.set_ylabel("modelled seconds per training step")
+        ax.set_title(n)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Whole networks: the found strategy beside both baselines, one machine model")
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    path = os.path.join(out_dir, "networks.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return [path]
+
+
+def plot_networks_run(rows, out_dir, plt):
+    networks = list(OrderedDict.fromkeys(r["network"] for r in rows))
+    fig, axes = grid_panels(len(networks), plt)
+    for ax, n in zip(axes, networks):
+        sel = [r for r in rows if r["network"] == n]
+        for k, s in enumerate(OrderedDict.fromkeys(r["strategy"] for r in sel)):
+            pts = sorted((r for r in sel if r["strategy"] == s), key=lambda r: int(r["p"]))
+            ps = [int(r["p"]) for r in pts]
+            colour = f"C{k}"
+            ax.plot(ps, [float(r["measured_s"]) for r in pts], "o-", color=colour,
+                    label=f"{s}, measured")
+            ax.plot(ps, [float(r["modelled_s"]) for r in pts], "x--", color=colour,
+                    label=f"{s}, modelled")
+        ax.set_yscale("log")
+        ax.set_xticks(sorted({int(r["p"]) for r in sel}))
+        ax.set_xlabel("ranks (mpirun -np)")
+        ax.set_ylabel("seconds per training step")
+        ax.set_title(n)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Whole networks scaled down: measured beside the calibrated model")
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    path = os.path.join(out_dir, "networks_run.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return [path]
+
+
 PLOTTERS = {
+    "bench_networks": plot_networks,
+    "bench_networks_run": plot_networks_run,
     "bench_distributed_matmul": plot_matmul,
     "bench_attention_softmax": plot_attention_softmax,
 }
