@@ -212,57 +212,58 @@ def plot_attention_softmax(rows, out_dir, plt):
     return [path]
 
 
-def plot_networks(rows, out_dir, plt):
+def plot_per_network(rows, out_dir, plt, name, title, xlabel, ylabel, draw, log_x=False):
+    """One panel per network (the rows' `network` column, in order): draw(ax, its rows)."""
     networks = list(OrderedDict.fromkeys(r["network"] for r in rows))
     fig, axes = grid_panels(len(networks), plt)
     for ax, n in zip(axes, networks):
-        sel = sorted((r for r in rows if r["network"] == n), key=lambda r: int(r["p"]))
+        draw(ax, [r for r in rows if r["network"] == n])
+        if log_x:
+            ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(n)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    path = os.path.join(out_dir, name)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return [path]
+
+
+def plot_networks(rows, out_dir, plt):
+    def draw(ax, sel):
+        sel = sorted(sel, key=lambda r: int(r["p"]))
         ps = [int(r["p"]) for r in sel]
         for key, label, style in (("found_s", "found (wp::optimize)", "o-"),
                                   ("data_parallel_s", "data parallelism", "s--"),
                                   ("expert_s", "experts' strategy", "^:")):
             ax.plot(ps, [float(r[key]) for r in sel], style, label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("ranks P")
-        ax.set_ylabel("modelled seconds per training step")
-        ax.set_title(n)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle("Whole networks: the found strategy beside both baselines, one machine model")
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
-    path = os.path.join(out_dir, "networks.png")
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return [path]
+
+    return plot_per_network(
+        rows, out_dir, plt, "networks.png",
+        "Whole networks: the found strategy beside both baselines, one machine model",
+        "ranks P", "modelled seconds per training step", draw, log_x=True)
 
 
 def plot_networks_run(rows, out_dir, plt):
-    networks = list(OrderedDict.fromkeys(r["network"] for r in rows))
-    fig, axes = grid_panels(len(networks), plt)
-    for ax, n in zip(axes, networks):
-        sel = [r for r in rows if r["network"] == n]
+    def draw(ax, sel):
         for k, s in enumerate(OrderedDict.fromkeys(r["strategy"] for r in sel)):
             pts = sorted((r for r in sel if r["strategy"] == s), key=lambda r: int(r["p"]))
             ps = [int(r["p"]) for r in pts]
-            colour = f"C{k}"
-            ax.plot(ps, [float(r["measured_s"]) for r in pts], "o-", color=colour,
+            ax.plot(ps, [float(r["measured_s"]) for r in pts], "o-", color=f"C{k}",
                     label=f"{s}, measured")
-            ax.plot(ps, [float(r["modelled_s"]) for r in pts], "x--", color=colour,
+            ax.plot(ps, [float(r["modelled_s"]) for r in pts], "x--", color=f"C{k}",
                     label=f"{s}, modelled")
-        ax.set_yscale("log")
         ax.set_xticks(sorted({int(r["p"]) for r in sel}))
-        ax.set_xlabel("ranks (mpirun -np)")
-        ax.set_ylabel("seconds per training step")
-        ax.set_title(n)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle("Whole networks scaled down: measured beside the calibrated model")
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
-    path = os.path.join(out_dir, "networks_run.png")
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return [path]
+
+    return plot_per_network(
+        rows, out_dir, plt, "networks_run.png",
+        "Whole networks scaled down: measured beside the calibrated model",
+        "ranks (mpirun -np)", "seconds per training step", draw)
 
 
 PLOTTERS = {
