@@ -48,10 +48,10 @@ void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp
                 "Transformer scaled down (batch %lld, 32 positions, vocabulary 4000, E 128 in 4 "
                 "heads, FFN 512, 2 + 2 blocks, float)",
                 static_cast<long long>(z.batch));
-  // the bench rows' space: Megatron replicates its norms and residuals, and each backward map
-  // takes its forward map's grid, as in Megatron (the search is then proven optimal)
+  // the bench rows' space: each backward map takes its forward map's grid, as in Megatron (the
+  // search is then proven optimal); time_strategies adds the replicated candidates (Megatron's
+  // norms and residuals)
   wp::optimize_options opt;
-  opt.configs.replicas = true;
   opt.configs.tie_backward = true;
   time_strategies(
       ctx, step.program, [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); }, mm,
