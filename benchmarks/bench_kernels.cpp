@@ -8,7 +8,8 @@
 //   build-bench/benchmarks/bench_kernels --quick        (small sizes of everything, < 1 minute)
 //   build-bench/benchmarks/bench_kernels [--reps=7] [--only=axpy,exp,...] [--dtype=f32,f64]
 //       [--sizes=2^16,2^25] [--big] [--matrix=R,C] [--softmax=B,H,S,L] [--layernorm=N,D]
-//       [--stencil=N] [--conv1d=N,K] [--conv2d=N,C,K,H,W] [--quick] [--csv FILE]
+//       [--stencil=N] [--conv1d=N,K] [--conv2d=N,C,K,H,W]
+//       [--convlayer=N,C,K,H,W,R,stride,pad,groups] [--quick] [--csv FILE]
 //   OMP_NUM_THREADS=1 build-bench/benchmarks/bench_kernels ...     (one thread everywhere)
 //
 // Kernels (--only names), their dtypes (--dtype picks among them) and size options [defaults]:
@@ -31,9 +32,23 @@
 //              VALID (no padding: out is (H-2) x (W-2))  f32  --conv2d=N,C,K,H,W [16,64,64,56,56]
 //              (heavy: at N = 16 the map variants take tens of seconds per run on 2 vCPUs;
 //              --conv2d=2,64,64,56,56 runs the same layer on 2 images)
+//   convlayer  the three maps of a grouped, strided, zero-padded convolution layer as
+//              wp::nn::conv2d (nn/conv.hpp) and its backward write them, over the space
+//              (N, G, Kg, Ho, Wo, Cg, R, R) with indices n, g, k, i, j, c, r, s (Cg = C/G,
+//              Kg = K/G, Ho = (H + 2 pad - R) / stride + 1), each its own case:
+//                convlayer fwd  y(n, Kg g + k, i, j) += wp::padded(x, 0)(n, Cg g + c,
+//                               st i + r - pad, st j + s - pad) * w(Kg g + k, c, r, s)
+//                convlayer dW   dw(Kg g + k, c, r, s) += dy(n, Kg g + k, i, j) *
+//                               wp::padded(x, 0)(n, Cg g + c, st i + r - pad, st j + s - pad)
+//                convlayer dX   dxp(n, Cg g + c, st i + r, st j + s) += dy(n, Kg g + k, i, j) *
+//                               w(Kg g + k, c, r, s), dxp over the padded extents
+//                               (N, C, st (Ho-1) + R, st (Wo-1) + R)
+//              f32  --convlayer=N,C,K,H,W,R,stride,pad,groups [8,64,64,28,28,3,1,1,1]
+//              (C and K divisible by groups; the CSV's kernel column names the case)
 // --big adds to --sizes the size whose input array is 512 MB (2^27 f32, 2^26 f64).
 // --quick: sizes 2^16,2^20; matrix 1024x1024; softmax 2,4,128,256; layernorm 2048,1024;
-// stencil 1024; conv1d 2^20,64; conv2d 2,16,16,28,28 (options after it still apply).
+// stencil 1024; conv1d 2^20,64; conv2d 2,16,16,28,28; convlayer 2,16,16,14,14,3,2,1,2 (stride 2,
+// 2 groups) (options beside it still apply).
 //
 // Variants of every kernel, run alternately in the same run:
 //   map...     the workpart map(s) run with wp::run. Kernels with more than one way to write
@@ -53,6 +68,10 @@
 //                conv2d                "map" (three nested wp::range sums) and "map:+=" (c, r, s
 //                                      dimensions of a 7-D space); both run as GEMMs with the
 //                                      input packed as a matrix (exec/cpu/gemm_packed.hpp).
+//                convlayer             "map" (the one map of each case, its output reset to 0
+//                                      before every run, untimed); the library runs all three
+//                                      as GEMMs: the padded input packed (im2col) for fwd and
+//                                      dW, dX's GEMM result added from a buffer (col2im).
 //              The first one is "the map" of the ratios in the CSV. Every form here compiles
 //              and runs as written (the nested ranges too: two levels in the stencils, three in
 //              conv2d); none is worked around.
@@ -67,7 +86,11 @@
 //   eigen      Eigen array expressions on one thread, eigen-omp the same on per-thread chunks
 //              (rows); softmax: the hand-written per-row Eigen softmax of
 //              bench_attention_softmax.cpp; conv2d: "eigen-gemm", im2col + one GEMM per image
-//              (Eigen's GEMM; through the BLAS with EIGEN_USE_BLAS, threaded as the BLAS is).
+//              (Eigen's GEMM; through the BLAS with EIGEN_USE_BLAS, threaded as the BLAS is);
+//              convlayer: "eigen-gemm", hand-written im2col (zeros in the padding) + one GEMM
+//              per image and group for fwd and dW, and for dX one GEMM per image and group into
+//              a column buffer added into dxp (col2im). The loops of convlayer zero their
+//              outputs inside the timed run, as conv2d's do.
 // Outputs that maps combine into (+=, max_into) are reset before every run, untimed.
 //
 // How the figures are made: one untimed warm-up round (every variant once, page faults and
@@ -149,7 +172,7 @@ using i64 = std::int64_t;
 
 const std::vector<std::string> all_kernels{"axpy",     "exp",    "tanhx",   "select",    "rowsum",
                                            "rowmax",   "colsum", "softmax", "layernorm", "stencil3",
-                                           "stencil5", "conv1d", "conv2d"};
+                                           "stencil5", "conv1d", "conv2d",  "convlayer"};
 
 struct options {
   int reps = 7;
@@ -162,7 +185,8 @@ struct options {
   i64 ln_rows = 16384, ln_cols = 1024;
   i64 stencil = 4096;
   i64 conv1d_n = i64(1) << 24, conv1d_k = 64;
-  std::vector<i64> conv2d{16, 64, 64, 56, 56};  // N, C, K, H, W
+  std::vector<i64> conv2d{16, 64, 64, 56, 56};                // N, C, K, H, W
+  std::vector<i64> convlayer{8, 64, 64, 28, 28, 3, 1, 1, 1};  // N, C, K, H, W, R, stride, pad, G
   std::string csv;
 
   bool wants(const std::string& k) const {
@@ -174,10 +198,11 @@ struct options {
   std::printf(
       "usage: %s [--reps=N] [--only=K1,K2,...] [--dtype=f32,f64] [--sizes=LIST] [--big]\n"
       "           [--matrix=R,C] [--softmax=B,H,S,L] [--layernorm=N,D] [--stencil=N]\n"
-      "           [--conv1d=N,K] [--conv2d=N,C,K,H,W] [--quick] [--csv FILE]\n"
+      "           [--conv1d=N,K] [--conv2d=N,C,K,H,W]\n"
+      "           [--convlayer=N,C,K,H,W,R,stride,pad,groups] [--quick] [--csv FILE]\n"
       "  --reps       timed rounds (median reported), default 7 (after one warm-up round)\n"
       "  --only       kernels: axpy exp tanhx select rowsum rowmax colsum softmax layernorm\n"
-      "               stencil3 stencil5 conv1d conv2d (default all)\n"
+      "               stencil3 stencil5 conv1d conv2d convlayer (default all)\n"
       "  --dtype      f32, f64 or both (default both; each kernel runs in its own dtypes)\n"
       "  --sizes      elements of the element-wise kernels, e.g. 65536,2^25 (default 2^16,2^25)\n"
       "  --big        also the size whose input is 512 MB (2^27 f32, 2^26 f64)\n"
@@ -187,6 +212,8 @@ struct options {
       "  --stencil    n of the n x n grid, default 4096\n"
       "  --conv1d     points, taps, default 2^24,64\n"
       "  --conv2d     N,C,K,H,W (3 x 3 filter, valid), default 16,64,64,56,56\n"
+      "  --convlayer  N,C,K,H,W,R,stride,pad,groups: an R x R filter, zero padding pad,\n"
+      "               C and K divisible by groups; default 8,64,64,28,28,3,1,1,1\n"
       "  --quick      small sizes of everything (the whole run in well under a minute)\n"
       "  --csv FILE   also write one line per kernel x dtype x size x variant\n"
       "Threads: OMP_NUM_THREADS decides the library's and the -omp variants'.\n",
@@ -194,8 +221,8 @@ struct options {
   std::exit(rc);
 }
 
-/// A list of positive sizes; items may be written 2^k.
-std::vector<i64> parse_list(const std::string& list) {
+/// A list of positive (with allow_zero: non-negative) sizes; items may be written 2^k.
+std::vector<i64> parse_list(const std::string& list, bool allow_zero = false) {
   std::vector<i64> out;
   std::size_t pos = 0;
   while (pos <= list.size()) {
@@ -210,7 +237,7 @@ std::vector<i64> parse_list(const std::string& list) {
       } else {
         v = std::atoll(item.c_str());
       }
-      if (v <= 0) return {};
+      if (v < 0 || (v == 0 && !allow_zero)) return {};
       out.push_back(v);
     }
     pos = end + 1;
@@ -228,6 +255,7 @@ void set_quick(options& o) {
   o.conv1d_n = i64(1) << 20;
   o.conv1d_k = 64;
   o.conv2d = {2, 16, 16, 28, 28};
+  o.convlayer = {2, 16, 16, 14, 14, 3, 2, 1, 2};
 }
 
 options parse(int argc, char** argv) {
@@ -296,6 +324,22 @@ options parse(int argc, char** argv) {
     } else if (const char* c2 = value("--conv2d=")) {
       o.conv2d = list(c2, 5);
       if (o.conv2d[3] < 3 || o.conv2d[4] < 3) usage(argv[0], 2);
+    } else if (const char* cl = value("--convlayer=")) {
+      const std::vector<i64> l = parse_list(cl, /*allow_zero=*/true);  // the padding may be 0
+      if (l.size() != 9) usage(argv[0], 2);
+      for (std::size_t e = 0; e < l.size(); ++e)
+        if (e != 7 && l[e] == 0) usage(argv[0], 2);
+      const i64 C = l[1], K = l[2], H = l[3], W = l[4], R = l[5], pad = l[7], G = l[8];
+      if (C % G != 0 || K % G != 0) {
+        std::fprintf(stderr, "--convlayer: groups %lld must divide C %lld and K %lld\n",
+                     (long long)G, (long long)C, (long long)K);
+        usage(argv[0], 2);
+      }
+      if (H + 2 * pad < R || W + 2 * pad < R) {
+        std::fprintf(stderr, "--convlayer: the padded image is smaller than the filter\n");
+        usage(argv[0], 2);
+      }
+      o.convlayer = l;
     } else if (s == "--help" || s == "-h") {
       usage(argv[0], 0);
     } else {
@@ -1268,6 +1312,264 @@ void bench_conv2d(const options& opt, report& rep) {
   measure<float>(ci, vs, std::size_t(n_out), opt, rep);
 }
 
+// ---------------------------------------------------------------------------------------------
+// a convolution layer (float32): grouped, strided, zero-padded, its three maps as wp::nn::conv2d
+// and its backward write them
+
+/// x (N, C, H, W), w (K, Cg, R, R), y and dy (N, K, Ho, Wo), dw as w, and the input gradient
+/// over the padded extents, dxp (N, C, Hp, Wp): every row and column a window reads.
+struct conv_shape {
+  i64 N, C, K, H, W, R, st, p, G;
+  i64 Cg() const { return C / G; }
+  i64 Kg() const { return K / G; }
+  i64 Ho() const { return (H + 2 * p - R) / st + 1; }
+  i64 Wo() const { return (W + 2 * p - R) / st + 1; }
+  i64 Hp() const { return st * (Ho() - 1) + R; }
+  i64 Wp() const { return st * (Wo() - 1) + R; }
+};
+
+/// y(n, k, i, j) = sum_{c, r, s} x(n, g Cg + c, st i + r - p, st j + s - p) w(k, c, r, s),
+/// g = k / Kg; rows of the window outside the image skipped, columns tested per element.
+__attribute__((noinline)) void convlayer_fwd_loop(const conv_shape& q, const float* x,
+                                                  const float* w, float* y, bool par) {
+  (void)par;
+  const i64 N = q.N, C = q.C, K = q.K, H = q.H, W = q.W, R = q.R, st = q.st, p = q.p;
+  const i64 Cg = q.Cg(), Kg = q.Kg(), Ho = q.Ho(), Wo = q.Wo();
+  BENCH_OMP_FOR2_IF
+  for (i64 n = 0; n < N; ++n)
+    for (i64 k = 0; k < K; ++k) {
+      const i64 g = k / Kg;
+      float* o = y + (n * K + k) * Ho * Wo;
+      for (i64 e = 0; e < Ho * Wo; ++e) o[e] = 0;
+      for (i64 c = 0; c < Cg; ++c) {
+        const float* xc = x + (n * C + g * Cg + c) * H * W;
+        for (i64 r = 0; r < R; ++r)
+          for (i64 s = 0; s < R; ++s) {
+            const float wv = w[((k * Cg + c) * R + r) * R + s];
+            for (i64 i = 0; i < Ho; ++i) {
+              const i64 yy = st * i + r - p;
+              if (yy < 0 || yy >= H) continue;  // a padding row: zeros
+              for (i64 j = 0; j < Wo; ++j) {
+                const i64 xx = st * j + s - p;
+                if (xx >= 0 && xx < W) o[i * Wo + j] += wv * xc[yy * W + xx];
+              }
+            }
+          }
+      }
+    }
+}
+
+/// dw(k, c, r, s) = sum_{n, i, j} dy(n, k, i, j) x(n, g Cg + c, st i + r - p, st j + s - p):
+/// each image's sum first, then added (one float sum over all N Ho Wo terms would lose digits).
+__attribute__((noinline)) void convlayer_dw_loop(const conv_shape& q, const float* x,
+                                                 const float* dy, float* dw, bool par) {
+  (void)par;
+  const i64 N = q.N, C = q.C, K = q.K, H = q.H, W = q.W, R = q.R, st = q.st, p = q.p;
+  const i64 Cg = q.Cg(), Kg = q.Kg(), Ho = q.Ho(), Wo = q.Wo();
+  BENCH_OMP_FOR2_IF
+  for (i64 k = 0; k < K; ++k)
+    for (i64 c = 0; c < Cg; ++c) {
+      const i64 g = k / Kg;
+      for (i64 r = 0; r < R; ++r)
+        for (i64 s = 0; s < R; ++s) {
+          float acc = 0;
+          for (i64 n = 0; n < N; ++n) {
+            const float* d = dy + (n * K + k) * Ho * Wo;
+            const float* xc = x + (n * C + g * Cg + c) * H * W;
+            float part = 0;
+            for (i64 i = 0; i < Ho; ++i) {
+              const i64 yy = st * i + r - p;
+              if (yy < 0 || yy >= H) continue;
+              for (i64 j = 0; j < Wo; ++j) {
+                const i64 xx = st * j + s - p;
+                if (xx >= 0 && xx < W) part += d[i * Wo + j] * xc[yy * W + xx];
+              }
+            }
+            acc += part;
+          }
+          dw[((k * Cg + c) * R + r) * R + s] = acc;
+        }
+    }
+}
+
+/// dxp(n, g Cg + c, st i + r, st j + s) += dy(n, g Kg + k, i, j) w(g Kg + k, c, r, s): each
+/// (image, channel) plane zeroed, then every window's products added into it.
+__attribute__((noinline)) void convlayer_dx_loop(const conv_shape& q, const float* w,
+                                                 const float* dy, float* dxp, bool par) {
+  (void)par;
+  const i64 N = q.N, C = q.C, K = q.K, R = q.R, st = q.st;
+  const i64 Cg = q.Cg(), Kg = q.Kg(), Ho = q.Ho(), Wo = q.Wo(), Hp = q.Hp(), Wp = q.Wp();
+  BENCH_OMP_FOR2_IF
+  for (i64 n = 0; n < N; ++n)
+    for (i64 cc = 0; cc < C; ++cc) {
+      const i64 g = cc / Cg, c = cc % Cg;
+      float* d = dxp + (n * C + cc) * Hp * Wp;
+      for (i64 e = 0; e < Hp * Wp; ++e) d[e] = 0;
+      for (i64 k = g * Kg; k < (g + 1) * Kg; ++k) {
+        const float* dk = dy + (n * K + k) * Ho * Wo;
+        for (i64 r = 0; r < R; ++r)
+          for (i64 s = 0; s < R; ++s) {
+            const float wv = w[((k * Cg + c) * R + r) * R + s];
+            for (i64 i = 0; i < Ho; ++i)
+              for (i64 j = 0; j < Wo; ++j) d[(st * i + r) * Wp + st * j + s] += wv * dk[i * Wo + j];
+          }
+      }
+    }
+}
+
+/// im2col + one GEMM per image and group (Eigen's; the BLAS's with EIGEN_USE_BLAS):
+///   fwd  y_ng (Kg x Ho Wo) = w_g (Kg x Cg R R) * cols (Cg R R x Ho Wo)
+///   dW   dw_g (Kg x Cg R R) += dy_ng (Kg x Ho Wo) * cols^T
+///   dX   cols = w_g^T * dy_ng, then added into dxp window by window (col2im).
+struct convlayer_gemm {
+  conv_shape q;
+  i64 Cg, Kg, Ho, Wo, Hp, Wp, CRR, HW;
+  rmatf cols;  // one image's and group's patches, allocated once, outside the timed region
+  explicit convlayer_gemm(const conv_shape& s)
+      : q(s),
+        Cg(s.Cg()),
+        Kg(s.Kg()),
+        Ho(s.Ho()),
+        Wo(s.Wo()),
+        Hp(s.Hp()),
+        Wp(s.Wp()),
+        CRR(s.Cg() * s.R * s.R),
+        HW(s.Ho() * s.Wo()),
+        cols(CRR, HW) {}
+
+  /// cols = the windows of image n, group g: row (c, r, s), column (i, j); zeros in the padding.
+  void im2col(const float* x, i64 n, i64 g) {
+    const i64 C = q.C, H = q.H, W = q.W, R = q.R, st = q.st, p = q.p;
+    for (i64 c = 0; c < Cg; ++c) {
+      const float* xc = x + (n * C + g * Cg + c) * H * W;
+      for (i64 r = 0; r < R; ++r)
+        for (i64 s = 0; s < R; ++s) {
+          float* row = cols.data() + ((c * R + r) * R + s) * HW;
+          for (i64 i = 0; i < Ho; ++i) {
+            float* o = row + i * Wo;
+            const i64 yy = st * i + r - p;
+            if (yy < 0 || yy >= H) {
+              std::fill(o, o + Wo, 0.0f);
+              continue;
+            }
+            for (i64 j = 0; j < Wo; ++j) {
+              const i64 xx = st * j + s - p;
+              o[j] = xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
+            }
+          }
+        }
+    }
+  }
+  void forward(const float* x, const float* w, float* y) {
+    for (i64 n = 0; n < q.N; ++n)
+      for (i64 g = 0; g < q.G; ++g) {
+        im2col(x, n, g);
+        const Eigen::Map<const rmatf> wg(w + g * Kg * CRR, Kg, CRR);
+        Eigen::Map<rmatf> yg(y + (n * q.K + g * Kg) * HW, Kg, HW);
+        yg.noalias() = wg * cols;
+      }
+  }
+  void weight_gradient(const float* x, const float* dy, float* dw) {
+    for (i64 n = 0; n < q.N; ++n)
+      for (i64 g = 0; g < q.G; ++g) {
+        im2col(x, n, g);
+        const Eigen::Map<const rmatf> dyg(dy + (n * q.K + g * Kg) * HW, Kg, HW);
+        Eigen::Map<rmatf> dwg(dw + g * Kg * CRR, Kg, CRR);
+        if (n == 0)
+          dwg.noalias() = dyg * cols.transpose();
+        else
+          dwg.noalias() += dyg * cols.transpose();
+      }
+  }
+  void input_gradient(const float* w, const float* dy, float* dxp) {
+    const i64 C = q.C, R = q.R, st = q.st;
+    std::fill(dxp, dxp + q.N * C * Hp * Wp, 0.0f);
+    for (i64 n = 0; n < q.N; ++n)
+      for (i64 g = 0; g < q.G; ++g) {
+        const Eigen::Map<const rmatf> wg(w + g * Kg * CRR, Kg, CRR);
+        const Eigen::Map<const rmatf> dyg(dy + (n * q.K + g * Kg) * HW, Kg, HW);
+        cols.noalias() = wg.transpose() * dyg;
+        for (i64 c = 0; c < Cg; ++c) {  // col2im
+          float* d = dxp + (n * C + g * Cg + c) * Hp * Wp;
+          for (i64 r = 0; r < R; ++r)
+            for (i64 s = 0; s < R; ++s) {
+              const float* row = cols.data() + ((c * R + r) * R + s) * HW;
+              for (i64 i = 0; i < Ho; ++i)
+                for (i64 j = 0; j < Wo; ++j) d[(st * i + r) * Wp + st * j + s] += row[i * Wo + j];
+            }
+        }
+      }
+  }
+};
+
+void bench_convlayer(const options& opt, report& rep) {
+  const std::vector<i64>& v = opt.convlayer;
+  const conv_shape q{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+  const i64 N = q.N, C = q.C, K = q.K, H = q.H, W = q.W, R = q.R, st = q.st, p = q.p, G = q.G;
+  const i64 Cg = q.Cg(), Kg = q.Kg(), Ho = q.Ho(), Wo = q.Wo(), Hp = q.Hp(), Wp = q.Wp();
+  const i64 n_x = N * C * H * W, n_w = K * Cg * R * R, n_y = N * K * Ho * Wo,
+            n_dxp = N * C * Hp * Wp;
+  std::vector<float> xv = uniform<float>(n_x, -1.0, 1.0, 13),
+                     wv = uniform<float>(n_w, -0.1, 0.1, 14),
+                     dyv = uniform<float>(n_y, -1.0, 1.0, 15);
+  outputs<float> oy{std::size_t(n_y)}, odw{std::size_t(n_w)}, odx{std::size_t(n_dxp)};
+  wp::array<float, 4> X("x", {N, C, H, W}, xv.data()), Wt("w", {K, Cg, R, R}, wv.data()),
+      DY("dy", {N, K, Ho, Wo}, dyv.data()), Y("y", {N, K, Ho, Wo}, oy.map.data()),
+      DW("dw", {K, Cg, R, R}, odw.map.data()), DXP("dxp", {N, C, Hp, Wp}, odx.map.data());
+  auto [n, g, k, i, j, c, r, s] = wp::indices<8>();
+  const auto space = wp::space(N, G, Kg, Ho, Wo, Cg, R, R);
+  auto xp = wp::padded(X, 0.0f);
+  auto fwd = wp::map("convlayer", space,
+                     Y(n, Kg * g + k, i, j) +=
+                     xp(n, Cg * g + c, st * i + r - p, st * j + s - p) * Wt(Kg * g + k, c, r, s));
+  auto dwm = wp::map(
+      "convlayer.dw", space,
+      DW(Kg * g + k, c, r, s) +=
+      DY(n, Kg * g + k, i, j) * wp::padded(X, 0.0f)(n, Cg * g + c, st * i + r - p, st * j + s - p));
+  auto dxm = wp::map("convlayer.dx", space,
+                     DXP(n, Cg * g + c, st * i + r, st * j + s) +=
+                     DY(n, Kg * g + k, i, j) * Wt(Kg * g + k, c, r, s));
+
+  char size[128];
+  std::snprintf(size, sizeof size, "N%lld C%lld K%lld %lldx%lld R%lld s%lld p%lld g%lld",
+                (long long)N, (long long)C, (long long)K, (long long)H, (long long)W, (long long)R,
+                (long long)st, (long long)p, (long long)G);
+  const double flops = 2.0 * double(n_y) * double(Cg * R * R);
+  const float *xp_ = xv.data(), *wp_ = wv.data(), *dyp = dyv.data();
+  auto gemm = std::make_shared<convlayer_gemm>(q);
+  // One case per map: its kernel name (the CSV's kernel column), main input, bytes, map, the
+  // loop f(out, par) and the Eigen GEMM f(out), the result's elements.
+  auto one_case = [&](const char* kernel, i64 elements, i64 bytes_elements, const auto& m,
+                      outputs<float>& o, std::function<void(float*, bool)> loop,
+                      std::function<void(float*)> eig) {
+    case_info ci{kernel, "f32", size, elements, double(bytes_elements) * sizeof(float)};
+    ci.flops = flops;
+    ci.check = check_mode::normwise;
+    ci.explain = wp::explain_local(m);
+    std::vector<variant<float>> vs;
+    vs.push_back({"map", vkind::map, [m] { wp::run(m); }, o.map.data(),
+                  [&o] { std::fill(o.map.begin(), o.map.end(), 0.0f); }});
+    add_loops<float>(
+        vs, [loop, &o](bool par) { loop(par ? o.loop_omp.data() : o.loop.data(), par); },
+        o.loop.data(), o.loop_omp.data());
+    vs.push_back(
+        {"eigen-gemm", vkind::eigen, [eig, &o] { eig(o.eigen.data()); }, o.eigen.data(), {}});
+    measure<float>(ci, vs, o.map.size(), opt, rep);
+  };
+  one_case(
+      "convlayer fwd", n_x, n_x + n_w + n_y, fwd, oy,
+      [=](float* out, bool par) { convlayer_fwd_loop(q, xp_, wp_, out, par); },
+      [=](float* out) { gemm->forward(xp_, wp_, out); });
+  one_case(
+      "convlayer dW", n_x, n_y + n_x + n_w, dwm, odw,
+      [=](float* out, bool par) { convlayer_dw_loop(q, xp_, dyp, out, par); },
+      [=](float* out) { gemm->weight_gradient(xp_, dyp, out); });
+  one_case(
+      "convlayer dX", n_y, n_y + n_w + n_dxp, dxm, odx,
+      [=](float* out, bool par) { convlayer_dx_loop(q, wp_, dyp, out, par); },
+      [=](float* out) { gemm->input_gradient(wp_, dyp, out); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1358,6 +1660,7 @@ int main(int argc, char** argv) {
     }
     f32_only("conv1d", bench_conv1d);
     f32_only("conv2d", bench_conv2d);
+    f32_only("convlayer", bench_convlayer);
     for (const auto& s : skipped) std::printf("\nskipped by --dtype: %s\n", s.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_kernels: %s\n", e.what());
@@ -1367,12 +1670,12 @@ int main(int argc, char** argv) {
   std::printf(
       "\nsummary (medians; map/loop = fastest loop / map, map/eigen = fastest Eigen / map: > 1 "
       "means the map is faster; floor%% = floor / map)\n");
-  std::printf("  %-9s %-5s %-20s %9s %-10s %10s %10s %-9s %10s %-10s %8s %9s %6s  %s\n", "kernel",
+  std::printf("  %-13s %-5s %-20s %9s %-10s %10s %10s %-9s %10s %-10s %8s %9s %6s  %s\n", "kernel",
               "dtype", "size", "MB", "map form", "map", "loop", "(which)", "eigen", "(which)",
               "map/loop", "map/eigen", "floor%", "targets");
   for (const auto& s : rep.rows)
     std::printf(
-        "  %-9s %-5s %-20s %9.2f %-10s %10s %10s %-9s %10s %-10s %7.2fx %8.2fx %5.0f%%  %s%s\n",
+        "  %-13s %-5s %-20s %9.2f %-10s %10s %10s %-9s %10s %-10s %7.2fx %8.2fx %5.0f%%  %s%s\n",
         s.kernel.c_str(), s.dtype.c_str(), s.size.c_str(), s.bytes * 1e-6, s.form.c_str(),
         human_time(s.t_map).c_str(), human_time(s.t_loop).c_str(), s.loop_name.c_str(),
         human_time(s.t_eigen).c_str(), s.eigen_name.c_str(), s.t_loop / s.t_map,

@@ -4,8 +4,10 @@
 /// as `+=` over the extended space, the input packed as a matrix (im2col) on either side of
 /// the product, true convolutions (negative coefficients), an output whose channel axis is
 /// innermost, matrix products written as sums over a range or over wp::all, empty ranges,
-/// packed blocks far smaller than a matrix, and the forms that stay loops. Every result is
-/// compared with a nested loop written here; the counters show which path ran.
+/// packed blocks far smaller than a matrix, the three maps of a grouped, strided, padded
+/// convolution layer (its forward with a padded input packed, its weight gradient, its input
+/// gradient added from a buffer), and the forms that stay loops. Every result is compared
+/// with a nested loop written here; the counters show which path ran.
 
 #include <catch2/catch.hpp>
 
@@ -56,9 +58,11 @@ struct path_counts {
   long gemms = wp::detail::counters().gemm_calls.load();
   long packed = wp::detail::counters().packed_elements.load();
   long loops = wp::detail::counters().loop_statements.load();
+  long unpacked = wp::detail::counters().unpacked_elements.load();
   long gemms_since() const { return wp::detail::counters().gemm_calls.load() - gemms; }
   long packed_since() const { return wp::detail::counters().packed_elements.load() - packed; }
   long loops_since() const { return wp::detail::counters().loop_statements.load() - loops; }
+  long unpacked_since() const { return wp::detail::counters().unpacked_elements.load() - unpacked; }
 };
 
 /// A small budget for the packed operand: many blocks, rows split between them.
@@ -275,6 +279,219 @@ TEST_CASE("packed gemm: empty ranges give zero sums; `+=` over them changes noth
   }
 }
 
+namespace {
+
+/// A grouped, strided, zero- (or fill-) padded 2-D convolution's shapes, as wp::nn::conv2d
+/// writes it: x (N, C, H, W), w (K, C/G, Rh, Rw), y (N, K, Ho, Wo).
+struct grouped_conv {
+  index_t N, C, H, W, K, G, Rh, Rw, st, ph, pw;
+  index_t Cg() const { return C / G; }
+  index_t Kg() const { return K / G; }
+  index_t Ho() const { return (H + 2 * ph - Rh) / st + 1; }
+  index_t Wo() const { return (W + 2 * pw - Rw) / st + 1; }
+  /// The input gradient's padded extents: every row and column a window reads.
+  index_t Hp() const { return st * (Ho() - 1) + Rh; }
+  index_t Wp() const { return st * (Wo() - 1) + Rw; }
+
+  /// x at (n, c, h, v), `fill` outside it.
+  template <class T>
+  double x_at(const std::vector<T>& x, index_t n, index_t c, index_t h, index_t v,
+              double fill) const {
+    if (h < 0 || h >= H || v < 0 || v >= W) return fill;
+    return double(x[std::size_t(((n * C + c) * H + h) * W + v)]);
+  }
+  template <class T>
+  double w_at(const std::vector<T>& w, index_t k, index_t c, index_t r, index_t s) const {
+    return double(w[std::size_t(((k * Cg() + c) * Rh + r) * Rw + s)]);
+  }
+  template <class T>
+  double y_at(const std::vector<T>& y, index_t n, index_t k, index_t i, index_t j) const {
+    return double(y[std::size_t(((n * K + k) * Ho() + i) * Wo() + j)]);
+  }
+
+  /// y0 + the convolution, by plain loops.
+  template <class T>
+  std::vector<double> forward(const std::vector<T>& x, const std::vector<T>& w, double y0,
+                              double fill) const {
+    std::vector<double> y(std::size_t(N * K * Ho() * Wo()), y0);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t i = 0; i < Ho(); ++i)
+          for (index_t j = 0; j < Wo(); ++j) {
+            double a = 0;
+            const index_t g = k / Kg();
+            for (index_t c = 0; c < Cg(); ++c)
+              for (index_t r = 0; r < Rh; ++r)
+                for (index_t s = 0; s < Rw; ++s)
+                  a += w_at(w, k, c, r, s) *
+                       x_at(x, n, g * Cg() + c, st * i + r - ph, st * j + s - pw, fill);
+            y[std::size_t(((n * K + k) * Ho() + i) * Wo() + j)] += a;
+          }
+    return y;
+  }
+  /// dw0 + the weights' gradient for the output gradient dy.
+  template <class T>
+  std::vector<double> weight_gradient(const std::vector<T>& x, const std::vector<T>& dy, double dw0,
+                                      double fill) const {
+    std::vector<double> dw(std::size_t(K * Cg() * Rh * Rw), dw0);
+    for (index_t k = 0; k < K; ++k)
+      for (index_t c = 0; c < Cg(); ++c)
+        for (index_t r = 0; r < Rh; ++r)
+          for (index_t s = 0; s < Rw; ++s) {
+            double a = 0;
+            const index_t g = k / Kg();
+            for (index_t n = 0; n < N; ++n)
+              for (index_t i = 0; i < Ho(); ++i)
+                for (index_t j = 0; j < Wo(); ++j)
+                  a += y_at(dy, n, k, i, j) *
+                       x_at(x, n, g * Cg() + c, st * i + r - ph, st * j + s - pw, fill);
+            dw[std::size_t(((k * Cg() + c) * Rh + r) * Rw + s)] += a;
+          }
+    return dw;
+  }
+  /// dxp0 + the input gradient over the padded extents (N, C, Hp, Wp).
+  template <class T>
+  std::vector<double> input_gradient(const std::vector<T>& w, const std::vector<T>& dy,
+                                     double dxp0) const {
+    std::vector<double> dxp(std::size_t(N * C * Hp() * Wp()), dxp0);
+    for (index_t n = 0; n < N; ++n)
+      for (index_t k = 0; k < K; ++k)
+        for (index_t i = 0; i < Ho(); ++i)
+          for (index_t j = 0; j < Wo(); ++j)
+            for (index_t c = 0; c < Cg(); ++c)
+              for (index_t r = 0; r < Rh; ++r)
+                for (index_t s = 0; s < Rw; ++s) {
+                  const index_t cc = (k / Kg()) * Cg() + c;
+                  dxp[std::size_t(((n * C + cc) * Hp() + st * i + r) * Wp() + st * j + s)] +=
+                      y_at(dy, n, k, i, j) * w_at(w, k, c, r, s);
+                }
+    return dxp;
+  }
+};
+
+}  // namespace
+
+namespace {
+
+/// wp::nn::conv2d's three maps for the shapes g, written here, against the loops of g: the
+/// forward with the padded input packed (fill 0 and 0.5), the weight gradient, the input
+/// gradient added from the GEMM's buffer; each with the default budget and one of a few rows.
+template <class T>
+void check_conv_layer_maps(const grouped_conv& g) {
+  const index_t N = g.N, C = g.C, K = g.K, G = g.G, Cg = g.Cg(), Kg = g.Kg(), Rh = g.Rh, Rw = g.Rw,
+                st = g.st, ph = g.ph, pw = g.pw;
+  wp::array<T, 4> x("x", {N, C, g.H, g.W}), w("w", {K, Cg, Rh, Rw}), y("y", {N, K, g.Ho(), g.Wo()}),
+      dy("dy", {N, K, g.Ho(), g.Wo()}), dw("dw", {K, Cg, Rh, Rw}),
+      dxp("dxp", {N, C, g.Hp(), g.Wp()});
+  const auto xv = fill(x, 1), wv = fill(w, 2), dyv = fill(dy, 3);
+  auto [n, gg, k, i, j, c, r, s] = wp::indices<8>();
+  const auto space = wp::space(N, G, Kg, g.Ho(), g.Wo(), Cg, Rh, Rw);
+  const index_t window_elements = N * G * g.Ho() * g.Wo() * Cg * Rh * Rw;
+  for (std::size_t budget : {std::size_t(16) << 20, std::size_t(3 * Cg * Rh * Rw * sizeof(T))}) {
+    INFO("packed budget " << budget << " bytes");
+    budget_scope b(budget);
+    for (const T fill_value : {T(0), T(0.5)}) {
+      INFO("forward: the padded input packed, fill " << double(fill_value));
+      set_all(y, T(0.25));
+      auto xp = wp::padded(x, fill_value);
+      auto conv =
+          wp::map("conv", space,
+                  y(n, Kg * gg + k, i, j) +=
+                  xp(n, Cg * gg + c, st * i + r - ph, st * j + s - pw) * w(Kg * gg + k, c, r, s));
+      const std::string text = wp::explain_local(conv);
+      INFO(text);
+      REQUIRE(text.find("A packed as a matrix (im2col) per batch point (the padded read's fill") !=
+              std::string::npos);
+      const path_counts before;
+      wp::run(conv);
+      require_close(y, g.forward(xv, wv, 0.25, double(fill_value)));
+      REQUIRE(before.gemms_since() >= N * G);
+      REQUIRE(before.packed_since() == window_elements);  // each image's matrix, once a group
+      REQUIRE(before.loops_since() == 0);
+    }
+    {
+      INFO("weight gradient: dy used in place, the padded input packed on the right");
+      set_all(dw, T(-1));
+      const path_counts before;
+      wp::run(wp::map("dconv.w", space,
+                      dw(Kg * gg + k, c, r, s) +=
+                      dy(n, Kg * gg + k, i, j) *
+                      wp::padded(x, T(0))(n, Cg * gg + c, st * i + r - ph, st * j + s - pw)));
+      require_close(dw, g.weight_gradient(xv, dyv, -1, 0));
+      REQUIRE(before.packed_since() == window_elements);
+      REQUIRE(before.unpacked_since() == 0);
+      REQUIRE(before.loops_since() == 0);
+    }
+    {
+      INFO("input gradient: the left side overlaps itself, added from the GEMM's buffer");
+      set_all(dxp, T(2));
+      auto dconv = wp::map("dconv.x", space,
+                           dxp(n, Cg * gg + c, st * i + r, st * j + s) +=
+                           dy(n, Kg * gg + k, i, j) * w(Kg * gg + k, c, r, s));
+      const std::string text = wp::explain_local(dconv);
+      INFO(text);
+      REQUIRE(text.find("C overlaps itself as a matrix") != std::string::npos);
+      const path_counts before;
+      wp::run(dconv);
+      require_close(dxp, g.input_gradient(wv, dyv, 2));
+      REQUIRE(before.packed_since() == 0);  // dy and w are used in place
+      REQUIRE(before.unpacked_since() == window_elements);
+      REQUIRE(before.loops_since() == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("packed gemm: a grouped, strided, padded convolution layer's three maps",
+                   "[local][gemm][packed]", float, double) {
+  // Uneven extents; the packed matrices laid out along whichever side runs longer.
+  SECTION("2 groups of 9 output channels, stride 2, 3 x 2 padded by 1 and 2: along the output") {
+    check_conv_layer_maps<TestType>(grouped_conv{2, 6, 11, 10, 18, 2, 3, 2, 2, 1, 2});
+  }
+  SECTION("a filter wider than the output (3 x 5 over 4 columns padded by 1): along the filter") {
+    check_conv_layer_maps<TestType>(grouped_conv{3, 4, 5, 4, 24, 3, 3, 5, 1, 1, 1});
+  }
+}
+
+TEMPLATE_TEST_CASE("packed gemm: a padded true convolution (negative coefficients along the run)",
+                   "[local][gemm][packed]", float, double) {
+  using T = TestType;
+  // o(n, k, y, x) = sum_c,r,s w(k, c, r, s) in(n, c, y + 1 - r, x + 2 - s), zero outside: the
+  // packed runs along s step backwards through the input and leave it at both ends.
+  constexpr index_t N = 2, C = 3, K = 8, H = 7, W = 12, R = 3, S = 5;
+  wp::array<T, 4> in("in", {N, C, H, W}), w("w", {K, C, R, S}), o("o", {N, K, H, W});
+  const auto iv = fill(in, 5), wv = fill(w, 6);
+  std::vector<double> want(static_cast<std::size_t>(N * K * H * W));
+  for (index_t b = 0; b < N; ++b)
+    for (index_t kk = 0; kk < K; ++kk)
+      for (index_t yy = 0; yy < H; ++yy)
+        for (index_t xx = 0; xx < W; ++xx) {
+          double a = 0;
+          for (index_t cc = 0; cc < C; ++cc)
+            for (index_t rr = 0; rr < R; ++rr)
+              for (index_t ss = 0; ss < S; ++ss) {
+                const index_t h = yy + 1 - rr, v = xx + 2 - ss;
+                if (h >= 0 && h < H && v >= 0 && v < W)
+                  a += double(wv[std::size_t(((kk * C + cc) * R + rr) * S + ss)]) *
+                       double(iv[std::size_t(((b * C + cc) * H + h) * W + v)]);
+              }
+          want[std::size_t(((b * K + kk) * H + yy) * W + xx)] = a;
+        }
+  auto [n, k, y, x, c, r, s] = wp::indices<7>();
+  const path_counts before;
+  wp::run(wp::map(
+      "true_conv", wp::space(N, K, H, W),
+      o(n, k, y, x) = wp::sum(
+          wp::range(c, 0, C),
+          wp::sum(wp::range(r, 0, R),
+                  wp::sum(wp::range(s, 0, S),
+                          w(k, c, r, s) * wp::padded(in, T(0))(n, c, y + 1 - r, x + 2 - s))))));
+  require_close(o, want);
+  REQUIRE(before.packed_since() == N * C * R * S * H * W);
+  REQUIRE(before.loops_since() == 0);
+}
+
 TEST_CASE("packed gemm: forms that stay loops", "[local][gemm][packed]") {
   auto [i, j, r] = wp::indices<3>();
   SECTION("a 1-D convolution with one output channel: each packed element would be used once") {
@@ -294,6 +511,34 @@ TEST_CASE("packed gemm: forms that stay loops", "[local][gemm][packed]") {
     REQUIRE(before.gemms_since() == 0);
     REQUIRE(before.packed_since() == 0);
     REQUIRE(before.loops_since() == 1);
+  }
+  SECTION("a grouped convolution with fewer than 8 output channels a group: the loop") {
+    // Each packed input element would serve Kg = 3 outputs; each buffered input-gradient
+    // element would sum Kg = 3 terms: both stay loops, with the same results.
+    const grouped_conv g{2, 4, 6, 7, 6, 2, 3, 3, 1, 1, 1};
+    const index_t Cg = g.Cg(), Kg = g.Kg();
+    wp::array<double, 4> x("x", {g.N, g.C, g.H, g.W}), w("w", {g.K, Cg, g.Rh, g.Rw}),
+        yv("y", {g.N, g.K, g.Ho(), g.Wo()}), dxp("dxp", {g.N, g.C, g.Hp(), g.Wp()});
+    const auto xv = fill(x, 1), wv = fill(w, 2);
+    set_all(yv, 0.0);
+    set_all(dxp, 0.0);
+    auto [n, gg, k, y, x2, c, r2, s] = wp::indices<8>();
+    const auto space = wp::space(g.N, g.G, Kg, g.Ho(), g.Wo(), Cg, g.Rh, g.Rw);
+    const path_counts before;
+    wp::run(wp::map(
+        "conv", space,
+        yv(n, Kg * gg + k, y, x2) +=
+        wp::padded(x, 0.0)(n, Cg * gg + c, y + r2 - 1, x2 + s - 1) * w(Kg * gg + k, c, r2, s)));
+    require_close(yv, g.forward(xv, wv, 0, 0));
+    wp::run(wp::map("dconv.x", space,
+                    dxp(n, Cg * gg + c, y + r2, x2 + s) +=
+                    yv(n, Kg * gg + k, y, x2) * w(Kg * gg + k, c, r2, s)));
+    const std::vector<double> yd(yv.data(), yv.data() + yv.size());
+    require_close(dxp, g.input_gradient(wv, yd, 0));
+    REQUIRE(before.gemms_since() == 0);
+    REQUIRE(before.packed_since() == 0);
+    REQUIRE(before.unpacked_since() == 0);
+    REQUIRE(before.loops_since() == 2);
   }
   SECTION("`=` over a space index the left side lacks overwrites; it is not summed") {
     using S = decltype(std::declval<wp::array<double, 1>&>()(i) = wp::sum(

@@ -11,17 +11,29 @@
 #include <utility>
 
 #include "../expr/map.hpp"
+#include "../expr/padded.hpp"
 
 namespace workpart::detail {
 
+/// An operand a GEMM can read: an array read, or (for the packed contractions of
+/// contraction_affine.hpp only) a padded read of one.
+template <class X>
+inline constexpr bool is_gemm_operand_v = is_access_v<X>;
+template <class A>
+inline constexpr bool is_gemm_operand_v<padded_node<A>> = true;
+
 // ---- recognising the form from the types ----
+/// `matches`: a product of two array reads (and a constant); `operands_match`: of two
+/// reads either of which may be padded.
 template <class R>
 struct contraction_form {
   static constexpr bool matches = false;
+  static constexpr bool operands_match = false;
 };
 template <class A, class B>
 struct contraction_form<binary_node<op_mul, A, B>> {
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  static constexpr bool operands_match = is_gemm_operand_v<A> && is_gemm_operand_v<B>;
   using scale_type = int;
   using a_type = A;
   using b_type = B;
@@ -33,6 +45,7 @@ template <class S, class A, class B>
 struct contraction_form<binary_node<op_mul, scalar_node<S>, binary_node<op_mul, A, B>>> {
   using R = binary_node<op_mul, scalar_node<S>, binary_node<op_mul, A, B>>;
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  static constexpr bool operands_match = is_gemm_operand_v<A> && is_gemm_operand_v<B>;
   using scale_type = S;
   using a_type = A;
   using b_type = B;
@@ -44,6 +57,7 @@ template <class S, class A, class B>
 struct contraction_form<binary_node<op_mul, binary_node<op_mul, scalar_node<S>, A>, B>> {
   using R = binary_node<op_mul, binary_node<op_mul, scalar_node<S>, A>, B>;
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  static constexpr bool operands_match = is_gemm_operand_v<A> && is_gemm_operand_v<B>;
   using scale_type = S;
   using a_type = A;
   using b_type = B;
@@ -55,6 +69,7 @@ template <class S, class A, class B>
 struct contraction_form<binary_node<op_mul, binary_node<op_mul, A, B>, scalar_node<S>>> {
   using R = binary_node<op_mul, binary_node<op_mul, A, B>, scalar_node<S>>;
   static constexpr bool matches = is_access_v<A> && is_access_v<B>;
+  static constexpr bool operands_match = is_gemm_operand_v<A> && is_gemm_operand_v<B>;
   using scale_type = S;
   using a_type = A;
   using b_type = B;

@@ -17,6 +17,7 @@ struct exec_counters {
   std::atomic<long> fused_blocks{0};       ///< the blocks they ran over
   std::atomic<long> snapshot_elements{0};  ///< elements copied for statements reading their output
   std::atomic<long> packed_elements{0};    ///< elements copied into packed GEMM operands (im2col)
+  std::atomic<long> unpacked_elements{0};  ///< GEMM results added into an overlapping C (col2im)
   // The device backend (exec/device/):
   std::atomic<long> device_kernels{0};       ///< statements run as the generic Thrust kernel
   std::atomic<long> device_contractions{0};  ///< statements recognised as contractions there

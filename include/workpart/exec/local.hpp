@@ -425,8 +425,9 @@ std::string local_strategy(const Stmt& st) {
   if constexpr (is_affine_contraction_v<N, Stmt>) {
     if (!snapshot) {
       constexpr auto cd = affine_contraction_traits<N, Stmt>::dims();
-      if (!cd.pack_a && !cd.pack_b) return affine_contraction_text<N, Stmt>();  // always a GEMM
-      s = affine_contraction_text<N, Stmt>();  // then the loop that small matrices take
+      if (!cd.pack_a && !cd.pack_b && !cd.pack_c)
+        return affine_contraction_text<N, Stmt>();  // always a GEMM
+      s = affine_contraction_text<N, Stmt>();       // then the loop that small matrices take
     }
   }
   s += loop_strategy_text(loop_shape_of<N, Stmt>(), snapshot);
