@@ -16,6 +16,7 @@
 namespace {
 
 using namespace mpitest;
+using Catch::Matchers::Contains;
 
 /// Rows [lo, hi) of block b of n over g (the documented balanced tiling).
 std::pair<index_t, index_t> rows(index_t n, index_t g, index_t b) {
@@ -144,6 +145,72 @@ TEST_CASE("programs: transposed grids (P,1) -> (1,P) move exactly what readers l
     for (index_t e = 0; e < I * J; ++e)
       if (y.data()[e] != 0.0) ry = "root's y was written";
   REQUIRE(from_root(ctx.comm(), ry) == "");
+}
+
+TEST_CASE("programs: a map failing on one rank, agreed on after later maps, raises everywhere",
+          "[mpi][programs][errors]") {
+  // Maps that read no data are agreed on once, at the end of execute() (or at the next map
+  // that reads data), not one by one: a rank whose run fails (as running out of memory would;
+  // injected here) runs no more maps but takes part in every redistribution after it, so no
+  // rank waits in a collective another skipped, and every rank raises the earliest failure.
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size(), last = P - 1;
+  auto [i, j] = wp::indices<2>();
+  constexpr index_t I = 9, J = 7;  // uneven for 2, 3 and 4 ranks
+  wp::array<double, 2> x("x", {I, J}), y("y", {I, J}), z("z", {I, J}), u("u", {I, J});
+  fill2(x, xv);
+  auto m1 = wp::map("rows", wp::space(I, J), y(i, j) = x(i, j) + 1.0);
+  auto m2 = wp::map("cols", wp::space(I, J), z(i, j) = y(i, j) * 3.0 + x(i, j));
+  auto m3 = wp::map("rows again", wp::space(I, J), u(i, j) = z(i, j) - y(i, j));
+  wp::schedule s;
+  s.set(m1, wp::grid_shape{index_t(P), 1})
+      .set(m2, wp::grid_shape{1, index_t(P)})
+      .set(m3, wp::grid_shape{index_t(P), 1});
+  auto plan = wp::distribute(wp::program(m1, m2, m3), s, ctx);
+  auto& inject = wp::detail::injected_run_failure_for_tests();
+  struct reset {
+    ~reset() { wp::detail::injected_run_failure_for_tests() = {}; }
+  } reset_after;
+  SECTION("the last rank fails in the first map; the redistributions after it still run") {
+    inject = {"rows", last};
+    plan.scatter();
+    std::string msg;
+    REQUIRE_THROWS_AS(
+        [&] {
+          try {
+            plan.execute();
+          } catch (const wp::error& e) {
+            msg = e.what();
+            throw;
+          }
+        }(),
+        wp::error);
+    REQUIRE_THAT(msg, Contains("rank " + std::to_string(last) + ":") &&
+                          Contains("map 'rows': injected failure"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  SECTION("two ranks fail in different maps: the earlier map's failure is raised") {
+    inject = {"rows again", 0};
+    if (ctx.rank() == last) inject = {"cols", last};
+    plan.scatter();
+    std::string msg;
+    try {
+      plan.execute();
+    } catch (const wp::error& e) {
+      msg = e.what();
+    }
+    REQUIRE_THAT(msg, Contains("rank " + std::to_string(last) + ":") &&
+                          Contains("map 'cols': injected failure"));
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  // No rank was left behind: the same plan runs again, right, from root's values.
+  inject = {};
+  plan.run();
+  std::vector<double> want;
+  for (index_t a = 0; a < I; ++a)
+    for (index_t b = 0; b < J; ++b) want.push_back((xv(a, b) + 1.0) * 2.0 + xv(a, b));
+  REQUIRE(compare_on_root(ctx.comm(), u, want) == "");
+  REQUIRE(a_plan_still_works(ctx) == "");
 }
 
 TEST_CASE("programs: grids of different rank, idle ranks, init() inputs", "[mpi][programs]") {

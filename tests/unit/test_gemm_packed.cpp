@@ -492,6 +492,40 @@ TEMPLATE_TEST_CASE("packed gemm: a padded true convolution (negative coefficient
   REQUIRE(before.loops_since() == 0);
 }
 
+TEST_CASE("packed gemm: short loop rows take the GEMM at any reuse", "[local][gemm][packed]") {
+  // Three output channels a group: each packed input element serves 3 outputs, each
+  // buffered input-gradient element sums 3 terms -- fewer than 8, but the loop's rows run
+  // along the filter's 3 taps, so the GEMMs run (a 1-D convolution's long rows stay a loop:
+  // "forms that stay loops").
+  const grouped_conv g{2, 4, 6, 7, 6, 2, 3, 3, 1, 1, 1};
+  const index_t Cg = g.Cg(), Kg = g.Kg();
+  wp::array<double, 4> x("x", {g.N, g.C, g.H, g.W}), w("w", {g.K, Cg, g.Rh, g.Rw}),
+      yv("y", {g.N, g.K, g.Ho(), g.Wo()}), dxp("dxp", {g.N, g.C, g.Hp(), g.Wp()});
+  const auto xv = fill(x, 1), wv = fill(w, 2);
+  set_all(yv, 0.0);
+  set_all(dxp, 0.0);
+  auto [n, gg, k, y, x2, c, r2, s] = wp::indices<8>();
+  const auto space = wp::space(g.N, g.G, Kg, g.Ho(), g.Wo(), Cg, g.Rh, g.Rw);
+  auto conv = wp::map(
+      "conv", space,
+      yv(n, Kg * gg + k, y, x2) +=
+      wp::padded(x, 0.0)(n, Cg * gg + c, y + r2 - 1, x2 + s - 1) * w(Kg * gg + k, c, r2, s));
+  REQUIRE(wp::explain_local(conv).find("the loop's rows hold 32 elements or more") !=
+          std::string::npos);
+  const path_counts before;
+  wp::run(conv);
+  require_close(yv, g.forward(xv, wv, 0, 0));
+  wp::run(wp::map(
+      "dconv.x", space,
+      dxp(n, Cg * gg + c, y + r2, x2 + s) += yv(n, Kg * gg + k, y, x2) * w(Kg * gg + k, c, r2, s)));
+  const std::vector<double> yd(yv.data(), yv.data() + yv.size());
+  require_close(dxp, g.input_gradient(wv, yd, 0));
+  REQUIRE(before.gemms_since() > 0);
+  REQUIRE(before.packed_since() == g.N * g.G * g.Ho() * g.Wo() * Cg * g.Rh * g.Rw);
+  REQUIRE(before.unpacked_since() == g.N * g.G * g.Ho() * g.Wo() * Cg * g.Rh * g.Rw);
+  REQUIRE(before.loops_since() == 0);
+}
+
 TEST_CASE("packed gemm: forms that stay loops", "[local][gemm][packed]") {
   auto [i, j, r] = wp::indices<3>();
   SECTION("a 1-D convolution with one output channel: each packed element would be used once") {
@@ -511,34 +545,6 @@ TEST_CASE("packed gemm: forms that stay loops", "[local][gemm][packed]") {
     REQUIRE(before.gemms_since() == 0);
     REQUIRE(before.packed_since() == 0);
     REQUIRE(before.loops_since() == 1);
-  }
-  SECTION("a grouped convolution with fewer than 8 output channels a group: the loop") {
-    // Each packed input element would serve Kg = 3 outputs; each buffered input-gradient
-    // element would sum Kg = 3 terms: both stay loops, with the same results.
-    const grouped_conv g{2, 4, 6, 7, 6, 2, 3, 3, 1, 1, 1};
-    const index_t Cg = g.Cg(), Kg = g.Kg();
-    wp::array<double, 4> x("x", {g.N, g.C, g.H, g.W}), w("w", {g.K, Cg, g.Rh, g.Rw}),
-        yv("y", {g.N, g.K, g.Ho(), g.Wo()}), dxp("dxp", {g.N, g.C, g.Hp(), g.Wp()});
-    const auto xv = fill(x, 1), wv = fill(w, 2);
-    set_all(yv, 0.0);
-    set_all(dxp, 0.0);
-    auto [n, gg, k, y, x2, c, r2, s] = wp::indices<8>();
-    const auto space = wp::space(g.N, g.G, Kg, g.Ho(), g.Wo(), Cg, g.Rh, g.Rw);
-    const path_counts before;
-    wp::run(wp::map(
-        "conv", space,
-        yv(n, Kg * gg + k, y, x2) +=
-        wp::padded(x, 0.0)(n, Cg * gg + c, y + r2 - 1, x2 + s - 1) * w(Kg * gg + k, c, r2, s)));
-    require_close(yv, g.forward(xv, wv, 0, 0));
-    wp::run(wp::map("dconv.x", space,
-                    dxp(n, Cg * gg + c, y + r2, x2 + s) +=
-                    yv(n, Kg * gg + k, y, x2) * w(Kg * gg + k, c, r2, s)));
-    const std::vector<double> yd(yv.data(), yv.data() + yv.size());
-    require_close(dxp, g.input_gradient(wv, yd, 0));
-    REQUIRE(before.gemms_since() == 0);
-    REQUIRE(before.packed_since() == 0);
-    REQUIRE(before.unpacked_since() == 0);
-    REQUIRE(before.loops_since() == 2);
   }
   SECTION("`=` over a space index the left side lacks overwrites; it is not summed") {
     using S = decltype(std::declval<wp::array<double, 1>&>()(i) = wp::sum(

@@ -35,6 +35,9 @@ struct failure {
   std::string message;
   std::string routine;
   int code = 0;
+  /// When it happened, where failures are agreed on later than they happen (a program's
+  /// maps): agree() raises the earliest, then the lowest rank's.
+  std::uint32_t when = 0;
   explicit operator bool() const { return kind != error_kind::none; }
 };
 

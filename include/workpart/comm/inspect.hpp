@@ -43,6 +43,31 @@ int count_data_ranges(const map_t<N, S...>& m) {
   return c.count;
 }
 
+/// Whether a map's local run can fail from the values it reads, and so on some ranks only:
+/// an indirect subscript (checked element by element) or an inner range whose bounds read
+/// data. A map with neither reads only where its plan proved in bounds: its run fails on a
+/// rank only by running out of memory, which a program's execute() agrees on once, at its end
+/// or at the next map that reads data (comm/impl/program_runtime.ipp), not map by map.
+struct data_read_finder {
+  bool found = false;
+  template <class A>
+  void on_access(const A&) {
+    if constexpr (!A::all_affine) found = true;
+  }
+  void enter_range(const range_form& r) { found = found || r.data_dependent; }
+  void leave_range() {}
+};
+
+template <int N, class... S>
+bool run_reads_data(const map_t<N, S...>& m) {
+  data_read_finder f;
+  m.for_each_statement([&](const auto& st) {
+    st.lhs.visit(f);
+    st.rhs.visit(f);
+  });
+  return f.found;
+}
+
 /// Evaluates the bounds of each data-dependent range over each rank's block on root's values.
 /// A range is inspected when it is not nested in another range, its bounds use only the
 /// space's indices, and every array they read holds its values on root (not written by the

@@ -48,6 +48,7 @@ class map_plan : private detail::map_runtime {
       const auto& sp = map_.iteration_space();
       print = fingerprint(sp.lo.data(), sp.hi.data());
       local_text_ = local_text();
+      run_reads_data_ = detail::run_reads_data(map_);
     });
     agree_and_finish(f, print);
     if (inspect) detail::with_comm_errors([&] { inspect_ranges(); });

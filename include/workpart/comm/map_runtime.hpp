@@ -383,6 +383,9 @@ class map_runtime {
   plan_stats stats_;
   std::vector<char> generated_;
   bool stale_reads_ = false;
+  // Whether run_block() can fail on some ranks only from the values it reads (indirect
+  // subscripts, data-dependent ranges) or on a device: a program agrees right after such a map.
+  bool run_reads_data_ = true;
   bool root_only_ = false;       // run() works in place on root's arrays
   bool buffers_behind_ = false;  // an in-place run() left root's arrays ahead of the buffers
   std::string failed_;           // the phase that failed last ("execute() failed"), until scatter

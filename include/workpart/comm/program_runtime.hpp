@@ -26,6 +26,18 @@
 
 namespace workpart::detail {
 
+/// Tests only: a map whose local run throws on one rank in a program's execute(), as running
+/// out of memory there would (no data-dependent failure can be arranged in an affine map), to
+/// check that the agreement deferred past it raises it on every rank.
+struct injected_run_failure {
+  std::string map;
+  int rank = -1;
+};
+inline injected_run_failure& injected_run_failure_for_tests() {
+  static injected_run_failure f;
+  return f;
+}
+
 class program_runtime {
  public:
   /// Scatter the inputs from root, execute, leave every written array on root.

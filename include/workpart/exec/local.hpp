@@ -160,7 +160,8 @@ void run_statement(const std::string& map_name, const Stmt& st, const buffer_env
     }
   }
   if constexpr (is_affine_contraction_v<N, Stmt>) {
-    if (!alias && run_affine_contraction<N>(st, wenv, renv, lo, hi)) return;
+    constexpr int row = choose_row_dim<N, Stmt>();  // the loop's, if it runs
+    if (!alias && run_affine_contraction<N>(st, wenv, renv, lo, hi, hi[row] - lo[row])) return;
   }
   counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
   auto run_with = [&](const buffer_env& read_env) {

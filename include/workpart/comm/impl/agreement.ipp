@@ -47,10 +47,11 @@ WORKPART_DECL void broadcast_text(const boost::mpi::communicator& comm, std::str
 WORKPART_DECL void agree(const boost::mpi::communicator& comm, const failure& mine,
                          std::uint64_t fingerprint, name_rank naming, const std::string& mismatch) {
   const int size = comm.size(), rank = comm.rank();
-  // Minima over the ranks of: the first failing rank; whether all failed; the fingerprint and
-  // its complement (min == ~min(~x): every rank has the same fingerprint).
-  std::uint64_t in[4] = {mine ? std::uint64_t(rank) : std::uint64_t(size), mine ? 1u : 0u,
-                         fingerprint, ~fingerprint};
+  // Minima over the ranks of: the earliest failure (when, then rank); whether all failed; the
+  // fingerprint and its complement (min == ~min(~x): every rank has the same fingerprint).
+  const std::uint64_t none = ~std::uint64_t(0);
+  std::uint64_t in[4] = {mine ? (std::uint64_t(mine.when) << 32) | std::uint64_t(rank) : none,
+                         mine ? 1u : 0u, fingerprint, ~fingerprint};
   std::uint64_t out[4] = {};
   MPI_Request req;
   WORKPART_MPI_CHECK(MPI_Iallreduce, (in, out, 4, MPI_UINT64_T, MPI_MIN, comm, &req));
@@ -59,8 +60,8 @@ WORKPART_DECL void agree(const boost::mpi::communicator& comm, const failure& mi
     if (done) break;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  const int first_bad = int(out[0]);
-  if (first_bad < size) {
+  if (out[0] != none) {
+    const int first_bad = int(out[0] & 0xffffffffu);
     failure f = mine;
     int kind = int(f.kind);
     broadcast_text(comm, f.message, first_bad);

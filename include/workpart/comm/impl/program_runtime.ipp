@@ -66,6 +66,13 @@ WORKPART_DECL void program_runtime::execute() {
     const auto& r = sol_.redists()[x];
     return sol_.arrays()[r.array].name + " " + r.from + " -> " + r.to + " (" + r.kind + ")";
   };
+  // A map's local run that fails on this rank is agreed on right after it where it reads data
+  // (or runs on a device); elsewhere -- it can then fail only by running out of memory --
+  // agreement waits for the next such map or the end of the step, one collective instead of
+  // one per map (a training step's hundreds of small maps each waited for the slowest rank).
+  // A rank that failed runs no more maps but takes part in every redistribution, so no rank
+  // waits in a collective another skipped; every rank then raises the earliest failure.
+  detail::failure pending;
   for_each_plan([&](int m, detail::map_runtime& mp) {
     detail::with_comm_errors([&] {
       for (std::size_t x : sol_.into(m)) {
@@ -75,16 +82,22 @@ WORKPART_DECL void program_runtime::execute() {
       }
       refill_identity(m);
     });
-    detail::failure f;
-    {
+    if (!pending) {
       std::optional<detail::log_scope> l;
       if (log) l.emplace(rank_, run_no + "map '" + mp.name_ + "' (rank 0's block)");
       const detail::phase_scope map_ps(mp.stats_.execute);  // (run_block: device copies)
-      f = detail::capture([&] { mp.run_block(); });
+      pending = detail::capture([&] {
+        const auto& inject = detail::injected_run_failure_for_tests();
+        if (inject.rank == rank_ && inject.map == mp.name_)
+          throw error("map '" + mp.name_ + "': injected failure (tests)");
+        mp.run_block();
+      });
+      pending.when = std::uint32_t(m);
     }
     ++mp.stats_.runs;
     detail::with_comm_errors([&] {
-      detail::agree(comm_, f, 0, detail::name_rank::always);
+      if (mp.run_reads_data_ || mp.device_)
+        detail::agree(comm_, pending, 0, detail::name_rank::always);
       for (std::size_t c : sol_.combines_after(m)) {
         std::optional<detail::log_scope> l;
         if (log) l.emplace(rank_, run_no + redist_name(sol_.combines()[c].entry));
@@ -92,6 +105,7 @@ WORKPART_DECL void program_runtime::execute() {
       }
     });
   });
+  detail::with_comm_errors([&] { detail::agree(comm_, pending, 0, detail::name_rank::always); });
   failed_.clear();
   scattered_ = true;
   first_ = false;

@@ -207,13 +207,15 @@ inline void packed_steps(const int* rdims, int nr, const int* cdims, int nc, con
 }
 
 /// Runs a statement of contraction_affine.hpp over the box [lo, hi) of its space as GEMMs.
-/// False, before anything is written, where a loop serves better: a packed operand whose
-/// elements would be used fewer than packed_gemm_min_reuse times. (Subscripts are proven in
-/// bounds when the map is built, constant ranges and affine subscripts being all there is;
+/// False, before anything is written, where a loop serves better: where the loop's rows are
+/// long (loop_row elements, packed_gemm_long_row or more), a packed operand whose elements
+/// would be used fewer than packed_gemm_min_reuse times or a buffered C whose elements would
+/// sum fewer terms. (Subscripts are proven in bounds when the map is built, constant ranges
+/// and affine subscripts being all there is -- a padded read leaves its array by design;
 /// were one not, the loop would check it point by point.)
 template <int N, class Stmt, class WEnv, class REnv>
 bool run_affine_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const index_t* lo,
-                            const index_t* hi) {
+                            const index_t* hi, index_t loop_row) {
   using tr = affine_contraction_traits<N, Stmt>;
   using F = typename tr::form;
   using T = typename Stmt::value_type;
@@ -238,8 +240,8 @@ bool run_affine_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, 
     return e;
   };
   const index_t m = role_ext(cd.m, cd.nm), n = role_ext(cd.n, cd.nn), k = role_ext(cd.k, cd.nk);
-  if ((cd.pack_b && m < packed_gemm_min_reuse) || (cd.pack_a && n < packed_gemm_min_reuse) ||
-      (cd.pack_c && k < packed_gemm_min_reuse))
+  const index_t reuse = loop_row >= packed_gemm_long_row ? packed_gemm_min_reuse : 1;
+  if ((cd.pack_b && m < reuse) || (cd.pack_a && n < reuse) || (cd.pack_c && k < reuse))
     return false;
   for (int d = 0; d < N; ++d)
     if (hi[d] <= lo[d]) return true;  // no point of the space: nothing is written
