@@ -1439,13 +1439,15 @@ TEST_CASE("patterns: a convolution with channels runs as packed GEMMs on every r
     const long packed = wp::detail::counters().packed_elements.load();
     const long loops = wp::detail::counters().loop_statements.load();
     plan.run();
-    // A rank packs where its block holds at least 8 output channels (the GEMM's m), else
-    // its block runs as the loop: either way it computes every point of its block.
+    // Every busy rank packs, however few output channels (the GEMM's m) its block holds: the
+    // loop's rows would run along its block's output columns, at most 10, and against rows
+    // that short the GEMM wins at any reuse (exec/contraction_affine.hpp,
+    // packed_gemm_long_row); a rank with an empty block runs nothing.
     const index_t k_here = g.dims[0] > 1 ? block_of(K, p, ctx.rank()).size : K;
     const index_t rows_here = g.dims[1] > 1 ? block_of(OH, p, ctx.rank()).size : OH;
     const index_t cols_here = g.dims[2] > 1 ? block_of(OW, p, ctx.rank()).size : OW;
     const bool busy = k_here > 0 && rows_here > 0 && cols_here > 0;
-    const bool gemm = busy && k_here >= 8;
+    const bool gemm = busy;
     const long packed_here = wp::detail::counters().packed_elements.load() - packed;
     const long loops_here = wp::detail::counters().loop_statements.load() - loops;
     REQUIRE(all_problems(ctx.comm(),
