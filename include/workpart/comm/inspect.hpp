@@ -36,10 +36,7 @@ struct data_range_counter {
 template <int N, class... S>
 int count_data_ranges(const map_t<N, S...>& m) {
   data_range_counter c;
-  m.for_each_statement([&](const auto& st) {
-    st.lhs.visit(c);
-    st.rhs.visit(c);
-  });
+  m.visit_accesses(c);
   return c.count;
 }
 
@@ -61,10 +58,7 @@ struct data_read_finder {
 template <int N, class... S>
 bool run_reads_data(const map_t<N, S...>& m) {
   data_read_finder f;
-  m.for_each_statement([&](const auto& st) {
-    st.lhs.visit(f);
-    st.rhs.visit(f);
-  });
+  m.visit_accesses(f);
   return f.found;
 }
 
@@ -153,10 +147,7 @@ template <int N, class... S>
 range_inspection inspect_data_ranges(const map_t<N, S...>& m, const map_constraints& cons,
                                      int nranks) {
   range_inspector<N> ins(cons, nranks);
-  m.for_each_statement([&](const auto& st) {
-    st.lhs.visit(ins);
-    st.rhs.visit(ins);
-  });
+  m.visit_accesses(ins);
   return ins.take();
 }
 

@@ -66,10 +66,11 @@ inline std::size_t& packed_operand_budget_bytes() {
 }
 /// A packed operand pays for its copy when each element is used at least this often: B's
 /// by the m rows of A, A's by the n columns of B (a 1-D convolution, m = 1, stays a loop); a
-/// buffered C when each element sums this many terms. Only against a loop whose rows hold at
-/// least packed_gemm_long_row elements: shorter rows (along a filter's few taps, as in every
-/// convolution layer's maps) pay the loop's per-row work every few elements, and the GEMM
-/// wins at any reuse.
+/// buffered C when each element sums this many terms. Only against a loop whose rows run as
+/// vectors of at least packed_gemm_long_row elements: shorter rows (along a filter's few taps,
+/// as in every convolution layer's maps) pay the loop's per-row work every few elements, and
+/// scalar rows (a padded read's, checked point by point) a dozen instructions a point; against
+/// either the GEMM wins at any reuse.
 inline constexpr index_t packed_gemm_min_reuse = 8;
 inline constexpr index_t packed_gemm_long_row = 32;
 
@@ -244,7 +245,7 @@ std::string affine_contraction_text() {
                                      : " (a packed element used fewer times than that)")
                         : " (a buffered element summed fewer times than that)";
   return s + "; else, where " + reuse + " < " + std::to_string(packed_gemm_min_reuse) + why +
-         " and the loop's rows hold " + std::to_string(packed_gemm_long_row) +
+         " and the loop's rows are vectors of " + std::to_string(packed_gemm_long_row) +
          " elements or more, the loop: ";
 }
 

@@ -141,6 +141,24 @@ inline void raise_recorded_oob(const std::string& map_name, const buffer_env& we
                         " (a data-dependent subscript or range left the array)");
 }
 
+/// The loop executor's plan for a statement's rows (cpu/loop.hpp; N > 0).
+template <int N, class Stmt>
+using loop_row_plan_of = row_plan<Stmt::kind, choose_row_dim<N, Stmt>(), typename Stmt::lhs_type,
+                                  decltype(std::declval<const typename Stmt::rhs_type&>().bind(
+                                      std::declval<const buffer_env&>(), dim_mask{}))>;
+
+/// Whether the loop executor runs a statement's rows as vectors (or its inner range outside
+/// them, over vector rows of the body); vector_text says which in words.
+template <int N, class Stmt>
+constexpr bool loop_rows_are_vectors() {
+  if constexpr (N == 0) {
+    return false;
+  } else {
+    using plan = loop_row_plan_of<N, Stmt>;
+    return plan::range_outside || plan::vector_reduce || plan::vector_store;
+  }
+}
+
 /// Runs one statement over the box [lo, hi). Left sides bind through `wenv`, right sides
 /// through `renv` (the same env on one process; a rank's separate read buffers when
 /// distributed, which already hold the values from before the map, so no snapshot is needed).
@@ -160,8 +178,10 @@ void run_statement(const std::string& map_name, const Stmt& st, const buffer_env
     }
   }
   if constexpr (is_affine_contraction_v<N, Stmt>) {
-    constexpr int row = choose_row_dim<N, Stmt>();  // the loop's, if it runs
-    if (!alias && run_affine_contraction<N>(st, wenv, renv, lo, hi, hi[row] - lo[row])) return;
+    // the loop's vector rows' length, if it runs (0 where they are scalar: a padded read)
+    constexpr int row = choose_row_dim<N, Stmt>();
+    const index_t vector_row = loop_rows_are_vectors<N, Stmt>() ? hi[row] - lo[row] : 0;
+    if (!alias && run_affine_contraction<N>(st, wenv, renv, lo, hi, vector_row)) return;
   }
   counters().loop_statements.fetch_add(1, std::memory_order_relaxed);
   auto run_with = [&](const buffer_env& read_env) {
@@ -380,10 +400,8 @@ std::string vector_text() {
   } else {
     using Lhs = typename Stmt::lhs_type;
     using T = typename Lhs::array_type::value_type;
-    constexpr int M = choose_row_dim<N, Stmt>();
-    using BR = decltype(std::declval<const typename Stmt::rhs_type&>().bind(
-        std::declval<const buffer_env&>(), dim_mask{}));
-    using plan = row_plan<Stmt::kind, M, Lhs, BR>;
+    using plan = loop_row_plan_of<N, Stmt>;
+    using BR = typename plan::rhs_type;
     using Row = typename plan::Row;
     using V = std::remove_cvref_t<decltype(std::declval<const Row&>()(0))>;
     constexpr step_kind ls = plan::lhs_step;

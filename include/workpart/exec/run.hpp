@@ -28,10 +28,7 @@ void run_on_root(const map_t<N, S...>& m) {
   m.require_valid();
   buffer_env env;
   root_views views{env};
-  m.for_each_statement([&](const auto& st) {
-    st.lhs.visit(views);
-    st.rhs.visit(views);
-  });
+  m.visit_accesses(views);
   const auto& sp = m.iteration_space();
   run_map_box(m, env, sp.lo.data(), sp.hi.data());
 }

@@ -167,6 +167,15 @@ class map_t {
     std::size_t s = 0;
     std::apply([&](const auto&... st) { ((runs(s++) ? void(f(st)) : void()), ...); }, stmts_);
   }
+  /// Walks the accesses and inner ranges of every statement that runs with v, left side
+  /// then right side: v.on_access(a), v.enter_range(r), v.leave_range().
+  template <class V>
+  void visit_accesses(V& v) const {
+    for_each_statement([&](const auto& st) {
+      st.lhs.visit(v);
+      st.rhs.visit(v);
+    });
+  }
   /// The access events of the statements that run (numbered as in the whole map).
   std::vector<detail::access_event> access_events() const {
     std::vector<detail::access_event> ev = detail::access_events(stmts_);

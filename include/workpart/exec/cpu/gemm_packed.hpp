@@ -208,14 +208,15 @@ inline void packed_steps(const int* rdims, int nr, const int* cdims, int nc, con
 
 /// Runs a statement of contraction_affine.hpp over the box [lo, hi) of its space as GEMMs.
 /// False, before anything is written, where a loop serves better: where the loop's rows are
-/// long (loop_row elements, packed_gemm_long_row or more), a packed operand whose elements
+/// long vectors (vector_row elements, packed_gemm_long_row or more; 0 where its rows would
+/// run as scalars, as a padded read's do), a packed operand whose elements
 /// would be used fewer than packed_gemm_min_reuse times or a buffered C whose elements would
 /// sum fewer terms. (Subscripts are proven in bounds when the map is built, constant ranges
 /// and affine subscripts being all there is -- a padded read leaves its array by design;
 /// were one not, the loop would check it point by point.)
 template <int N, class Stmt, class WEnv, class REnv>
 bool run_affine_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, const index_t* lo,
-                            const index_t* hi, index_t loop_row) {
+                            const index_t* hi, index_t vector_row) {
   using tr = affine_contraction_traits<N, Stmt>;
   using F = typename tr::form;
   using T = typename Stmt::value_type;
@@ -240,7 +241,7 @@ bool run_affine_contraction(const Stmt& st, const WEnv& wenv, const REnv& renv, 
     return e;
   };
   const index_t m = role_ext(cd.m, cd.nm), n = role_ext(cd.n, cd.nn), k = role_ext(cd.k, cd.nk);
-  const index_t reuse = loop_row >= packed_gemm_long_row ? packed_gemm_min_reuse : 1;
+  const index_t reuse = vector_row >= packed_gemm_long_row ? packed_gemm_min_reuse : 1;
   if ((cd.pack_b && m < reuse) || (cd.pack_a && n < reuse) || (cd.pack_c && k < reuse))
     return false;
   for (int d = 0; d < N; ++d)

@@ -105,6 +105,7 @@ constexpr bool lhs_owns_dim() {
 /// run_row follows and explain_local() reads (vector_text), so the text cannot drift from it.
 template <combine K, int M, class Lhs, class BR>
 struct row_plan {
+  using rhs_type = BR;
   using T = typename Lhs::array_type::value_type;
   using Row = std::remove_cvref_t<decltype(std::declval<const BR&>().template row<M>(
       static_cast<const index_t*>(nullptr)))>;
