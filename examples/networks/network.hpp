@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -107,17 +108,36 @@ wp::schedule split_one_dimension(const Program& prog, int P, SplitDim split_dim)
 /// Whether a map of a training step is a parameter's update (wp::sgd's "sgd." maps).
 inline bool is_update(const std::string& map_name) { return map_name.rfind("sgd.", 0) == 0; }
 
+/// The parameters a training step updates: "fc1.W" for its map "sgd.fc1.W".
+template <class Program>
+std::set<std::string> updated_parameters(const Program& prog) {
+  std::set<std::string> params;
+  for_each_map_extents(prog, [&](const std::string& name, const std::vector<index_t>&) {
+    if (is_update(name)) params.insert(name.substr(4));
+  });
+  return params;
+}
+
+/// Whether a map zeroes a parameter's gradient (wp::backward's "zero.dfc1.W" for "fc1.W").
+inline bool zeroes_parameter_gradient(const std::string& map_name,
+                                      const std::set<std::string>& params) {
+  return map_name.rfind("zero.d", 0) == 0 && params.count(map_name.substr(6)) > 0;
+}
+
 /// Data parallelism as its users run it: every forward and backward map's first dimension over
 /// the P ranks -- the batch (the weight gradients summed on every rank: one Allreduce) -- the
 /// rest whole, and every update replicated: each rank updates the whole of every parameter, so
 /// that every rank holds the weights the next step reads. (The update split too -- a weight's
 /// first axis over the ranks, as ZeRO shards it -- makes every reader gather the weights back:
-/// RNNLM's recurrence reads its weights 1020 times a step.) Maps over wp::space() run on one
-/// rank.
+/// RNNLM's recurrence reads its weights 1020 times a step.) A weight gradient's zeroing is
+/// replicated too: each rank zeroes its whole copy, where split over the weight's first axis
+/// every rank would then receive the others' zeros before summing into it. Maps over
+/// wp::space() run on one rank.
 template <class Program>
 wp::schedule data_parallel(const Program& prog, int P) {
-  return split_one_dimension(prog, P, [](const std::string& name, const std::vector<index_t>&) {
-    return is_update(name) ? -1 : 0;
+  const std::set<std::string> params = updated_parameters(prog);
+  return split_one_dimension(prog, P, [&](const std::string& name, const std::vector<index_t>&) {
+    return is_update(name) || zeroes_parameter_gradient(name, params) ? -1 : 0;
   });
 }
 
@@ -143,11 +163,12 @@ inline std::string layer_of(std::string n) {
 /// model-parallel classifier).
 template <class Program>
 wp::schedule expert(const Program& prog, int P, const std::vector<std::string>& model_parallel) {
+  const std::set<std::string> params = updated_parameters(prog);
   return split_one_dimension(
       prog, P, [&](const std::string& name, const std::vector<index_t>& ext) {
         const bool mp = std::find(model_parallel.begin(), model_parallel.end(), layer_of(name)) !=
                         model_parallel.end();
-        if (!mp && is_update(name)) return -1;
+        if (!mp && (is_update(name) || zeroes_parameter_gradient(name, params))) return -1;
         return mp && ext.size() > 1 ? 1 : 0;
       });
 }
