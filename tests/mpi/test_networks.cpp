@@ -9,8 +9,11 @@
 
 #include "../../examples/networks/alexnet.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 using namespace mpitest;
 
@@ -33,6 +36,44 @@ TEST_CASE("AlexNet, scaled down, trains as on one process under three strategies
       {{"data parallelism", wpnet::data_parallel(step.program, P)},
        {"the experts' split: data-parallel convolutions, model-parallel classifier",
         wpnet::alexnet_expert(step.program, P)}});
+}
+
+TEST_CASE("the baselines zero a weight gradient whole on every rank, as they update the weight",
+          "[networks][alexnet][baselines]") {
+  // Split over the weight's first axis, every rank would receive the others' zeros before the
+  // batch-split backward map sums into the gradient.
+  wpnet::alexnet<double> net({.batch = 5, .image = 67, .width = 16, .classes = 1024});
+  auto step = net.step(0.05);
+  for (const int P : {2, 3, 4}) {
+    const wp::schedule dp = wpnet::data_parallel(step.program, P);
+    const wp::schedule ex = wpnet::alexnet_expert(step.program, P);
+    int gradients = 0, activations = 0;
+    step.program.for_each_map([&](const auto& m) {
+      const std::string& name = m.name();
+      if (name.rfind("zero.d", 0) != 0) return;
+      INFO("map " << name << " at P = " << P);
+      bool updated = false;  // an "sgd." map updates the parameter
+      step.program.for_each_map(
+          [&](const auto& u) { updated = updated || u.name() == "sgd." + name.substr(6); });
+      REQUIRE(dp.find(name) != nullptr);
+      REQUIRE(ex.find(name) != nullptr);
+      if (updated) {
+        ++gradients;
+        CHECK(dp.find(name)->replicas() == P);
+        // the experts' model-parallel layers split their gradients as their updates
+        if (wpnet::layer_of(name).rfind("fc", 0) != 0) CHECK(ex.find(name)->replicas() == P);
+      } else {
+        // an activation's gradient (or the loss's, over wp::space()): as its maps run
+        CHECK(dp.find(name)->replicas() == 1);
+        if constexpr (std::decay_t<decltype(m)>::rank > 0) {
+          ++activations;  // over the batch
+          CHECK(dp.find(name)->dims[0] == std::min<wp::index_t>(P, m.iteration_space().extent(0)));
+        }
+      }
+    });
+    CHECK(gradients == 16);  // five convolutions' and three linear layers' weights and biases
+    CHECK(activations > 0);
+  }
 }
 
 TEST_CASE("AlexNet's optimum costs no more than data parallelism or the experts' split",
