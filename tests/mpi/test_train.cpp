@@ -470,6 +470,94 @@ TEST_CASE("a causal inner sum (a triangle) trains distributed as in plain loops"
   SECTION("wp::automatic") { train(wp::distribute(step, wp::automatic, ctx)); }
 }
 
+// Nested inner reductions whose indices are numbered inner-below-outer (`auto [f, i, c, r]`
+// with the sum over r outermost: the outer reduction's derivative runs over the space extended
+// by r, which there is index 2 -- c's number). Until the indices were exchanged rather than
+// renamed, dw came out wrong at every rank count and schedule (off-diagonal entries 0).
+TEST_CASE("a convolution written tap-outermost (nested sums, inner index below) trains as loops",
+          "[train][sum][nested]") {
+  wp::context ctx(g_argc, g_argv);
+  const int p = ctx.size();
+  constexpr index_t F = 3, C = 2, R = 3, To = 5, Tn = To + R - 1;
+  auto xval = [](index_t c, index_t t) { return std::sin(0.4 * double(c * Tn + t) + 0.3); };
+  auto tval = [](index_t f, index_t i) { return 0.5 * std::cos(0.9 * double(f * To + i)); };
+  auto wval = [](index_t f, index_t c, index_t r) {
+    return 0.3 * std::sin(1.7 * double((f * C + c) * R + r) + 0.7);
+  };
+  // pooled: z(f, i) = max_r sum_c w(f, c, r) x(c, i + r), else the sum over r too
+  auto train_serially = [&](bool pooled) {
+    std::vector<double> w;
+    for (index_t f = 0; f < F; ++f)
+      for (index_t c = 0; c < C; ++c)
+        for (index_t r = 0; r < R; ++r) w.push_back(wval(f, c, r));
+    double loss = 0;
+    for (int s = 0; s < steps; ++s) {
+      std::vector<double> dw(w.size(), 0.0);
+      loss = 0;
+      for (index_t f = 0; f < F; ++f)
+        for (index_t i = 0; i < To; ++i) {
+          std::vector<double> tap(R, 0.0);
+          for (index_t r = 0; r < R; ++r)
+            for (index_t c = 0; c < C; ++c) tap[r] += w[(f * C + c) * R + r] * xval(c, i + r);
+          index_t best = 0;
+          double z = 0;
+          for (index_t r = 0; r < R; ++r) {
+            z += tap[r];
+            if (tap[r] > tap[best]) best = r;
+          }
+          if (pooled) z = tap[best];
+          const double a = std::tanh(z), e = a - tval(f, i), dz = e * (1 - a * a);
+          loss += 0.5 * e * e;
+          for (index_t r = 0; r < R; ++r)
+            if (!pooled || r == best)
+              for (index_t c = 0; c < C; ++c) dw[(f * C + c) * R + r] += dz * xval(c, i + r);
+        }
+      for (std::size_t e = 0; e < dw.size(); ++e) w[e] -= lr * dw[e];
+    }
+    return std::pair{w, loss};
+  };
+  wp::array<double, 2> x("x", {C, Tn}), t("t", {F, To}), z("z", {F, To}), a("a", {F, To});
+  wp::array<double, 3> w("w", {F, C, R}), dw("dw", {F, C, R});
+  wp::array<double, 0> L("L", {});
+  auto [f, i, c, r] = wp::indices<4>();
+  auto channels = wp::sum(wp::range(c, 0, C), w(f, c, r) * x(c, i + r));
+  auto step_of = [&](auto conv) {
+    auto fwd = wp::program(
+        conv, wp::map("act", wp::space(F, To), a(f, i) = wp::tanh(z(f, i))),
+        wp::map("l0", wp::space(), L() = 0.0),
+        wp::map("loss", wp::space(F, To), L() += 0.5 * (a(f, i) - t(f, i)) * (a(f, i) - t(f, i))));
+    return wp::program(
+        fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
+        wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
+  };
+  auto check = [&](auto&& step, bool pooled) {
+    const auto [want_w, want_loss] = train_serially(pooled);
+    auto train = [&](auto&& plan) {
+      fill2(x, xval);
+      fill2(t, tval);
+      fill3(w, wval);
+      plan.scatter();
+      for (int s = 0; s < steps; ++s) plan.execute();
+      plan.gather(w, L);
+      REQUIRE(compare_on_root(ctx.comm(), w, want_w, 1e-10) == "");
+      REQUIRE(compare_on_root(ctx.comm(), L, {want_loss}, 1e-10) == "");
+    };
+    train(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 0 ? 0 : -1; }), ctx));
+    train(wp::distribute(step, schedule_of(step, p, [](int k) { return k > 1 ? 1 : -1; }), ctx));
+    train(wp::distribute(step, wp::automatic, ctx));
+  };
+  SECTION("two nested sums") {
+    check(
+        step_of(wp::map("conv", wp::space(F, To), z(f, i) = wp::sum(wp::range(r, 0, R), channels))),
+        false);
+  }
+  SECTION("a max over the taps of a sum over the channels (used not to compile)") {
+    check(step_of(wp::map("conv", wp::space(F, To),
+                          z(f, i) = wp::max_of(wp::range(r, 0, R), channels))),
+          true);
+  }
+}
+
 // max_into's gradient goes to the points whose value is the maximum, ties shared evenly: the
 // ties are counted over the reduced dimension before any point takes its share, whatever the
 // grid (split over the reduced dimension, the counts are partial on each rank until combined).

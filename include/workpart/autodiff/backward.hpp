@@ -43,7 +43,7 @@
 #include "gradient_table.hpp"
 #include "inner_reduction.hpp"
 #include "padded_gradient.hpp"
-#include "rename_dim.hpp"
+#include "swap_dims.hpp"
 #include "rules.hpp"
 
 namespace workpart {
@@ -176,33 +176,36 @@ auto seed_map(const seed_t<T, N>& s, gradient_table& grads) {
 }
 
 template <class... M, class Seed, class... W>
-auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const void* seeded,
-                      const std::string& seeded_name, const W&... wrts) {
+auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const seed_request& from,
+                      const W&... wrts) {
   static_assert((is_wrt_v<W> && ...),
                 "wp::backward: after the loss (or wp::seed), every argument is a wp::wrt(W, dW)");
   const std::vector<statement_record> recs = statement_records(fwd);
-  if (!program_writes(recs, seeded))
-    throw plan_error("wp::backward: the program does not write '" + seeded_name +
+  if (!program_writes(recs, from.seeded))
+    throw plan_error("wp::backward: the program does not write '" + from.seeded_name +
                      "'; differentiate from an array one of its maps writes");
   check_differentiable(recs);
 
-  gradient_table grads;
-  std::vector<const void*> params;
+  std::vector<gradient_request> reqs;
   auto name_one = [&](const auto& w) {
     check_same_shape(*w.param, *w.grad, "the gradient");
-    if (static_cast<const void*>(w.param) == static_cast<const void*>(w.grad))
-      throw plan_error("wp::backward: wp::wrt('" + w.param->name() +
-                       "', ...) names the parameter itself as its gradient");
-    for (const void* p : params)
-      if (p == w.param)
+    for (const gradient_request& r : reqs)
+      if (r.param == w.param)
         throw plan_error("wp::backward: '" + w.param->name() + "' is named in two wp::wrt");
     if (!program_touches(recs, w.param))
       throw plan_error("wp::backward: wp::wrt('" + w.param->name() + "', '" + w.grad->name() +
                        "'): no map of the program reads or writes '" + w.param->name() + "'");
-    params.push_back(w.param);
-    grads.add_named(w.param, w.grad, w.accumulate);
+    reqs.push_back({w.param, w.param->name(), w.grad, w.grad->name(), w.accumulate});
   };
   (name_one(wrts), ...);
+  check_gradient_arrays(recs, reqs, from);
+
+  gradient_table grads;
+  std::vector<const void*> params;
+  for (const gradient_request& r : reqs) {
+    params.push_back(r.param);
+    grads.add_named(r.param, r.grad, r.accumulate);
+  }
 
   auto seed = seed_map(seed_of, grads);
   // The program-level lists are flat_tuples (core/flat_tuple.hpp): a network's backward
@@ -231,6 +234,12 @@ auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const voi
                      std::move(contributions));
   const std::vector<const void*> needed = arrays_needing_gradients(recs, params);
   maps.unpack([&](auto&... m) { (prune_unneeded(m, grads, needed), ...); });
+  // Their names derive from the forward maps': a second backward program of the same maps
+  // in one step repeats them, and the message then says so (schedule_grids).
+  const std::string origin = from.is_loss ? "wp::backward of the loss '" + from.seeded_name + "'"
+                                          : "wp::backward from wp::seed('" + from.seeded_name +
+                                                "', '" + from.dy_name + "')";
+  maps.unpack([&](auto&... m) { (m.set_origin(origin), ...); });
   return program_from(std::move(maps), grads.owned());
 }
 
@@ -251,13 +260,13 @@ auto backward(const program_t<M...>& fwd, const array<T, N>& loss, const W&... w
                 "L() += ...); to differentiate from an output with more elements, pass "
                 "wp::seed(y, dy) with its gradient dy");
   static_assert(std::is_floating_point_v<T>, "wp::backward: the loss must be float or double");
-  return detail::backward_program(fwd, loss, &loss, loss.name(), wrts...);
+  return detail::backward_program(fwd, loss, {&loss, loss.name(), true, nullptr, {}}, wrts...);
 }
 /// The backward program of `fwd` given dL/dy for an output y: `wp::seed(y, dy)`.
 template <class... M, class T, int N, class... W>
 auto backward(const program_t<M...>& fwd, const seed_t<T, N>& s, const W&... wrts) {
   detail::check_same_shape(*s.y, *s.dy, "the seed");
-  return detail::backward_program(fwd, s, s.y, s.y->name(), wrts...);
+  return detail::backward_program(fwd, s, {s.y, s.y->name(), false, s.dy, s.dy->name()}, wrts...);
 }
 /// A single map differentiates as the program of that map.
 template <int R, class... S, class Seed, class... W>

@@ -26,7 +26,7 @@
 #include "../expr/map.hpp"
 #include "gradient_table.hpp"
 #include "padded_gradient.hpp"
-#include "rename_dim.hpp"
+#include "swap_dims.hpp"
 #include "rules.hpp"
 
 namespace workpart::detail {

@@ -26,7 +26,7 @@
 #include "../expr/map.hpp"
 #include "gradient_table.hpp"
 #include "padded_gradient.hpp"
-#include "rename_dim.hpp"
+#include "swap_dims.hpp"
 #include "rules.hpp"
 
 namespace workpart::detail {
@@ -155,6 +155,103 @@ inline bool program_writes(const std::vector<statement_record>& recs, const void
   for (const auto& r : recs)
     if (r.written == a) return true;
   return false;
+}
+
+/// One `wp::wrt(param, grad)` of a wp::backward, by address and name, for the checks below.
+struct gradient_request {
+  const void* param = nullptr;
+  std::string param_name;
+  void* grad = nullptr;
+  std::string grad_name;
+  bool accumulate = false;
+};
+/// What a wp::backward differentiates from: the loss (or the output y of wp::seed(y, dy),
+/// and its given gradient dy).
+struct seed_request {
+  const void* seeded = nullptr;
+  std::string seeded_name;
+  bool is_loss = true;
+  const void* dy = nullptr;  ///< wp::seed's dy; nullptr for a loss
+  std::string dy_name;
+};
+
+/// The first map that writes `a`, else the first that reads it, as "map 'm' writes 'a'"
+/// (empty where the program does not use a).
+inline std::string first_use_text(const std::vector<statement_record>& recs, const void* a,
+                                  const std::string& name) {
+  for (const auto& r : recs)
+    if (r.written == a) return "map '" + r.map + "' writes '" + name + "'";
+  for (const auto& r : recs)
+    for (const auto& rd : r.reads)
+      if (rd.first == a) return "map '" + r.map + "' reads '" + name + "'";
+  return {};
+}
+
+/// A gradient array must be an array of its own: the backward program writes it while it
+/// still reads the forward values, the seed and the other gradients. Refused here, on every
+/// rank alike (the program and the wrt list are the same on every rank), each with a
+/// sentence naming both roles of the array:
+///   - the parameter itself, the loss, wp::seed's output or its given gradient dy;
+///   - another wrt's parameter, or another wrt's gradient (their sums would mix);
+///   - any array the forward program reads or writes (an input, an intermediate);
+///   - wp::accumulate of an array the forward program writes (an intermediate or the loss):
+///     the backward pass reads that gradient to differentiate what the array was computed
+///     from, so an accumulated one would carry earlier executions into every gradient.
+inline void check_gradient_arrays(const std::vector<statement_record>& recs,
+                                  const std::vector<gradient_request>& reqs,
+                                  const seed_request& seed) {
+  const std::string from = seed.is_loss ? "the loss '" + seed.seeded_name + "'"
+                                        : "the output '" + seed.seeded_name + "' of wp::seed('" +
+                                              seed.seeded_name + "', '" + seed.dy_name + "')";
+  for (std::size_t x = 0; x < reqs.size(); ++x) {
+    const gradient_request& w = reqs[x];
+    const std::string call = "wp::wrt('" + w.param_name + "', '" + w.grad_name + "')";
+    auto refuse = [&](const std::string& what, const std::string& why) {
+      throw plan_error("wp::backward: " + call + " names " + what + " as the gradient of '" +
+                       w.param_name + "'; " + why + ": give '" + w.param_name +
+                       "' a gradient array of its own, of its shape, that the forward program "
+                       "does not use");
+    };
+    if (w.grad == w.param)
+      throw plan_error("wp::backward: wp::wrt('" + w.param_name +
+                       "', ...) names the parameter itself as its gradient");
+    if (w.grad == seed.seeded)
+      refuse(from, "the backward program starts from its gradient and reads its value");
+    if (seed.dy && w.grad == seed.dy)
+      refuse("'" + seed.dy_name + "', the dL/d" + seed.seeded_name + " that wp::seed('" +
+                 seed.seeded_name + "', '" + seed.dy_name + "') gives,",
+             "the backward program reads it as its seed, and would overwrite it");
+    for (std::size_t y = 0; y < reqs.size(); ++y) {
+      if (y == x) continue;
+      const gradient_request& v = reqs[y];
+      if (w.grad == v.param)
+        refuse("'" + v.param_name + "', the parameter of wp::wrt('" + v.param_name + "', '" +
+                   v.grad_name + "'),",
+               "the backward program reads the parameters' values while it writes the gradients");
+      if (y < x && w.grad == v.grad)
+        throw plan_error("wp::backward: wp::wrt('" + v.param_name + "', '" + v.grad_name +
+                         "') and " + call + " name one array '" + w.grad_name +
+                         "' as the gradient of two parameters, which would hold their sum (or "
+                         "the last one written); give each parameter a gradient array of its "
+                         "own (to add two gradients, add the two arrays in a map after the "
+                         "backward program)");
+    }
+    if (const std::string use = first_use_text(recs, w.grad, w.grad_name); !use.empty())
+      refuse("'" + w.grad_name + "', an array of the forward program (" + use + "),",
+             "the backward program reads the forward program's arrays while it writes the "
+             "gradients, and the next execution would read the gradient in its place");
+    if (w.accumulate && (w.param == seed.seeded || program_writes(recs, w.param)))
+      throw plan_error(
+          "wp::backward: wp::accumulate(" + call + "): " +
+          (w.param == seed.seeded ? from + " is what the backward program differentiates from"
+                                  : first_use_text(recs, w.param, w.param_name)) +
+          ", so the backward pass reads '" + w.grad_name + "' to differentiate what '" +
+          w.param_name +
+          "' is computed from; accumulated, it would carry the earlier executions' gradient "
+          "into every gradient before it. Accumulate the gradients of arrays the program only "
+          "reads (its parameters); for a running sum of this one, add '" +
+          w.grad_name + "' into another array in a map after the backward program");
+  }
 }
 
 /// The arrays whose gradients the named ones need: the parameters and every array written

@@ -26,7 +26,7 @@
 #include "derivative_maps.hpp"
 #include "gradient_table.hpp"
 #include "padded_gradient.hpp"
-#include "rename_dim.hpp"
+#include "swap_dims.hpp"
 #include "rules.hpp"
 
 namespace workpart::detail {
@@ -88,7 +88,7 @@ auto inner_reduction_maps(const Fwd& m, const space<N>& outer, const std::string
                           const It& it, gradient_table& grads, int k) {
   using T = typename It::value_type;
   auto seed = stored_access<N>(*static_cast<array<T, N>*>(it.seeds), it.at);
-  auto body = rename_dim<It::dim, N>(it.node.body);
+  auto body = swap_dims<It::dim, N>(it.node.body);
   std::array<bounds, std::size_t(N + 1)> b{};
   for (int d = 0; d < N; ++d)
     b[std::size_t(d)] = {outer.lo[std::size_t(d)], outer.hi[std::size_t(d)]};

@@ -35,8 +35,12 @@ std::vector<grid_shape> schedule_grids(const program_t<Maps...>& p, const schedu
   std::uint64_t print = 0;
   const detail::failure f = detail::capture([&] {
     std::vector<std::string> names;
-    p.for_each_map([&](const auto& m) { names.push_back(m.name()); });
-    grids = detail::schedule_grids(names, s, "wp::distribute");
+    std::vector<std::string> origins;
+    p.for_each_map([&](const auto& m) {
+      names.push_back(m.name());
+      origins.push_back(m.origin());
+    });
+    grids = detail::schedule_grids(names, s, "wp::distribute", origins);
     detail::fingerprint_hash h;
     for (std::size_t m = 0; m < names.size(); ++m) {
       h.add(names[m]).add(grids[m].rank()).add(index_t(grids[m].replica_axis));

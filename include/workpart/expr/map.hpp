@@ -156,6 +156,10 @@ class map_t {
   }
 
   const std::string& name() const noexcept { return name_; }
+  /// What made the map where the library did ("wp::backward of the loss 'L'"), for messages
+  /// about its generated name; empty for a map the user wrote.
+  const std::string& origin() const noexcept { return origin_; }
+  void set_origin(std::string o) { origin_ = std::move(o); }
   const space<N>& iteration_space() const noexcept { return space_; }
   /// Every statement, those pruned included (see prune_statement).
   const statements_type& statements() const noexcept { return stmts_; }
@@ -210,6 +214,7 @@ class map_t {
   }
 
   std::string name_;
+  std::string origin_;
   space<N> space_;
   statements_type stmts_;
   std::uint64_t pruned_ = 0;    // bit s: statement s does not run

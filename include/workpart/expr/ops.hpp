@@ -284,6 +284,7 @@ struct node_traits<binary_node<Op, L, R>> {
 template <int D>
 struct val_node : expr_base {
   using value_type = index_t;
+  static constexpr int dim = D;
   static constexpr node_info info{dim_bit(D), false, true, false};
 
   struct val_row {

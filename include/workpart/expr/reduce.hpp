@@ -161,6 +161,8 @@ struct inner_row_reduce {
 /// `wp::sum / max_of / min_of (range(r, lo, hi), body)`.
 template <class Red, int D, class Lo, class Hi, class Body>
 struct reduce_node : expr_base {
+  using reduction = Red;
+  static constexpr int dim = D;
   using body_value = typename Body::value_type;
   // A sum promotes like C++ addition (a sum of comparisons counts); max/min keep the type.
   using value_type = std::conditional_t<std::is_same_v<Red, red_sum>,

@@ -234,8 +234,13 @@ paper_program plan_on_paper(const program_t<Maps...>& p, const schedule& s, int 
   if (nranks < 1)
     throw grid_error("wp::plan_on_paper: " + std::to_string(nranks) + " ranks; give at least 1");
   std::vector<std::string> names;
-  p.for_each_map([&](const auto& m) { names.push_back(m.name()); });
-  const std::vector<grid_shape> grids = detail::schedule_grids(names, s, "wp::plan_on_paper");
+  std::vector<std::string> origins;
+  p.for_each_map([&](const auto& m) {
+    names.push_back(m.name());
+    origins.push_back(m.origin());
+  });
+  const std::vector<grid_shape> grids =
+      detail::schedule_grids(names, s, "wp::plan_on_paper", origins);
   std::vector<detail::map_solution> maps;
   p.for_each_map([&](const auto& m) {
     maps.push_back(detail::solve_map_on_paper(m, grids[maps.size()], nranks));

@@ -96,13 +96,29 @@ inline std::string name_hint(const std::string& name, const std::vector<std::str
 /// The grid of each map of a program (`names`, in program order) from a schedule: every map
 /// has a grid, every grid's map is in the program, and the maps' names differ (a schedule
 /// knows maps by name). `who` starts the messages ("wp::distribute", "wp::plan_on_paper").
+/// `origins[m]`: what made map m where the library did (map_t::origin), so that a name it
+/// generated twice is explained by what the user did.
 inline std::vector<grid_shape> schedule_grids(const std::vector<std::string>& names,
-                                              const schedule& s, const std::string& who) {
+                                              const schedule& s, const std::string& who,
+                                              const std::vector<std::string>& origins = {}) {
+  auto origin = [&](std::size_t m) { return m < origins.size() ? origins[m] : std::string(); };
   for (std::size_t x = 0; x < names.size(); ++x)
     for (std::size_t y = x + 1; y < names.size(); ++y)
-      if (names[x] == names[y])
-        throw plan_error(who + ": the program has two maps named '" + names[x] +
-                         "'; a schedule gives grids by map name, so name the maps apart");
+      if (names[x] == names[y]) {
+        const std::string a = origin(x), b = origin(y);
+        std::string why = "a schedule gives grids by map name, so name the maps apart";
+        if (!a.empty() && !b.empty())
+          why = "both were made by wp::backward (" + a + ", and " + b +
+                "), which names its maps after the forward maps they differentiate: the program "
+                "holds two backward programs of the same forward maps. Ask for every gradient "
+                "in one wp::backward (several wp::wrt); for two losses, differentiate their sum, "
+                "or differentiate a copy of the forward maps named apart";
+        else if (!a.empty() || !b.empty())
+          why = "one was made by " + (a.empty() ? b : a) +
+                ", which names its maps after the forward maps they differentiate; name your map "
+                "apart";
+        throw plan_error(who + ": the program has two maps named '" + names[x] + "'; " + why);
+      }
   for (const auto& e : s.entries())
     if (std::find(names.begin(), names.end(), e.first) == names.end())
       throw plan_error(who + ": the schedule gives grid " + e.second.str() + " to map '" + e.first +
