@@ -484,8 +484,10 @@ TEST_CASE("a convolution written tap-outermost (nested sums, inner index below) 
   auto wval = [](index_t f, index_t c, index_t r) {
     return 0.3 * std::sin(1.7 * double((f * C + c) * R + r) + 0.7);
   };
-  // pooled: z(f, i) = max_r sum_c w(f, c, r) x(c, i + r), else the sum over r too
-  auto train_serially = [&](bool pooled) {
+  // pooled: z(f, i) = max_r sum_c w(f, c, r) x(c, i + r - pad), else the sum over r too;
+  // x is 0 outside [0, Tn) (read with wp::padded where pad > 0)
+  auto xpad = [&](index_t c, index_t t) { return t >= 0 && t < Tn ? xval(c, t) : 0.0; };
+  auto train_serially = [&](bool pooled, index_t pad) {
     std::vector<double> w;
     for (index_t f = 0; f < F; ++f)
       for (index_t c = 0; c < C; ++c)
@@ -498,7 +500,7 @@ TEST_CASE("a convolution written tap-outermost (nested sums, inner index below) 
         for (index_t i = 0; i < To; ++i) {
           std::vector<double> tap(R, 0.0);
           for (index_t r = 0; r < R; ++r)
-            for (index_t c = 0; c < C; ++c) tap[r] += w[(f * C + c) * R + r] * xval(c, i + r);
+            for (index_t c = 0; c < C; ++c) tap[r] += w[(f * C + c) * R + r] * xpad(c, i + r - pad);
           index_t best = 0;
           double z = 0;
           for (index_t r = 0; r < R; ++r) {
@@ -510,7 +512,7 @@ TEST_CASE("a convolution written tap-outermost (nested sums, inner index below) 
           loss += 0.5 * e * e;
           for (index_t r = 0; r < R; ++r)
             if (!pooled || r == best)
-              for (index_t c = 0; c < C; ++c) dw[(f * C + c) * R + r] += dz * xval(c, i + r);
+              for (index_t c = 0; c < C; ++c) dw[(f * C + c) * R + r] += dz * xpad(c, i + r - pad);
         }
       for (std::size_t e = 0; e < dw.size(); ++e) w[e] -= lr * dw[e];
     }
@@ -530,8 +532,8 @@ TEST_CASE("a convolution written tap-outermost (nested sums, inner index below) 
         fwd, wp::backward(fwd, L, wp::wrt(w, dw)),
         wp::map("sgd", wp::space(F, C, R), w(f, i, c) = w(f, i, c) - lr * dw(f, i, c)));
   };
-  auto check = [&](auto&& step, bool pooled) {
-    const auto [want_w, want_loss] = train_serially(pooled);
+  auto check = [&](auto&& step, bool pooled, index_t pad = 0) {
+    const auto [want_w, want_loss] = train_serially(pooled, pad);
     auto train = [&](auto&& plan) {
       fill2(x, xval);
       fill2(t, tval);
@@ -555,6 +557,14 @@ TEST_CASE("a convolution written tap-outermost (nested sums, inner index below) 
     check(step_of(wp::map("conv", wp::space(F, To),
                           z(f, i) = wp::max_of(wp::range(r, 0, R), channels))),
           true);
+  }
+  SECTION("two nested sums over a padded read (used not to compile)") {
+    check(
+        step_of(wp::map("conv", wp::space(F, To),
+                        z(f, i) = wp::sum(wp::range(r, 0, R),
+                                          wp::sum(wp::range(c, 0, C),
+                                                  w(f, c, r) * wp::padded(x, 0.0)(c, i + r - 1))))),
+        false, 1);
   }
 }
 
