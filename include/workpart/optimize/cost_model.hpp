@@ -362,10 +362,15 @@ struct map_config {
   std::vector<std::shared_ptr<const array_solution>> arrays;
   std::vector<std::shared_ptr<const holders>> held;  // [array]: written arrays only
   index_t max_points = 0;                            // the largest block
+  /// [array]: partial results whose boxes overlap between the ranks, combined rank to rank on
+  /// their parts (the program uses the array again: overlapping_combined); empty: none.
+  std::vector<char> overlapping;
+  bool overlaps(std::size_t u) const { return u < overlapping.size() && overlapping[u]; }
   /// Whether array u's partial results are combined between the ranks after the map (a split
-  /// reduction whose groups do not overlap: the program plan picks the combine).
+  /// reduction whose groups do not overlap: the program plan picks the combine; or partial
+  /// results that overlap, combined on their parts).
   bool split(std::size_t u) const {
-    return !arrays[u]->wgroup.empty() && !arrays[u]->w_combine_on_root;
+    return (!arrays[u]->wgroup.empty() && !arrays[u]->w_combine_on_root) || overlaps(u);
   }
 };
 
@@ -383,6 +388,8 @@ inline transfer_cost split_transfer(const std::string& wname, const map_config& 
   in.names = {wname};
   in.grids = {w.grid};
   in.arrays = {{w.arrays[ua].get()}};
+  // the program uses the array beyond these maps: its plan combines them on their parts
+  if (w.overlaps(ua)) in.used_elsewhere.push_back(w.arrays[ua]->use.id);
   array_solution same;  // the reader's, named as the writer's array (a shared solution's
                         // `use` names another map's array)
   if (r) {
@@ -437,7 +444,9 @@ struct reader_need {
 inline reader_need needs_of(const map_config& rd, std::size_t ub, int nranks) {
   reader_need n;
   n.reads = need_before(*rd.arrays[ub], rd.grid, nranks, false);
-  n.old = need_before(*rd.arrays[ub], rd.grid, nranks, true);
+  // (overlapping partial results combine into the old values of each rank's part)
+  n.old =
+      rd.overlaps(ub) ? rd.arrays[ub]->w_parts : need_before(*rd.arrays[ub], rd.grid, nranks, true);
   for (const auto& b : n.reads) n.any_reads = n.any_reads || !b.empty();
   for (const auto& b : n.old) n.any_old = n.any_old || !b.empty();
   if (n.any_reads) n.reads_alike = first_alike(n.reads);

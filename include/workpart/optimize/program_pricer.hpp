@@ -199,14 +199,18 @@ struct program_pricer {
   std::map<const void*, int> users;  // array -> how many of the maps use it
   mutable transfer_pool pool;        // the combines' program solutions' transfers, reused
 
-  /// A grid the program solver refuses (check_split_writes): a split write combined on root in
-  /// an array the program uses again (combine_on_root_used_again). Reads `users` only (the
-  /// maps are configured on several threads).
+  /// Whether the program uses the array in more than one map. Reads `users` only (the maps
+  /// are configured on several threads).
+  bool shared(const void* id) const {
+    const auto it = users.find(id);
+    return it != users.end() && it->second > 1;
+  }
+  /// A grid the program solver refuses (check_split_writes): partial results that overlap, in
+  /// an array the program uses again, that cannot be cut into one part per rank
+  /// (overlapping_refused).
   bool refused_in_program(const map_solution& ms) const {
-    for (const auto& ap : ms.arrays) {
-      const auto it = users.find(ap.use.id);
-      if (combine_on_root_used_again(ap, it != users.end() && it->second > 1)) return true;
-    }
+    for (const auto& ap : ms.arrays)
+      if (overlapping_refused(ap, shared(ap.use.id))) return true;
     return false;
   }
 
@@ -249,7 +253,7 @@ struct program_pricer {
         if (by[a].empty()) continue;  // shared, as it is
         auto moved = std::make_shared<array_solution>(*c.arrays[a]);
         moved->use = uses[a];
-        for (auto* boxes : {&moved->rbox, &moved->wbox}) move_boxes(*boxes, by[a]);
+        for (auto* boxes : {&moved->rbox, &moved->wbox, &moved->w_parts}) move_boxes(*boxes, by[a]);
         c.arrays[a] = std::move(moved);
         if (c.held[a]) {
           std::vector<box> held = c.held[a]->boxes;
@@ -333,16 +337,20 @@ struct program_pricer {
       }
       if (refused_in_program(ms)) {
         const std::string why = "map '" + m.name + "': under grid " + g.str() +
-                                " partial results that overlap are combined on root, and the "
-                                "program uses the array again";
+                                " partial results that overlap cannot be cut into one part "
+                                "per rank, and the program uses the array again";
         if (fixed) throw plan_error("wp::optimize: " + why);
         if (first_refusal.empty()) first_refusal = why;
         continue;
       }
       c.max_points = ms.largest_block;
       for (auto& ap : ms.arrays) {
+        // overlapping partial results combined on their parts: each rank holds its part
+        const bool parts = overlapping_combined(ap, shared(ap.use.id));
+        c.overlapping.push_back(char(parts));
         c.held.push_back(ap.use.written
-                             ? std::make_shared<const holders>(leaders_write_boxes(ap, g, nranks))
+                             ? std::make_shared<const holders>(
+                                   parts ? ap.w_parts : leaders_write_boxes(ap, g, nranks))
                              : nullptr);
         c.arrays.push_back(std::make_shared<const array_solution>(std::move(ap)));
       }

@@ -20,6 +20,14 @@
 ///    between (an LSTM's recurrent weight gradient over its steps): the partial results are then
 ///    kept where they are, the next writer adds onto a local copy of them, and the last writer
 ///    of such a chain combines them all once;
+///  - after each map whose partial results overlap between ranks (a sliding window's input
+///    gradient, whose ranks' boxes share the window's halo) and whose array the program uses
+///    again (a zeroing map before it, a reader after it, its own next run): each rank owns a
+///    disjoint part of the union of the boxes (array_solution::w_parts), starts its part from
+///    the old values and the rest of its box from the identity, and after the map sends each
+///    owner what its box holds of that owner's part, which the owner combines
+///    (combine_mode::overlapping); the readers then fetch the parts. Where no map uses the
+///    array again the map gathers its partial results itself, combined on root;
 ///  - root's gather of the final values, from the maps that wrote each element last.
 /// Every byte is known per rank before anything runs (`bytes_of`).
 
@@ -44,7 +52,11 @@ enum class combine_mode : int {
   none = 0,
   reduce_to_leaders = 1,
   all_reduce = 2,
-  reduce_scatter = 3
+  reduce_scatter = 3,
+  /// partial results whose boxes overlap between ranks (a sliding window's input gradient):
+  /// each rank sends every other what its box holds of that rank's part (w_parts), which
+  /// combines them, so that each rank holds the whole values of its own part
+  overlapping = 4
 };
 
 /// Bytes of box per member from which an Allreduce of 3 or more members runs in parts
@@ -81,6 +93,10 @@ struct program_maps {
   /// Plans every combine candidate's redistributions to price it (the reference the tests
   /// compare choose_combines' pricing from one plan against).
   bool plan_every_candidate = false;
+  /// Arrays that maps outside these ones use too (the cost model prices a writer alone, or
+  /// with one reader, of a longer program): their partial results that overlap are combined
+  /// as that program's plan combines them.
+  std::vector<const void*> used_elsewhere;
 };
 
 /// The program_maps of solved maps (pointers into `maps`, which must outlive the solution).
@@ -281,8 +297,12 @@ class program_solution {
   std::vector<std::vector<int>> find_write_groups(std::size_t a, int m) const;
   std::vector<int> writers_before(std::size_t a, int m, bool cyclic) const;
   std::vector<box> need_of(int m, std::size_t a, bool old_values) const {
+    // overlapping partial results combine into the old values of each rank's own part
+    if (old_values && arrays_[a].partial[std::size_t(m)] == combine_mode::overlapping)
+      return slot(m, a).w_parts;
     return need_before(slot(m, a), grid(m), nranks(), old_values);
   }
+  std::string overlap_refusal(std::size_t a, int m) const;
   std::vector<std::vector<box>> ownership_candidates(std::size_t a, int m) const;
   index_t combine_only_cost(std::size_t a, int m) const;  // 2x the combine's bytes received
   index_t combine_cost(std::size_t a, int m) const;
@@ -310,8 +330,9 @@ class program_solution {
 
 /// Solves a program (no MPI): the arrays and their layers, every redistribution, the combine
 /// chosen per split write, root's remainders and gathers, and the bytes per rank. Raises
-/// plan_error where the program cannot run as scheduled (partial results that overlap and
-/// that a later map reads). The map solutions' steps are then set with program_steps().
+/// plan_error where the program cannot run as scheduled (partial results that overlap, that
+/// the program uses again, and that cannot be cut into one part per rank). The map solutions' steps
+/// are then set with program_steps().
 WORKPART_DECL program_solution solve_program(program_maps maps);
 
 }  // namespace workpart::detail

@@ -100,8 +100,19 @@ struct array_solution {
   std::vector<int> wgroup;         // grid dims of the partial-result groups (never replicas)
   bool w_init_old = false;         // leaders' write buffers start from the old values
   bool w_combine_on_root = false;  // leaders' boxes overlap: root combines what it gathers
+  /// [rank], where the write boxes overlap (w_combine_on_root) on a grid without replicas:
+  /// boxes inside the ranks' write boxes that cut their union into disjoint parts (empty
+  /// where they cannot: no box is left of some rank's). A program combines the overlapping
+  /// partial results on them rank to rank (combine_mode::overlapping) when it uses the array
+  /// again: each rank then holds the whole values of its part.
+  std::vector<box> w_parts;
   std::vector<comm_step> init_steps, out_steps;
 };
+
+/// Disjoint boxes, one per rank, inside the ranks' boxes and covering their union: rank by
+/// rank, what no earlier rank's part holds of its box (empty where that is no single box).
+/// Ranks with identical boxes (a group of partial results) leave all to the first of them.
+WORKPART_DECL std::vector<box> disjoint_parts(const std::vector<box>& boxes, int active);
 
 /// Whether a split write combined on root (`w_combine_on_root`: partial results that overlap,
 /// combined with root's old values) cannot be planned because the program uses the array
@@ -109,6 +120,26 @@ struct array_solution {
 /// solver, which refuses such a grid, and the cost model, which drops it from the candidates.
 inline bool combine_on_root_used_again(const array_solution& ap, bool used_by_other_maps) {
   return ap.w_combine_on_root && (used_by_other_maps || (ap.use.read && !ap.reads_own_writes));
+}
+/// Whether the program combines such partial results rank to rank on their disjoint parts
+/// (`w_parts`), and whether it must refuse the grid (no such parts).
+inline bool overlapping_combined(const array_solution& ap, bool used_by_other_maps) {
+  return combine_on_root_used_again(ap, used_by_other_maps) && !ap.w_parts.empty();
+}
+inline bool overlapping_refused(const array_solution& ap, bool used_by_other_maps) {
+  return combine_on_root_used_again(ap, used_by_other_maps) && ap.w_parts.empty();
+}
+
+/// f(r, s, n) for every rank r whose write box holds n > 0 elements of another rank s's part
+/// (w_parts): what the combine of overlapping partial results sends from r to s.
+template <class F>
+void for_each_overlap(const array_solution& ap, F&& f) {
+  const int P = int(ap.w_parts.size());
+  for (int r = 0; r < P; ++r)
+    for (int s = 0; s < P; ++s)
+      if (s != r)
+        if (const index_t n = meet_size(ap.wbox[std::size_t(r)], ap.w_parts[std::size_t(s)]); n > 0)
+          f(r, s, n);
 }
 
 /// The arrays of a plan, as the solver sees them (a plan's runtime records derive from

@@ -67,6 +67,30 @@ WORKPART_DECL moved reduce_scatter_boxes(const boost::mpi::communicator& group,
                                          const box& held, const std::vector<box>& owned,
                                          void* scratch = nullptr);
 
+/// Elements rank `me` receives in combine_overlapping_boxes: the others' boxes' meets with
+/// its part.
+inline index_t overlapping_receive_elements(const std::vector<box>& boxes,
+                                            const std::vector<box>& parts, int me) {
+  index_t n = 0;
+  for (std::size_t r = 0; r < boxes.size(); ++r)
+    if (int(r) != me) n += meet_size(boxes[r], parts[std::size_t(me)]);
+  return n;
+}
+
+/// Combines partial results whose boxes overlap between the ranks of `comm` (a sliding
+/// window's input gradient): rank r holds partials of boxes[r] in its buffer; afterwards each
+/// rank holds the combined values of its part parts[rank] (a box inside its own; the parts are
+/// disjoint), in place, and the rest of its buffer is left as it was. Each rank sends every
+/// other what its box holds of that one's part, straight from its buffer (a subarray
+/// datatype), and combines what it receives in rank order. `scratch`: at least
+/// overlapping_receive_elements elements, reserved before the phase's first collective; null:
+/// allocated here.
+WORKPART_DECL moved combine_overlapping_boxes(const boost::mpi::communicator& comm,
+                                              const array_layout& u, combine kind, void* buf,
+                                              const std::vector<box>& boxes,
+                                              const std::vector<box>& parts,
+                                              void* scratch = nullptr);
+
 }  // namespace workpart::detail
 
 #if WORKPART_HEADER_ONLY

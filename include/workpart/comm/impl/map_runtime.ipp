@@ -61,8 +61,9 @@ WORKPART_DECL void map_runtime::materialize_on_root(bool for_scatter) {
     // what the scatter sends from root (a program leaves out what earlier maps provide)
     const bool needed =
         for_scatter ? ((ap.use.read && !ap.in_steps.empty() && from_root(ap.in_steps.front().op)) ||
-                       (ap.use.written && ap.w_init_old && !ap.init_steps.empty() &&
-                        from_root(ap.init_steps.front().op)))
+                       (ap.use.written && !ap.init_steps.empty() &&
+                        (ap.w_init_old ? from_root(ap.init_steps.front().op)
+                                       : ap.init_steps.front().op == step_op::scatterv_part)))
                     : ap.use.written;
     if (!needed) continue;
     try {

@@ -305,6 +305,13 @@ WORKPART_DECL void program_runtime::reserve_combine_scratch() {
     const auto& pc = sol_.combines()[c];
     auto& ap = slot(pc.map, pc.array);
     const index_t n = ap.wbox[std::size_t(rank_)].size();
+    if (pc.mode == detail::combine_mode::overlapping) {
+      if (n > 0)
+        need = std::max(
+            need, std::size_t(detail::overlapping_receive_elements(ap.wbox, ap.w_parts, rank_)) *
+                      ap.use.elem_size);
+      continue;
+    }
     if (!ap.wcomm || n == 0) continue;
     if (pc.mode == detail::combine_mode::reduce_scatter) {
       if (parts_[c].size() <= std::size_t(ap.wcomm.rank())) continue;
@@ -327,12 +334,30 @@ WORKPART_DECL void program_runtime::combine_partials(std::size_t c) {
   auto& ap = slot(pc.map, pc.array);
   auto& st = rstats_[pc.entry];
   const index_t n = ap.wbox[std::size_t(rank_)].size();
-  if (!ap.wcomm || n == 0) return;
+  const bool overlapping = pc.mode == detail::combine_mode::overlapping;
+  if ((!ap.wcomm && !overlapping) || n == 0) return;
   detail::phase_scope ps(st.measured, device_.get(), &stats_.execute);
   void* buf = detail::buf_data(ap.wbuf);
   if (device_) {  // the partials are the device's; the combined values the host's
     device_->to_host(buf);
     device_->host_wrote(buf);
+  }
+  if (overlapping) {
+    const detail::box& mine = ap.wbox[std::size_t(rank_)];
+    ps.moved_bytes(detail::combine_overlapping_boxes(comm_, ap.use, ap.use.write_kind, buf, ap.wbox,
+                                                     ap.w_parts, scratch_.data()));
+    // what this rank's box holds outside its part is in its owner's values now: the next
+    // execute() starts it from the identity (its part takes the old values)
+    std::vector<detail::box> rest;
+    detail::subtract_into(mine, ap.w_parts[std::size_t(rank_)], rest);
+    detail::with_elem(ap.use.elem, [&](auto z) {
+      using T = decltype(z);
+      for (const auto& b : rest)
+        detail::for_each_row(mine, b, ap.use.rank, [&](index_t off, index_t, index_t row) {
+          detail::fill_identity<T>(static_cast<T*>(buf) + off, row, ap.use.write_kind);
+        });
+    });
+    return;
   }
   if (pc.mode == detail::combine_mode::reduce_scatter) {
     ps.moved_bytes(detail::reduce_scatter_boxes(ap.wcomm, ap.use, ap.use.write_kind, buf,

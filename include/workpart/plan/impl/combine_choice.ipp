@@ -36,7 +36,10 @@ WORKPART_DECL void program_solution::choose_combines() {
   const bool every = in_.plan_every_candidate;
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers) {
-      if (arrays_[a].partial[std::size_t(m)] == combine_mode::none) continue;
+      // (overlapping partial results have one way: check_split_writes set it)
+      if (arrays_[a].partial[std::size_t(m)] == combine_mode::none ||
+          arrays_[a].partial[std::size_t(m)] == combine_mode::overlapping)
+        continue;
       auto& pa = arrays_[a];
       auto set = [&](combine_mode mode, std::vector<box> owned) {
         pa.partial[std::size_t(m)] = mode;
@@ -114,7 +117,9 @@ WORKPART_DECL void program_solution::pass_partials() {
     for (std::size_t i = 0; i + 1 < pa.writers.size(); ++i) {
       const int p = pa.writers[i], n = pa.writers[i + 1];
       if (pa.partial[std::size_t(p)] == combine_mode::none ||
-          pa.partial[std::size_t(n)] == combine_mode::none)
+          pa.partial[std::size_t(n)] == combine_mode::none ||
+          pa.partial[std::size_t(p)] == combine_mode::overlapping ||
+          pa.partial[std::size_t(n)] == combine_mode::overlapping)
         continue;
       bool used_between = false;
       for (int k = p + 1; k < n; ++k) used_between = used_between || pa.slot[std::size_t(k)] >= 0;
@@ -280,10 +285,14 @@ WORKPART_DECL void program_solution::add_combine_entries() {
     r.to_map = c.map;
     r.combine = true;
     r.from = r.to = "'" + name(c.map) + "'";
-    r.kind = std::string(c.mode == combine_mode::all_reduce       ? "Allreduce("
-                         : c.mode == combine_mode::reduce_scatter ? "reduce-scatter("
-                                                                  : "Reduce(") +
-             combine_name(ap.use.write_kind) + ") over " + dims_text(ap.wgroup);
+    if (c.mode == combine_mode::overlapping)
+      r.kind = std::string("combine of overlapping parts(") + combine_name(ap.use.write_kind) +
+               "), each part on its owner";
+    else
+      r.kind = std::string(c.mode == combine_mode::all_reduce       ? "Allreduce("
+                           : c.mode == combine_mode::reduce_scatter ? "reduce-scatter("
+                                                                    : "Reduce(") +
+               combine_name(ap.use.write_kind) + ") over " + dims_text(ap.wgroup);
     r.first_remote = r.steady_remote = true;
     c.entry = redists_.size();
     redists_.push_back(std::move(r));
@@ -300,6 +309,14 @@ WORKPART_DECL std::vector<std::pair<index_t, index_t>> program_solution::combine
   std::vector<std::pair<index_t, index_t>> v(static_cast<std::size_t>(nranks()));
   const index_t es = index_t(ap.use.elem_size);
   if (mode == combine_mode::none) return v;
+  if (mode == combine_mode::overlapping) {
+    // rank r sends rank s what its box holds of s's part
+    for_each_overlap(ap, [&](int r, int s, index_t n) {
+      v[std::size_t(r)].first += n * es;
+      v[std::size_t(s)].second += n * es;
+    });
+    return v;
+  }
   if (mode == combine_mode::reduce_scatter) {
     // each member sends every other one that one's part of its partial results
     const auto& owned = arrays_[a].owned[std::size_t(m)];
@@ -347,6 +364,13 @@ WORKPART_DECL std::vector<int> program_solution::combine_messages(const partial_
   const auto& ap = slot(c.map, c.array);
   std::vector<int> v(static_cast<std::size_t>(nranks()), 0);
   if (c.mode == combine_mode::none) return v;
+  if (c.mode == combine_mode::overlapping) {
+    for_each_overlap(ap, [&](int r, int s, index_t) {
+      ++v[std::size_t(r)];
+      ++v[std::size_t(s)];
+    });
+    return v;
+  }
   for (const auto& members : write_groups(c.array, c.map)) {
     const int G = int(members.size());
     const index_t n = ap.wbox[std::size_t(members.front())].size();

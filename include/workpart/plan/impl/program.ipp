@@ -33,6 +33,7 @@ WORKPART_DECL std::vector<box> program_solution::held_after(int m, std::size_t a
   const auto& ap = slot(m, a);
   const combine_mode mode = arrays_[a].partial[std::size_t(m)];
   if (mode == combine_mode::reduce_scatter) return arrays_[a].owned[std::size_t(m)];
+  if (mode == combine_mode::overlapping) return ap.w_parts;
   // after a Reduce only the leaders hold whole values; after an Allreduce every member
   if (mode != combine_mode::all_reduce || gather_side)
     return leaders_write_boxes(ap, grid(m), nranks());
@@ -121,28 +122,94 @@ WORKPART_DECL void program_solution::collect_arrays() {
   }
 }
 
-/// Partial results that another map reads: overlapping boxes would need root's old values
-/// (they are combined on root), which a rank-to-rank program does not have.
+/// Partial results whose boxes overlap between ranks: where the program uses the array again
+/// (another map, or this map's next run), they are combined rank to rank on the ranks'
+/// disjoint parts (combine_mode::overlapping), else the map gathers them itself (combined on
+/// root); refused where the boxes cannot be cut into one part per rank.
 WORKPART_DECL void program_solution::check_split_writes() {
   const int M = num_maps();
   for (std::size_t a = 0; a < arrays_.size(); ++a)
     for (int m : arrays_[a].writers) {
       const auto& ap = slot(m, a);
       if (!ap.w_combine_on_root) continue;
-      bool other_maps = arrays_[a].writers.size() > 1;
+      bool other_maps = arrays_[a].writers.size() > 1 ||
+                        std::find(in_.used_elsewhere.begin(), in_.used_elsewhere.end(),
+                                  arrays_[a].id) != in_.used_elsewhere.end();
       for (int k = 0; k < M; ++k)
         if (k != m && arrays_[a].slot[std::size_t(k)] >= 0) other_maps = true;
-      if (combine_on_root_used_again(ap, other_maps))
-        throw plan_error("map '" + name(m) + "': under grid " + grid(m).str() +
-                         " the ranks' partial results of '" + arrays_[a].name +
-                         "' overlap (they are combined on root, with root's old values), and the "
-                         "program reads '" +
-                         arrays_[a].name +
-                         "' again (another map, or this "
-                         "map's next run); choose a grid that does not split that reduction, or "
-                         "end the program at this map");
-      delegated_gather_.push_back(a);
+      if (overlapping_refused(ap, other_maps)) throw plan_error(overlap_refusal(a, m));
+      if (overlapping_combined(ap, other_maps))
+        arrays_[a].partial[std::size_t(m)] = combine_mode::overlapping;
+      else
+        delegated_gather_.push_back(a);
     }
+}
+
+/// Why a split write whose partial results overlap cannot be planned: the map, the grid, two
+/// ranks' boxes that overlap, the other use of the array, and the grid dimensions to stop
+/// splitting.
+WORKPART_DECL std::string program_solution::overlap_refusal(std::size_t a, int m) const {
+  const auto& ap = slot(m, a);
+  const grid_shape& g = grid(m);
+  const std::string& an = arrays_[a].name;
+  const int active = int(g.product());
+  // two ranks whose boxes overlap (and differ: not a group of partial results)
+  std::string pair;
+  for (int r = 0; r < active && pair.empty(); ++r)
+    for (int q = r + 1; q < active && pair.empty(); ++q) {
+      const box &x = ap.wbox[std::size_t(r)], &y = ap.wbox[std::size_t(q)];
+      if (!(x == y) && !box::intersect(x, y).empty())
+        pair = "rank " + std::to_string(r) + " writes " + x.str() + ", rank " + std::to_string(q) +
+               " " + y.str();
+    }
+  // the grid dimensions whose neighbours' boxes overlap
+  std::string dims;
+  for (int d = 0; d < g.space_rank(); ++d) {
+    if (g.dims[std::size_t(d)] <= 1) continue;
+    bool makes = false;
+    for (int r = 0; r < active && !makes; ++r) {
+      auto c = grid_coords(g, r);
+      if (c[std::size_t(d)] + 1 >= g.dims[std::size_t(d)]) continue;
+      ++c[std::size_t(d)];
+      const box &x = ap.wbox[std::size_t(r)], &y = ap.wbox[std::size_t(grid_rank(g, c))];
+      makes = !(x == y) && !box::intersect(x, y).empty();
+    }
+    if (makes) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  }
+  // the other use of the array: the nearest map before this one, else after it
+  std::string other;
+  for (int k = m - 1; k >= 0 && other.empty(); --k) {
+    if (arrays_[a].slot[std::size_t(k)] < 0) continue;
+    const auto& u = slot(k, a).use;
+    const std::string& nk = name(k);  // wp::backward's zeroing maps: zero.dx, zero.dx.2, ...
+    const std::string zero = "zero." + an;
+    if (u.written && u.write_kind == combine::assign && nk.compare(0, zero.size(), zero) == 0 &&
+        (nk.size() == zero.size() || nk[zero.size()] == '.'))
+      other = "map '" + name(k) + "', which wp::backward added to zero the gradient before '" +
+              name(m) + "' adds into it, writes '" + an + "' first";
+    else
+      other =
+          "map '" + name(k) + "' " + (u.written ? "writes" : "reads") + " '" + an + "' before it";
+  }
+  for (int k = m + 1; k < num_maps() && other.empty(); ++k)
+    if (arrays_[a].slot[std::size_t(k)] >= 0)
+      other = "map '" + name(k) + "' " + (slot(k, a).use.read ? "reads" : "writes") + " '" + an +
+              "' after it";
+  if (other.empty())
+    other = ap.use.read ? "this map reads '" + an + "' again on its next run"
+                        : "the program uses '" + an + "' in other maps";
+  const bool replicated = g.replicas() > 1;
+  return "map '" + name(m) + "': under grid " + g.str() + " the ranks' partial results of '" + an +
+         "' overlap (" + pair + ") and " +
+         (replicated ? "the grid replicates the map, so they cannot be combined rank to rank"
+                     : "cannot be cut into one part per rank to combine them rank to rank") +
+         "; they could only be combined on root, but " + other + ". " +
+         (dims.empty() ? "Give map '" + name(m) + "' a grid that does not split its space"
+                       : "Stop splitting dimension" +
+                             std::string(dims.find(',') != std::string::npos ? "s " : " ") + dims +
+                             " of map '" + name(m) +
+                             "' (the split that makes its write boxes of '" + an + "' overlap)") +
+         (replicated ? ", or give it a grid without replicas" : "");
 }
 
 WORKPART_DECL void program_solution::build_redists(std::size_t only) {
@@ -306,7 +373,12 @@ WORKPART_DECL void program_solution::program_steps(int m, const array_solution& 
     if (r.first.any_remainder()) {
       // root sends only the parts no earlier map provides (init() generates in place);
       // where no map provides any, the map's own scatter (with its broadcasts) stays
-      if (r.first.pieces.empty() || steps.empty() || steps.front().op != step_op::scatterv)
+      // (overlapping partial results: root sends the old values of each rank's part, which
+      // the map's own scatter has no step for)
+      const bool parts =
+          r.old_values && arrays_[a].partial[std::size_t(m)] == combine_mode::overlapping;
+      if (!parts &&
+          (r.first.pieces.empty() || steps.empty() || steps.front().op != step_op::scatterv))
         continue;
       comm_step part{step_op::scatterv_part, "Alltoallw",
                      "root -> ranks, only the parts no earlier map writes", zero, zero};

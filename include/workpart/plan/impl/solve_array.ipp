@@ -176,6 +176,54 @@ WORKPART_DECL index_t predicted_total(const solutions& arrays, int nranks, bool 
   return t;
 }
 
+WORKPART_DECL std::vector<box> disjoint_parts(const std::vector<box>& boxes, int active) {
+  std::vector<box> parts(boxes.size());
+  std::vector<box> left, next;
+  for (int r = 0; r < active && r < int(boxes.size()); ++r) {
+    const box& b = boxes[std::size_t(r)];
+    if (b.empty()) continue;
+    left.assign(1, b);
+    for (int s = 0; s < r && !left.empty(); ++s) {
+      const box& o = parts[std::size_t(s)];
+      if (o.empty()) continue;
+      next.clear();
+      for (const box& x : left) {  // x less o: up to two boxes per axis
+        const box c = box::intersect(x, o);
+        if (c.empty()) {
+          next.push_back(x);
+          continue;
+        }
+        box rest = x;
+        for (int a = 0; a < x.rank; ++a) {
+          if (rest.lo[a] < c.lo[a]) {
+            box p = rest;
+            p.hi[a] = c.lo[a];
+            next.push_back(p);
+          }
+          if (c.hi[a] < rest.hi[a]) {
+            box p = rest;
+            p.lo[a] = c.hi[a];
+            next.push_back(p);
+          }
+          rest.lo[a] = c.lo[a];
+          rest.hi[a] = c.hi[a];
+        }
+      }
+      left.swap(next);
+    }
+    // the rest is one box where its pieces (disjoint) fill their hull
+    box hull;
+    index_t n = 0;
+    for (const box& x : left) {
+      hull.hull_with(x);
+      n += x.size();
+    }
+    if (hull.size() != n) return {};
+    parts[std::size_t(r)] = hull;
+  }
+  return parts;
+}
+
 WORKPART_DECL bool reads_own_writes(const array_use& use) {
   return use.read && use.written && use.read_after_write && !use.read_before_write;
 }
@@ -253,6 +301,7 @@ WORKPART_DECL array_solution solve_array(const array_use& use_in, std::vector<bo
         for (std::size_t y = x + 1; y < leaders.size() && !overlap; ++y)
           overlap = !box::intersect(ap.wbox[leaders[x]], ap.wbox[leaders[y]]).empty();
       ap.w_combine_on_root = conflicted && overlap;
+      if (ap.w_combine_on_root && g.replicas() <= 1) ap.w_parts = disjoint_parts(ap.wbox, active);
       ap.w_init_old = conflicted ? !overlap : !use.dense_writes;
       if (ap.w_init_old) {
         if (generated) {
