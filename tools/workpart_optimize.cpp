@@ -77,7 +77,8 @@ constexpr const char* usage_text =
     "                       (reported as not proven optimal)\n"
     "  --no-runner-ups      skip the runner-up pass (about half the search time)\n"
     "  --max-inflated BYTES the most a .json.gz file may inflate to (default: half of this\n"
-    "                       machine's memory)\n";
+    "                       machine's memory): a guard against gzip bombs; the file is\n"
+    "                       inflated as a stream, so its whitespace takes no memory\n";
 
 int usage(const char* why) {
   std::fprintf(stderr, "workpart-optimize: %s\n%s", why, usage_text);

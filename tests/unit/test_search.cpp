@@ -1,7 +1,9 @@
 // The strategy search (optimize/search.hpp) against brute force on many small random graphs:
 // optimal cost, the returned assignment's own cost, the runner-ups (min-marginals), the
 // time-budget and table-limit fallbacks; and the cost-table reader (io/table_reader.hpp):
-// good input, any JSON number, whitespace, key order, and every error with its byte offset.
+// good input, any JSON number, whitespace, key order, and every error with its byte offset, in
+// memory and streamed through a small window as a .json.gz is (the readers under a memory
+// limit: test_reader_memory.cpp).
 
 #include <catch2/catch.hpp>
 
@@ -839,18 +841,51 @@ void require_same(const wp::cost_graph& x, const wp::cost_graph& y) {
   }
 }
 
-/// The message of the error parsing `text` throws, and checks its type.
+/// A text handed to the scanner in pieces of 1 to 7 bytes, as a gzip'd file's is inflated
+/// into its window: with a window of 16 bytes, refills fall at every kind of position.
+struct piecewise_source final : wp::detail::tables::text_source {
+  std::string_view text;
+  std::size_t at = 0;
+  std::mt19937 rng{7};
+  explicit piecewise_source(std::string_view t) : text(t) {}
+  std::size_t read(char* out, std::size_t room) override {
+    const std::size_t n = std::min({room, text.size() - at, std::size_t(1 + rng() % 7)});
+    std::copy_n(text.data() + at, n, out);
+    at += n;
+    return n;
+  }
+  std::size_t bound() const override { return text.size() - at; }
+};
+
+/// parse_cost_tables(text, "t.json") scanned through a window of `window` bytes.
+wp::cost_graph parse_streamed(const std::string& text, std::size_t window = 16) {
+  piecewise_source src(text);
+  wp::detail::tables::scanner s(src, "t.json", window);
+  return wp::detail::tables::scan_guarded(s, "cost tables", wp::detail::tables::parse);
+}
+
+/// The message of the error parsing `text` throws, and checks its type; scanned through a
+/// small window, the same error with the same message (byte offsets included).
 template <class E>
 std::string parse_error(const std::string& text) {
+  std::string what;
   try {
     wp::parse_cost_tables(text, "t.json");
   } catch (const E& e) {
-    return e.what();
+    what = e.what();
   } catch (const std::exception& e) {
     FAIL("wrong exception type: " << e.what());
   }
-  FAIL("no exception for: " << text);
-  return {};
+  if (what.empty()) FAIL("no exception for: " << text);
+  for (std::size_t window : {16, 17, 64}) {
+    try {
+      parse_streamed(text, window);
+      FAIL("no exception, streamed through a window of " << window << ", for: " << text);
+    } catch (const E& e) {
+      REQUIRE(e.what() == what);
+    }
+  }
+  return what;
 }
 
 /// "byte N" where N is the offset of `marker` in `text`.
@@ -875,8 +910,10 @@ TEST_CASE("reader: a written graph reads back equal, and searches the same", "[o
       const auto c = g.edge_costs(e);
       h.add_edge(g.edge_source(e), g.edge_target(e), {c.begin(), c.end()});
     }
-    const wp::cost_graph back = wp::parse_cost_tables(wp::write_cost_tables(h));
+    const std::string text = wp::write_cost_tables(h);
+    const wp::cost_graph back = wp::parse_cost_tables(text);
     require_same(h, back);
+    require_same(h, parse_streamed(text));
     REQUIRE(wp::pase_search(back).cost == wp::pase_search(h).cost);
   }
 }
@@ -905,9 +942,49 @@ TEST_CASE("reader: any JSON number, whitespace anywhere, keys in any order, unkn
   REQUIRE(g.edge_cost(0, 0, 1) == -0.25);
   REQUIRE(g.edge_cost(0, 1, 1) == 100);
   REQUIRE(g.edge_cost(0, 2, 1) == 0.5);
+  for (std::size_t window : {16, 17, 64}) require_same(g, parse_streamed(text, window));
   REQUIRE(wp::parse_cost_tables("{\"vertices\":[]}").num_vertices() == 0);
   REQUIRE(wp::parse_cost_tables("{\"edges\":[],\"vertices\":[{\"cost\":[1]}]}").num_vertices() ==
           1);
+}
+
+TEST_CASE("reader: a text streamed through a small window reads as it does in memory",
+          "[optimize][tables]") {
+  // tokens longer than the window (which then grows), escapes and literals across refills,
+  // long runs of whitespace (which must not stay in the window)
+  const std::string name(1000, 'n'), blanks(5000, ' ');
+  const std::string text = "{" + blanks + "\"x\": [true, false, null, \"\\u00e9\\ud83d\\ude00\"]," +
+                           blanks + "\"vertices\": [{\"name\": \"" + name +
+                           "\\\"\\n\", \"cost\": [1.000000000000000000000000000000001, "
+                           "-0.25e-300, 12345678901234567890123]," +
+                           blanks + "\"configs\": [[1,2],[3,4],[5,6]]}, {\"cost\": [7]}]," +
+                           blanks + "\"edges\": [{\"u\": 0, \"v\": 1, \"cost\": [[1],[2],[3]]}]}" +
+                           blanks;
+  const wp::cost_graph g = wp::parse_cost_tables(text);
+  REQUIRE(g.name(0) == name + "\"\n");
+  REQUIRE(g.vertex_cost(0, 2) == 12345678901234567890123.0);
+  for (std::size_t window : {16, 17, 31, 64, 4096}) require_same(g, parse_streamed(text, window));
+  // errors at the same offsets, with the same words
+  using E = wp::table_error;
+  std::string t = "{\"vertices\": [{\"name\": \"ab\\u00\"}]}";
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "\\u00")) && Contains("invalid \\u escape"));
+  t = "{\"vertices\": [{\"name\": \"ab\\u00";
+  REQUIRE_THAT(parse_error<E>(t), Contains("truncated \\u escape"));
+  t = "{\"vertices\": [{\"name\": \"" + name + "\\";
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "\"nnn")) && Contains("unterminated string"));
+  t = "{\"vertices\": [{\"cost\": [1], \"configs\": [[" + blanks + "2.5e0" + blanks + "]]}]}";
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "2.5e0")) &&
+                                      Contains("expected an integer in a configuration tuple, "
+                                               "found 2.5e0"));
+  t = "{\"vertices\": [{\"cost\": [1.0000000000000000000000x]}]}";
+  REQUIRE_THAT(parse_error<E>(t), Contains("malformed number '1.0000000000000000000000x'"));
+  t = "{\"x\": tru" + blanks;
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "tru")) && Contains("expected a JSON value"));
+  t = "{\"vertices\": []}" + blanks + "x";
+  REQUIRE_THAT(parse_error<E>(t), Contains(byte_of(t, "x")) && Contains("after the end"));
+  t = "{\"vertices\": [" + blanks;
+  REQUIRE_THAT(parse_error<E>(t), Contains("byte " + std::to_string(t.size()) + ":") &&
+                                      Contains("the end of the file"));
 }
 
 TEST_CASE("reader: malformed JSON is a table_error with the byte offset", "[optimize][tables]") {
@@ -1057,6 +1134,31 @@ TEST_CASE("reader: files, gzip", "[optimize][tables]") {
                Contains("[workpart.table_error]") && Contains(gz) &&
                    Contains("inflates to more than 1048576 bytes"));
   REQUIRE(wp::read_cost_tables(gz).num_vertices() == 0);  // under the default cap it reads
+  {  // two gzip members (gzip -c a b > c) read as one text, streamed across the window
+    const std::size_t mid = text.size() / 2;
+    gzFile f = gzopen(gz.c_str(), "wb");
+    REQUIRE(f);
+    gzwrite(f, text.data(), unsigned(mid));
+    gzclose(f);
+    f = gzopen(gz.c_str(), "ab");
+    REQUIRE(f);
+    const std::string blanks(1 << 20, ' ');  // four windows of them between the halves
+    gzwrite(f, blanks.data(), unsigned(blanks.size()));
+    gzwrite(f, text.data() + mid, unsigned(text.size() - mid));
+    gzclose(f);
+  }
+  require_same(g, wp::read_cost_tables(gz));
+  {  // an error past the first window: its offset in the inflated text
+    const std::string bad =
+        "{" + std::string(700000, '\n') + "\"vertices\": [{\"cost\": [1, 2.5.1]}]}";
+    gzFile f = gzopen(gz.c_str(), "wb");
+    REQUIRE(f);
+    gzwrite(f, bad.data(), unsigned(bad.size()));
+    gzclose(f);
+    REQUIRE_THAT(what_of([&] { wp::read_cost_tables(gz); }),
+                 Contains(gz + ": byte " + std::to_string(bad.find("2.5.1")) + ":") &&
+                     Contains("malformed number '2.5.1'"));
+  }
   {  // a claimed uncompressed size (ISIZE) of 4 GiB on a small file: not reserved, and the
      // wrong length is zlib's error
     std::FILE* f = std::fopen(gz.c_str(), "rb");

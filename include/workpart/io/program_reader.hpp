@@ -33,7 +33,8 @@
 ///    (an array passes from the last earlier map that writes it to a map that reads it before
 ///    writing it, or combines into it), so given edges are checked against that and a
 ///    difference is an error.
-/// Errors name the file and the byte offset (table_error, shape_error).
+/// Errors name the file and the byte offset (table_error, shape_error); running out of memory
+/// while reading is a table_error naming the file, not a bare std::bad_alloc.
 
 #include <cctype>
 #include <map>
@@ -53,7 +54,7 @@ namespace detail::program_json {
 using tables::scanner;
 
 /// An affine subscript: "2*i - k + 1" over `indices`; "*", ":" or "all": the whole axis.
-inline subscript parse_subscript(scanner& s, const char* at, const std::string& text,
+inline subscript parse_subscript(scanner& s, std::size_t at, const std::string& text,
                                  const std::vector<std::string>& indices) {
   subscript f;
   f.coef.assign(indices.size(), 0);
@@ -134,7 +135,7 @@ inline subscript parse_subscript(scanner& s, const char* at, const std::string& 
   return f;
 }
 
-inline void once(scanner& s, std::set<std::string>& seen, const char* at, const std::string& key,
+inline void once(scanner& s, std::set<std::string>& seen, std::size_t at, const std::string& key,
                  const std::string& object) {
   if (!seen.insert(key).second) s.fail(at, "key \"" + key + "\" appears twice in " + object);
 }
@@ -145,7 +146,7 @@ void object(scanner& s, const std::string& what, F&& on_key) {
   s.expect('{', ("at the start of " + what).c_str());
   if (s.accept('}')) return;
   do {
-    const char* key_at = (s.ws(), s.pos());
+    const std::size_t key_at = (s.ws(), s.pos());
     const std::string key = s.string(("as a key of " + what).c_str());
     s.expect(':', "after a key");
     once(s, seen, key_at, key, what);
@@ -162,32 +163,27 @@ void list(scanner& s, const std::string& what, F&& on_item) {
 }
 
 struct edge_claim {
-  const char* at;
+  std::size_t at;
   std::string from, to;
   std::vector<std::string> arrays;
 };
 
-}  // namespace detail::program_json
-
-/// Parses the text of a program description; `source` names it in error messages.
-inline program_description parse_program_description(std::string_view text,
-                                                     std::string_view source = "<input>") {
-  using namespace detail::program_json;
-  scanner s(text, source);
+/// The program description `s` scans (positions are byte offsets, for messages).
+inline program_description parse(scanner& s) {
   program_description p;
-  std::vector<const char*> array_at, map_at;
-  std::vector<std::vector<const char*>> access_at;
+  std::vector<std::size_t> array_at, map_at;
+  std::vector<std::vector<std::size_t>> access_at;
   std::vector<edge_claim> claims;
   bool has_maps = false;
-  const char* top = (s.ws(), s.pos());
-  object(s, "the top-level object", [&](const std::string& key, const char* key_at) {
+  const std::size_t top = (s.ws(), s.pos());
+  object(s, "the top-level object", [&](const std::string& key, std::size_t key_at) {
     if (key == "arrays") {
       list(s, "the array list", [&](std::size_t i) {
         array_description a;
         bool named = false, shaped = false, typed = false;
         array_at.push_back((s.ws(), s.pos()));
         const std::string what = "array " + std::to_string(i);
-        object(s, what, [&](const std::string& k, const char* at) {
+        object(s, what, [&](const std::string& k, std::size_t at) {
           if (k == "name") {
             a.name = s.string(("as the name of " + what).c_str());
             named = true;
@@ -233,27 +229,27 @@ inline program_description parse_program_description(std::string_view text,
         access_at.emplace_back();
         const std::string what = "map " + std::to_string(i);
         // accesses need the indices: keep their text and parse the subscripts at the end
-        using raw_subscript = std::pair<const char*, std::string>;  // where, text
+        using raw_subscript = std::pair<std::size_t, std::string>;  // where, text
         struct raw_range {
-          const char* at;
+          std::size_t at;
           std::string index;
-          raw_subscript from{nullptr, {}}, to{nullptr, {}};
+          raw_subscript from{scanner::npos, {}}, to{scanner::npos, {}};
           bool data = false;
         };
         struct raw_access {
-          const char* at;
+          std::size_t at;
           std::string array, mode;
           std::vector<raw_subscript> index;
           std::vector<raw_range> ranges;
           bool padded = false;
         };
         auto raw_sub = [&](const char* context) -> raw_subscript {
-          const char* at = (s.ws(), s.pos());
+          const std::size_t at = (s.ws(), s.pos());
           if (s.peek() == '"') return {at, s.string(context)};
           return {at, std::to_string(s.integer(context))};
         };
         std::vector<raw_access> raws;
-        object(s, what, [&](const std::string& k, const char*) {
+        object(s, what, [&](const std::string& k, std::size_t) {
           if (k == "name") {
             m.name = s.string(("as the name of " + what).c_str());
             named = true;
@@ -273,7 +269,7 @@ inline program_description parse_program_description(std::string_view text,
               r.at = (s.ws(), s.pos());
               const std::string aw = what + ", access " + std::to_string(j);
               bool has_index = false;
-              object(s, aw, [&](const std::string& ak, const char*) {
+              object(s, aw, [&](const std::string& ak, std::size_t) {
                 if (ak == "array") {
                   r.array = s.string(("as the array of " + aw).c_str());
                 } else if (ak == "mode") {
@@ -288,7 +284,7 @@ inline program_description parse_program_description(std::string_view text,
                   list(s, "the inner ranges of " + aw, [&](std::size_t q) {
                     raw_range g{(s.ws(), s.pos()), {}};
                     const std::string rw = aw + ", range " + std::to_string(q);
-                    object(s, rw, [&](const std::string& rk, const char*) {
+                    object(s, rw, [&](const std::string& rk, std::size_t) {
                       if (rk == "index")
                         g.index = s.string(("as the index of " + rw).c_str());
                       else if (rk == "from")
@@ -303,8 +299,9 @@ inline program_description parse_program_description(std::string_view text,
                                          "\"index\" and \"data_dependent\": true)");
                     });
                     if (g.index.empty()) s.fail(g.at, rw + " has no \"index\"");
-                    if (g.data == (g.from.first != nullptr || g.to.first != nullptr) ||
-                        (!g.data && (!g.from.first || !g.to.first)))
+                    const bool from = g.from.first != scanner::npos,
+                               to = g.to.first != scanner::npos;
+                    if (g.data == (from || to) || (!g.data && (!from || !to)))
                       s.fail(g.at, rw + ": give \"from\" and \"to\" (the range [from, to)), or "
                                         "\"data_dependent\": true where the bounds are read "
                                         "from arrays");
@@ -380,7 +377,7 @@ inline program_description parse_program_description(std::string_view text,
       list(s, "the edge list", [&](std::size_t i) {
         edge_claim e{(s.ws(), s.pos()), {}, {}, {}};
         const std::string what = "edge " + std::to_string(i);
-        object(s, what, [&](const std::string& k, const char*) {
+        object(s, what, [&](const std::string& k, std::size_t) {
           if (k == "from")
             e.from = s.string("as the map an edge leaves");
           else if (k == "to")
@@ -404,7 +401,7 @@ inline program_description parse_program_description(std::string_view text,
   try {
     p.check_structure();
   } catch (const shape_error& e) {  // the message names the map, access or array at fault
-    throw shape_error(std::string(source) + ": " + e.what());
+    throw shape_error(std::string(s.source()) + ": " + e.what());
   }
   // every access as wp::map checks it (bounds, a plain '=' one-to-one), at its byte offset
   for (std::size_t m = 0; m < p.maps.size(); ++m)
@@ -459,12 +456,20 @@ inline program_description parse_program_description(std::string_view text,
   return p;
 }
 
-/// Reads a program description file (plain JSON, or .json.gz where zlib is linked).
+}  // namespace detail::program_json
+
+/// Parses the text of a program description; `source` names it in error messages.
+inline program_description parse_program_description(std::string_view text,
+                                                     std::string_view source = "<input>") {
+  detail::tables::scanner s(text, source);
+  return detail::tables::scan_guarded(s, "program description", detail::program_json::parse);
+}
+
+/// Reads a program description file (plain JSON, or .json.gz where zlib is linked: inflated as
+/// a stream, see file_bytes.hpp). Running out of memory is a table_error naming the file.
 inline program_description read_program_description(const std::string& path) {
-  const detail::tables::file_bytes bytes(path);
-  if (detail::tables::is_gzip(bytes.view()))
-    return parse_program_description(detail::tables::gunzip(bytes.view(), path), path);
-  return parse_program_description(bytes.view(), path);
+  return detail::tables::scan_file(path, "program description file", "program description", 0,
+                                   detail::program_json::parse);
 }
 
 }  // namespace workpart

@@ -6,18 +6,20 @@
 ///   ...],
 ///    "edges":    [{"u": 0, "v": 1, "cost": [[0, 1.5], [2, 0], [1e3, 0]]}, ...]}
 /// \endcode
-/// A hand-written scanner over the whole file in memory (json_scanner.hpp; the file mapped with
-/// mmap on POSIX, else read: file_bytes.hpp): numbers go through std::from_chars straight on the
-/// text (any JSON number, exponents included; about 300-400 MB/s here), whitespace may appear
-/// anywhere JSON allows it, keys come in any order and unknown keys are skipped. "name" and
+/// A hand-written scanner (json_scanner.hpp) over the file in place (mapped with mmap on POSIX,
+/// else read: file_bytes.hpp): numbers go through std::from_chars straight on the text (any
+/// JSON number, exponents included; about 300-400 MB/s here), whitespace may appear anywhere
+/// JSON allows it, keys come in any order and unknown keys are skipped. "name" and
 /// "configs" are optional (a vertex without a name is called v<i>); "cost" is required. Errors name
 /// the file and the byte offset: `table_error` for malformed JSON, a missing key, an edge to an
 /// unknown vertex, a duplicate edge; `shape_error` for a matrix or a configuration list of the
-/// wrong size.
+/// wrong size. Running out of memory is a `table_error` naming the file and the byte reached.
 ///
 /// Gzip'd files (.json.gz) are read when the including target defines WORKPART_HAVE_ZLIB=1
 /// and links zlib (tools/CMakeLists.txt does); otherwise they are refused with a message
-/// that says to gunzip them first.
+/// that says to gunzip them first. They are inflated as a stream into the scanner's window
+/// (256 KiB), so the memory a file takes is what it holds, not its whitespace; byte offsets
+/// in messages count the inflated text.
 ///
 /// `write_cost_tables(g)` writes the same format (numbers in shortest round-trip form).
 ///
@@ -42,7 +44,7 @@ namespace workpart {
 namespace detail::tables {
 
 struct raw_vertex {
-  const char* at = nullptr;
+  std::size_t at = 0;  // byte offsets, for messages
   std::string name;
   bool has_name = false, has_cost = false, has_configs = false;
   std::vector<double> cost;
@@ -51,9 +53,7 @@ struct raw_vertex {
 };
 
 struct raw_edge {
-  const char* at = nullptr;
-  const char* u_at = nullptr;
-  const char* v_at = nullptr;
+  std::size_t at = 0, u_at = 0, v_at = 0;  // byte offsets, for messages
   std::int64_t u = -1, v = -1;
   bool has_u = false, has_v = false, has_cost = false;
   std::vector<double> cost;
@@ -61,7 +61,7 @@ struct raw_edge {
 };
 
 /// Marks a key of one object as seen; a second occurrence is an error.
-inline void once(scanner& s, bool& seen, const char* at, const char* key,
+inline void once(scanner& s, bool& seen, std::size_t at, const char* key,
                  const std::string& object) {
   if (seen) s.fail(at, "key \"" + std::string(key) + "\" appears twice in " + object);
   seen = true;
@@ -74,7 +74,7 @@ inline void parse_vertex(scanner& s, raw_vertex& rv, std::size_t index) {
   s.expect('{', ("at the start of " + object).c_str());
   if (s.accept('}')) return;
   do {
-    const char* key_at = (s.ws(), s.pos());
+    const std::size_t key_at = (s.ws(), s.pos());
     const std::string key = s.string("as a key of a vertex");
     s.expect(':', "after a key");
     if (key == "name") {
@@ -92,7 +92,7 @@ inline void parse_vertex(scanner& s, raw_vertex& rv, std::size_t index) {
       s.expect('[', ("to open the configuration list of " + object).c_str());
       if (!s.accept(']')) {
         do {
-          const char* tuple_at = (s.ws(), s.pos());
+          const std::size_t tuple_at = (s.ws(), s.pos());
           s.expect('[', "to open a configuration tuple");
           std::size_t len = 0;
           if (!s.accept(']')) {
@@ -126,7 +126,7 @@ inline void parse_edge(scanner& s, raw_edge& re, std::size_t index,
   s.expect('{', ("at the start of " + object).c_str());
   if (s.accept('}')) return;
   do {
-    const char* key_at = (s.ws(), s.pos());
+    const std::size_t key_at = (s.ws(), s.pos());
     const std::string key = s.string("as a key of an edge");
     s.expect(':', "after a key");
     if (key == "u") {
@@ -143,13 +143,14 @@ inline void parse_edge(scanner& s, raw_edge& re, std::size_t index,
       if (re.has_u && re.has_v && re.u >= 0 && re.v >= 0 && std::size_t(re.u) < vertices.size() &&
           std::size_t(re.v) < vertices.size())
         // as much as the sizes claim, but no more than the rest of the file can hold (a
-        // number and its comma take two bytes at least): a claim is not an allocation
+        // number and its comma take two bytes at least; a gzip'd file: what its compressed
+        // bytes left can inflate to): a claim is not an allocation
         re.cost.reserve(std::min(
             vertices[std::size_t(re.u)].cost.size() * vertices[std::size_t(re.v)].cost.size(),
             s.remaining() / 2));
       if (!s.accept(']')) {
         do {
-          const char* row_at = (s.ws(), s.pos());
+          const std::size_t row_at = (s.ws(), s.pos());
           s.expect('[', ("to open a row of the cost matrix of " + object).c_str());
           std::size_t len = 0;
           if (!s.accept(']')) {
@@ -183,24 +184,18 @@ inline cost_graph parse(scanner& s);
 
 inline cost_graph parse_cost_tables(std::string_view text, std::string_view source = "<input>") {
   detail::tables::scanner s(text, source);
-  try {
-    return detail::tables::parse(s);
-  } catch (const std::bad_alloc&) {
-    s.fail(s.pos(), "out of memory while reading the cost tables (" + std::to_string(text.size()) +
-                        " bytes of text; their matrices need more "
-                        "memory than this process has)");
-  }
+  return detail::tables::scan_guarded(s, "cost tables", detail::tables::parse);
 }
 
 inline cost_graph detail::tables::parse(scanner& s) {
   std::vector<raw_vertex> vertices;
   std::vector<raw_edge> edges;
   bool has_vertices = false, has_edges = false;
-  const char* top = (s.ws(), s.pos());
+  const std::size_t top = (s.ws(), s.pos());
   s.expect('{', "at the start of a cost-table file");
   if (!s.accept('}')) {
     do {
-      const char* key_at = (s.ws(), s.pos());
+      const std::size_t key_at = (s.ws(), s.pos());
       const std::string key = s.string("as a top-level key");
       s.expect(':', "after a key");
       if (key == "vertices") {
@@ -279,7 +274,9 @@ inline cost_graph detail::tables::parse(scanner& s) {
 
 /// How read_cost_tables reads a file.
 struct table_read_options {
-  /// The most bytes a gzip'd file may inflate to; 0: half of this machine's memory.
+  /// The most bytes a gzip'd file may inflate to; 0: half of this machine's memory. A guard
+  /// against gzip bombs (it bounds the time inflating and the values a small file can make the
+  /// reader parse); the inflated text itself is streamed, never held whole.
   std::size_t max_inflated_bytes = 0;
 };
 
@@ -289,11 +286,8 @@ struct table_read_options {
 ///   auto r = wp::pase_search(g);
 /// \endcode
 inline cost_graph read_cost_tables(const std::string& path, const table_read_options& opt = {}) {
-  const detail::tables::file_bytes bytes(path);
-  if (detail::tables::is_gzip(bytes.view()))
-    return parse_cost_tables(detail::tables::gunzip(bytes.view(), path, opt.max_inflated_bytes),
-                             path);
-  return parse_cost_tables(bytes.view(), path);
+  return detail::tables::scan_file(path, "cost-table file", "cost tables", opt.max_inflated_bytes,
+                                   detail::tables::parse);
 }
 
 /// The cost-table JSON of g (numbers in shortest round-trip form): what
