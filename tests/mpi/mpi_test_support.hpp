@@ -232,6 +232,22 @@ std::string compare_on_root(const boost::mpi::communicator& c, wp::array<T, N>& 
   return from_root(c, msg);
 }
 
+/// Every redistribution's measured bytes (the gather's aside) equal its prediction after
+/// `executes` executes: the first one's, then the later ones'. Problems as text.
+template <class Plan>
+std::string measured_vs_predicted(const Plan& plan, int executes) {
+  std::ostringstream os;
+  for (const auto& r : plan.stats().redistributions) {
+    if (r.to == "root") continue;
+    const index_t ws = r.predicted_first_sent + (executes - 1) * r.predicted_sent;
+    const index_t wr = r.predicted_first_received + (executes - 1) * r.predicted_received;
+    if (r.measured.bytes_sent != ws || r.measured.bytes_received != wr)
+      os << r.array << " -> " << r.to << " (" << r.kind << "): measured " << r.measured.bytes_sent
+         << "/" << r.measured.bytes_received << " predicted " << ws << "/" << wr << "; ";
+  }
+  return os.str();
+}
+
 /// Root's explain() text against every rank's: problems as text, the same on every rank.
 template <class Plan>
 std::string explain_differs(const boost::mpi::communicator& c, const Plan& plan) {

@@ -43,21 +43,6 @@ wp::schedule split_schedule(const Prog& prog, index_t p0, index_t p1 = 1) {
   return s;
 }
 
-/// Every redistribution's measured bytes equal its prediction after `executes` executes.
-template <class Plan>
-std::string measured_vs_predicted(const Plan& plan, int executes) {
-  std::ostringstream os;
-  for (const auto& r : plan.stats().redistributions) {
-    if (r.to == "root") continue;
-    const index_t ws = r.predicted_first_sent + (executes - 1) * r.predicted_sent;
-    const index_t wr = r.predicted_first_received + (executes - 1) * r.predicted_received;
-    if (r.measured.bytes_sent != ws || r.measured.bytes_received != wr)
-      os << r.array << " -> " << r.to << " (" << r.kind << "): measured " << r.measured.bytes_sent
-         << "/" << r.measured.bytes_received << " predicted " << ws << "/" << wr << "; ";
-  }
-  return os.str();
-}
-
 /// The combine of overlapping partial results of `array`, as stats() lists it: its bytes
 /// received over all ranks in one later execute() (-1: not listed).
 template <class Plan>

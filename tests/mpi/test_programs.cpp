@@ -38,21 +38,6 @@ rank_bytes between_maps(const Plan& plan) {
   }
   return b;
 }
-/// Every redistribution's measured bytes equal its prediction for `first` executes (one
-/// first, the rest later ones) and the program's totals add up.
-template <class Plan>
-std::string measured_vs_predicted(const Plan& plan, int executes) {
-  std::ostringstream os;
-  for (const auto& r : plan.stats().redistributions) {
-    if (r.to == "root") continue;
-    const index_t ws = r.predicted_first_sent + (executes - 1) * r.predicted_sent;
-    const index_t wr = r.predicted_first_received + (executes - 1) * r.predicted_received;
-    if (r.measured.bytes_sent != ws || r.measured.bytes_received != wr)
-      os << r.array << " -> " << r.to << " (" << r.kind << "): measured " << r.measured.bytes_sent
-         << "/" << r.measured.bytes_received << " predicted " << ws << "/" << wr << "; ";
-  }
-  return os.str();
-}
 
 double xv(index_t a, index_t b) { return double((a * 7 + b * 3) % 17) - 8.0; }
 

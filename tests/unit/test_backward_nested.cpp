@@ -251,39 +251,32 @@ TEST_CASE("backward: padded reads inside inner reductions over any index",
   distinct_fill(w, 2);
   distinct_fill(g, 3);
   auto [i, c, r] = wp::indices<3>();
+  auto check = [&](const auto& fwd) {
+    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
+    wp::run(wp::program(fwd, bwd));
+    require_gradient(fwd, L, x, dx);
+    require_gradient(fwd, L, w, dw);
+  };
   SECTION("one sum whose index is not the space's next one (used not to compile)") {
-    auto fwd = wp::program(
+    check(wp::program(
         wp::map("conv", wp::space(n),
                 y(i) = wp::sum(wp::range(r, 0, R), wp::padded(x, 0.0)(1, i + r - 1) * w(1, r))),
-        loss_of(y, g, L, n));
-    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-    wp::run(wp::program(fwd, bwd));
-    require_gradient(fwd, L, x, dx);
-    require_gradient(fwd, L, w, dw);
+        loss_of(y, g, L, n)));
   }
   SECTION("two nested sums, tap outermost, a border of 0.5") {
-    auto fwd = wp::program(
-        wp::map("conv", wp::space(n),
-                y(i) = wp::sum(
-                    wp::range(r, 0, R),
-                    wp::sum(wp::range(c, 0, C), wp::padded(x, 0.5)(c, i + r - 1) * w(c, r)))),
-        loss_of(y, g, L, n));
-    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-    wp::run(wp::program(fwd, bwd));
-    require_gradient(fwd, L, x, dx);
-    require_gradient(fwd, L, w, dw);
+    check(wp::program(wp::map("conv", wp::space(n),
+                              y(i) = wp::sum(wp::range(r, 0, R),
+                                             wp::sum(wp::range(c, 0, C),
+                                                     wp::padded(x, 0.5)(c, i + r - 1) * w(c, r)))),
+                      loss_of(y, g, L, n)));
   }
   SECTION("a max pooling over a padded window, the window's index above a channel sum's") {
-    auto fwd = wp::program(
+    check(wp::program(
         wp::map("pool", wp::space(n),
                 y(i) = wp::max_of(
                     wp::range(r, 0, R),
                     wp::sum(wp::range(c, 0, C), wp::padded(x, -10.0)(c, i + r - 1) * w(c, 1)))),
-        loss_of(y, g, L, n));
-    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-    wp::run(wp::program(fwd, bwd));
-    require_gradient(fwd, L, x, dx);
-    require_gradient(fwd, L, w, dw);
+        loss_of(y, g, L, n)));
   }
 }
 
