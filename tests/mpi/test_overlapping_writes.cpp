@@ -235,6 +235,31 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
     REQUIRE(compare_on_root(ctx.comm(), x, want.x, 1e-12) == "");
     REQUIRE(compare_on_root(ctx.comm(), w, want.w, 1e-12) == "");
   }
+  SECTION("the derivative maps on one rank fewer (the last one idle there)") {
+    auto fwd = wp::program(
+        wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
+    auto step = wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wp::wrt(x, dx), wp::wrt(w, dw)),
+                            wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
+                            wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
+    wp::schedule sch = split_schedule(step, p);
+    const index_t q = std::max<index_t>(1, p - 1);
+    step.for_each_map([&](const auto& m) {
+      if (m.name().rfind("dconv", 0) != 0) return;
+      std::vector<index_t> g(std::size_t(m.rank), 1);
+      g[0] = q;
+      sch.set(m.name(), wp::grid_shape(g));
+    });
+    auto plan = wp::distribute(step, sch, ctx);
+    fill1(x, xv);
+    fill1(w, wv);
+    fill1(dy, dyv);
+    run_steps(plan, x, w, dx, dw);
+    REQUIRE(compare_on_root(ctx.comm(), dx, want.dx, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), x, want.x, 1e-12) == "");
+    REQUIRE(compare_on_root(ctx.comm(), w, want.w, 1e-12) == "");
+    REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, steps)) == "");
+    REQUIRE(model_matches_plan(ctx.comm(), step, sch, plan, "dx") == "");
+  }
   SECTION("y(i) += x(i + r) * w(r) over (n, R)") {
     auto fwd = wp::program(wp::map("y0", wp::space(n), y(i) = 0.0),
                            wp::map("conv", wp::space(n, R), y(i) += x(i + r) * w(r)));

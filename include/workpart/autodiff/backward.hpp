@@ -252,7 +252,11 @@ auto backward_program(const program_t<M...>& fwd, const Seed& seed_of, const see
 ///   auto step = wp::program(fwd, bwd, sgd1, sgd2);
 /// \endcode
 /// Throws wp::plan_error when a value the derivatives need is overwritten by the forward
-/// program, when the loss is not written by it, or when a wrt names an array it does not use.
+/// program, when the loss is not written by it, when a wrt names an array it does not use, when
+/// a gradient array is not one of its own (the loss, the seed, a parameter, another wrt's
+/// gradient, an array the forward program uses), or when wp::accumulate asks to add into a
+/// gradient the backward pass reads itself (the loss's, an intermediate's): every rank alike,
+/// with a sentence naming both roles (differentiable.hpp, check_gradient_arrays).
 template <class... M, class T, int N, class... W>
 auto backward(const program_t<M...>& fwd, const array<T, N>& loss, const W&... wrts) {
   static_assert(N == 0,
