@@ -38,30 +38,14 @@
 
 namespace wp = workpart;
 
+#include "tool_test_support.hpp"
+
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (!ok) {
-    ++failures;
-    std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-  }
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string last_line(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  const auto nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
+using tooltest::check;
+using tooltest::failures;
+using tooltest::last_line;
+using tooltest::slurp;
 
 struct run_result {
   int status = -1;

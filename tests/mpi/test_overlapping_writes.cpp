@@ -169,8 +169,16 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
   wp::array<double, 1> y("y", {n}), dy("dy", {n});
   auto [i, r] = wp::indices<2>();
   const conv_reference want = conv_serially(n, R);
-  auto check = [&](const auto& step) {
-    const wp::schedule sch = split_schedule(step, p);
+  // The step of the sum form: forward, backward (dx's gradient accumulated or not), updates.
+  auto sum_step = [&](auto wrt_x) {
+    auto fwd = wp::program(
+        wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
+    return wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wrt_x, wp::wrt(w, dw)),
+                       wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
+                       wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
+  };
+  // `blocks`: how many blocks the derivative maps split the window dimension into
+  auto check = [&](const auto& step, const wp::schedule& sch, index_t blocks) {
     auto plan = wp::distribute(step, sch, ctx);
     fill1(x, xv);
     fill1(w, wv);
@@ -182,31 +190,22 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
     REQUIRE(compare_on_root(ctx.comm(), w, want.w, 1e-12) == "");
     REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, steps)) == "");
     REQUIRE(explain_differs(ctx.comm(), plan) == "");
-    if (p > 1) {
+    if (blocks > 1) {
       REQUIRE_THAT(plan.explain(), Contains("array dx: partial results of 'd"));
       REQUIRE_THAT(plan.explain(), Contains("overlapping parts"));
       // each halo of R - 1 elements between neighbouring blocks travels once
       REQUIRE(overlap_combine_bytes(plan, ctx.comm(), "dx") ==
-              (p - 1) * (R - 1) * index_t(sizeof(double)));
+              (blocks - 1) * (R - 1) * index_t(sizeof(double)));
     }
     // the optimizer prices the grid as the plan moves it (and does not refuse it)
     REQUIRE(model_matches_plan(ctx.comm(), step, sch, plan, "dx") == "");
   };
   SECTION("y(i) = sum(range(r, 0, R), w(r) * x(i + r))") {
-    auto fwd = wp::program(
-        wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
-    auto step = wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wp::wrt(x, dx), wp::wrt(w, dw)),
-                            wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
-                            wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
-    check(step);
+    auto step = sum_step(wp::wrt(x, dx));
+    check(step, split_schedule(step, p), p);
   }
   SECTION("wp::accumulate: no zeroing map; dx's old values from root, then its own") {
-    auto fwd = wp::program(
-        wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
-    auto step = wp::program(
-        fwd, wp::backward(fwd, wp::seed(y, dy), wp::accumulate(wp::wrt(x, dx)), wp::wrt(w, dw)),
-        wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
-        wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
+    auto step = sum_step(wp::accumulate(wp::wrt(x, dx)));
     auto plan = wp::distribute(step, split_schedule(step, p), ctx);
     const conv_reference acc = conv_serially(n, R, true, 0.25);
     fill1(x, xv);
@@ -221,11 +220,7 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
     REQUIRE(model_matches_plan(ctx.comm(), step, split_schedule(step, p), plan, "dx") == "");
   }
   SECTION("wp::automatic: the optimizer's grids") {
-    auto fwd = wp::program(
-        wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
-    auto step = wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wp::wrt(x, dx), wp::wrt(w, dw)),
-                            wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
-                            wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
+    auto step = sum_step(wp::wrt(x, dx));
     auto plan = wp::distribute(step, wp::automatic, ctx);
     fill1(x, xv);
     fill1(w, wv);
@@ -236,11 +231,7 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
     REQUIRE(compare_on_root(ctx.comm(), w, want.w, 1e-12) == "");
   }
   SECTION("the derivative maps on one rank fewer (the last one idle there)") {
-    auto fwd = wp::program(
-        wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), w(r) * x(i + r))));
-    auto step = wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wp::wrt(x, dx), wp::wrt(w, dw)),
-                            wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
-                            wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
+    auto step = sum_step(wp::wrt(x, dx));
     wp::schedule sch = split_schedule(step, p);
     const index_t q = std::max<index_t>(1, p - 1);
     step.for_each_map([&](const auto& m) {
@@ -249,16 +240,7 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
       g[0] = q;
       sch.set(m.name(), wp::grid_shape(g));
     });
-    auto plan = wp::distribute(step, sch, ctx);
-    fill1(x, xv);
-    fill1(w, wv);
-    fill1(dy, dyv);
-    run_steps(plan, x, w, dx, dw);
-    REQUIRE(compare_on_root(ctx.comm(), dx, want.dx, 1e-12) == "");
-    REQUIRE(compare_on_root(ctx.comm(), x, want.x, 1e-12) == "");
-    REQUIRE(compare_on_root(ctx.comm(), w, want.w, 1e-12) == "");
-    REQUIRE(all_problems(ctx.comm(), measured_vs_predicted(plan, steps)) == "");
-    REQUIRE(model_matches_plan(ctx.comm(), step, sch, plan, "dx") == "");
+    check(step, sch, q);
   }
   SECTION("y(i) += x(i + r) * w(r) over (n, R)") {
     auto fwd = wp::program(wp::map("y0", wp::space(n), y(i) = 0.0),
@@ -266,7 +248,7 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
     auto step = wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wp::wrt(x, dx), wp::wrt(w, dw)),
                             wp::map("sgdx", wp::space(n + R - 1), x(i) = x(i) - lr * dx(i)),
                             wp::map("sgdw", wp::space(R), w(i) = w(i) - lr * dw(i)));
-    check(step);
+    check(step, split_schedule(step, p), p);
   }
 }
 

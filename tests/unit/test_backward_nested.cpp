@@ -57,6 +57,16 @@ struct min_k {
   }
 };
 
+/// Runs fwd and its backward program for x and w, then checks both gradients against
+/// central finite differences.
+template <class Fwd, int NX, int NW>
+void run_and_check(const Fwd& fwd, wp::array<double, 0>& L, wp::array<double, NX>& x,
+                   wp::array<double, NX>& dx, wp::array<double, NW>& w, wp::array<double, NW>& dw) {
+  wp::run(wp::program(fwd, wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw))));
+  require_gradient(fwd, L, x, dx);
+  require_gradient(fwd, L, w, dw);
+}
+
 /// A nonlinear loss of y over n points: every point's seed differs.
 template <class Y>
 auto loss_of(Y& y, wp::array<double, 1>& g, wp::array<double, 0>& L, index_t n) {
@@ -87,10 +97,7 @@ void two_deep(index_t C, index_t R) {
                           y(i) = Outer::of(wp::range(r, 0, R),
                                            Inner::of(wp::range(c, 0, C), w(c, r) * x(c, i + r)))),
                   loss_of(y, g, L, n));
-  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-  wp::run(wp::program(fwd, bwd));
-  require_gradient(fwd, L, x, dx);
-  require_gradient(fwd, L, w, dw);
+  run_and_check(fwd, L, x, dx, w, dw);
 }
 
 template <class Outer, class Inner>
@@ -190,10 +197,7 @@ TEST_CASE("backward: the 2-D form y(b, k) = sum_r sum_c w(k, c, r) x(b, c, k + r
                                 wp::sum(wp::range(c, 0, C), w(k, c, r) * x(b, c, k + r)))),
       wp::map("l0", wp::space(), L() = 0.0),
       wp::map("loss", wp::space(Bn, K), L() += y(b, k) * g(b, k) + 0.1 * y(b, k) * y(b, k)));
-  auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-  wp::run(wp::program(fwd, bwd));
-  require_gradient(fwd, L, x, dx);
-  require_gradient(fwd, L, w, dw);
+  run_and_check(fwd, L, x, dx, w, dw);
   // against plain loops too: y(b, k) as the loops compute it, and
   // dw(k, c, r) = sum_b dL/dy(b, k) x(b, c, k + r) with dL/dy = g + 0.2 y
   for (index_t kk = 0; kk < K; ++kk)
@@ -230,10 +234,7 @@ TEST_CASE("backward: a nested range whose bounds read the outer reduction's inde
                             y(i) = wp::sum(wp::range(r, 0, R),
                                            wp::sum(wp::range(c, 0, r + 1), w(c, r) * x(c, i + r)))),
                     loss_of(y, g, L, n));
-    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-    wp::run(wp::program(fwd, bwd));
-    require_gradient(fwd, L, x, dx);
-    require_gradient(fwd, L, w, dw);
+    run_and_check(fwd, L, x, dx, w, dw);
     for (index_t cc = 0; cc < R; ++cc)  // above the triangle: never read
       for (index_t rr = 0; rr < cc; ++rr) REQUIRE(dw.at({cc, rr}) == 0.0);
   };
@@ -251,12 +252,7 @@ TEST_CASE("backward: padded reads inside inner reductions over any index",
   distinct_fill(w, 2);
   distinct_fill(g, 3);
   auto [i, c, r] = wp::indices<3>();
-  auto check = [&](const auto& fwd) {
-    auto bwd = wp::backward(fwd, L, wp::wrt(x, dx), wp::wrt(w, dw));
-    wp::run(wp::program(fwd, bwd));
-    require_gradient(fwd, L, x, dx);
-    require_gradient(fwd, L, w, dw);
-  };
+  auto check = [&](const auto& fwd) { run_and_check(fwd, L, x, dx, w, dw); };
   SECTION("one sum whose index is not the space's next one (used not to compile)") {
     check(wp::program(
         wp::map("conv", wp::space(n),
