@@ -114,7 +114,7 @@ template <class Prog, class Pick>
 wp::schedule split_schedule(const Prog& prog, int P, Pick pick) {
   wp::schedule s;
   prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
+    std::vector<index_t> g(std::size_t(m.rank()), 1);
     const int d = pick(m);
     if (d >= 0) g[std::size_t(d)] = P;
     s.set(m.name(), wp::grid_shape(g));
@@ -124,8 +124,8 @@ wp::schedule split_schedule(const Prog& prog, int P, Pick pick) {
 /// The first dimension of map m whose extent is n (-1 when none).
 template <class M>
 int dim_of_extent(const M& m, index_t n) {
-  for (int d = 0; d < m.rank; ++d)
-    if (m.iteration_space().extent(d) == n) return d;
+  for (int d = 0; d < m.rank(); ++d)
+    if (m.extents()[std::size_t(d)] == n) return d;
   return -1;
 }
 
@@ -261,7 +261,7 @@ bool run_mlp(wp::context& ctx, const options& o) {
                           wp::map("sgd1", wp::space(I, Hd), W1(b, n) = W1(b, n) - lr * dW1(b, n)),
                           wp::map("sgd2", wp::space(Hd, O), W2(b, n) = W2(b, n) - lr * dW2(b, n)));
 
-  auto dp = split_schedule(step, P, [](const auto& m) { return m.rank > 0 ? 0 : -1; });
+  auto dp = split_schedule(step, P, [](const auto& m) { return m.rank() > 0 ? 0 : -1; });
   // tensor-parallel: the hidden units split wherever a map has them (the weights' columns of
   // W1, rows of W2), everything else whole
   auto tp = split_schedule(step, P, [&](const auto& m) { return dim_of_extent(m, Hd); });
@@ -431,7 +431,7 @@ bool run_attention(wp::context& ctx, const options& o) {
                           sgd("sgdv", WV, dWV, wp::space(E, NH, D)),
                           sgd("sgdo", WO, dWO, wp::space(NH, D, E)));
 
-  auto dp = split_schedule(step, P, [](const auto& m) { return m.rank > 0 ? 0 : -1; });
+  auto dp = split_schedule(step, P, [](const auto& m) { return m.rank() > 0 ? 0 : -1; });
   // Megatron: the heads split wherever a map has them, everything else whole
   auto tp = split_schedule(step, P, [&](const auto& m) { return dim_of_extent(m, NH); });
   auto plan_dp = wp::distribute(step, dp, ctx);

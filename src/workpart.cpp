@@ -20,6 +20,7 @@
 #include <workpart/comm/impl/inspect.ipp>
 #include <workpart/comm/impl/map_pictures.ipp>
 #include <workpart/comm/impl/map_runtime.ipp>
+#include <workpart/comm/impl/program_plan.ipp>
 #include <workpart/comm/impl/program_runtime.ipp>
 #include <workpart/expr/impl/interval.ipp>
 #include <workpart/expr/impl/map.ipp>
@@ -30,4 +31,5 @@
 #include <workpart/plan/impl/redistribute.ipp>
 #include <workpart/plan/impl/solve_array.ipp>
 #include <workpart/plan/impl/validate.ipp>
+#include <workpart/autodiff/impl/backward.ipp>
 #include <workpart/schedule/impl/constraints.ipp>

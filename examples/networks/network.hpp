@@ -73,7 +73,7 @@ template <class Program, class F>
 void for_each_map_extents(const Program& prog, F f) {
   prog.for_each_map([&](const auto& m) {
     std::vector<index_t> ext;
-    for (int d = 0; d < m.rank; ++d) ext.push_back(m.iteration_space().extent(d));
+    for (int d = 0; d < m.rank(); ++d) ext.push_back(m.extents()[std::size_t(d)]);
     f(m.name(), ext);
   });
 }

@@ -1,9 +1,9 @@
 #pragma once
 /// \file workpart.hpp
 /// The one header: `#include <workpart/workpart.hpp>` and `namespace wp = workpart;`.
-/// Everything in the public API (../shared/API.md) comes from here, the optimizer included
-/// (wp::optimize, wp::automatic, wp::machine_model, wp::plan_on_paper). The input formats of
-/// the optimizer's command-line tool (cost tables, program descriptions) are not part of it:
+/// Everything in the public API (docs/ and the API reference) comes from here, the optimizer
+/// included (wp::optimize, wp::automatic, wp::machine_model, wp::plan_on_paper). The input formats
+/// of the optimizer's command-line tool (cost tables, program descriptions) are not part of it:
 /// `#include <workpart/optimize.hpp>` adds them.
 
 #include "config.hpp"
@@ -34,8 +34,11 @@
 #include "comm/context.hpp"
 
 #include "autodiff/backward.hpp"
+#include "program/map_model.hpp"
+#include "program/program.hpp"
 
 #include "optimize/optimize.hpp"
 #include "optimize/paper_plan.hpp"
 
 #include "distribute.hpp"
+#include "distribute_automatic.hpp"

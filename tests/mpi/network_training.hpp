@@ -25,7 +25,7 @@ template <class Program>
 wp::schedule one_process(const Program& prog) {
   wp::schedule s;
   prog.for_each_map([&](const auto& m) {
-    s.set(m.name(), wp::grid_shape(std::vector<index_t>(std::size_t(m.rank), 1)));
+    s.set(m.name(), wp::grid_shape(std::vector<index_t>(std::size_t(m.rank()), 1)));
   });
   return s;
 }

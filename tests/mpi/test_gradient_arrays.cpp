@@ -71,8 +71,8 @@ template <class Prog>
 wp::schedule batch_split(const Prog& prog, int p) {
   wp::schedule sc;
   prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> gr(std::size_t(m.rank), 1);
-    if (m.rank > 0) gr[0] = p;
+    std::vector<index_t> gr(std::size_t(m.rank()), 1);
+    if (m.rank() > 0) gr[0] = p;
     sc.set(m.name(), wp::grid_shape(gr));
   });
   return sc;

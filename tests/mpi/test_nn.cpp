@@ -131,8 +131,8 @@ template <class Program>
 wp::schedule batch_split(const Program& prog, int P) {
   wp::schedule sch;
   prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
-    if (m.rank > 0) g[0] = P;
+    std::vector<index_t> g(std::size_t(m.rank()), 1);
+    if (m.rank() > 0) g[0] = P;
     sch.set(m.name(), wp::grid_shape(g));
   });
   return sch;
@@ -307,7 +307,7 @@ TEST_CASE("nn::dropout: the same mask on every grid, forward and backward", "[nn
   auto split = [&](std::vector<index_t> two_d) {
     wp::schedule sch;
     prog.for_each_map([&](const auto& m) {
-      std::vector<index_t> s(std::size_t(m.rank), 1);
+      std::vector<index_t> s(std::size_t(m.rank()), 1);
       for (std::size_t d = 0; d < s.size() && d < two_d.size(); ++d) s[d] = two_d[d];
       sch.set(m.name(), wp::grid_shape(s));
     });

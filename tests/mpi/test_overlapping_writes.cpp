@@ -35,9 +35,9 @@ template <class Prog>
 wp::schedule split_schedule(const Prog& prog, index_t p0, index_t p1 = 1) {
   wp::schedule s;
   prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
-    if (m.rank > 0) g[0] = p0;
-    if (m.rank > 1) g[1] = p1;
+    std::vector<index_t> g(std::size_t(m.rank()), 1);
+    if (m.rank() > 0) g[0] = p0;
+    if (m.rank() > 1) g[1] = p1;
     s.set(m.name(), wp::grid_shape(g));
   });
   return s;
@@ -236,7 +236,7 @@ TEST_CASE("a 1-D convolution's dx, the window dimension split: combined rank to 
     const index_t q = std::max<index_t>(1, p - 1);
     step.for_each_map([&](const auto& m) {
       if (m.name().rfind("dconv", 0) != 0) return;
-      std::vector<index_t> g(std::size_t(m.rank), 1);
+      std::vector<index_t> g(std::size_t(m.rank()), 1);
       g[0] = q;
       sch.set(m.name(), wp::grid_shape(g));
     });
@@ -405,7 +405,7 @@ TEST_CASE("overlapping partial results on a replicated grid: refused, saying wha
         wp::map("conv", wp::space(n), y(i) = wp::sum(wp::range(r, 0, R), c(r) * xw(i + r))));
     auto step = wp::program(fwd, wp::backward(fwd, wp::seed(y, dy), wp::wrt(xw, dx)));
     wp::schedule sch;
-    step.for_each_map([&](const auto& m) { sch.set(m.name(), m.rank == 1 ? rep1 : rep2); });
+    step.for_each_map([&](const auto& m) { sch.set(m.name(), m.rank() == 1 ? rep1 : rep2); });
     const std::string msg = what_of([&] { (void)wp::distribute(step, sch, ctx); });
     REQUIRE(same_everywhere(ctx.comm(), msg) == "");
     REQUIRE_THAT(msg, Contains("the ranks' partial results of 'dx' overlap (rank 0 writes "));

@@ -304,9 +304,9 @@ TEST_CASE("padded: a padded convolution and pooling train distributed as in plai
   auto split = [&](int d) {
     wp::schedule sch;
     step.for_each_map([&](const auto& m) {
-      std::vector<index_t> g(std::size_t(m.rank), 1);
+      std::vector<index_t> g(std::size_t(m.rank()), 1);
       const int e = m.name() == "dconv" || m.name() == "dpool" ? 0 : d;
-      if (m.rank > e) g[std::size_t(e)] = P;
+      if (m.rank() > e) g[std::size_t(e)] = P;
       sch.set(m.name(), wp::grid_shape(g));
     });
     return sch;

@@ -73,8 +73,8 @@ template <class Prog, class Split>
 wp::schedule schedule_of(const Prog& prog, int p, Split split) {
   wp::schedule s;
   prog.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
-    const int d = split(m.rank);
+    std::vector<index_t> g(std::size_t(m.rank()), 1);
+    const int d = split(m.rank());
     if (d >= 0) g[std::size_t(d)] = p;
     s.set(m.name(), wp::grid_shape(g));
   });
@@ -724,10 +724,10 @@ void megatron_attention(wp::context& ctx) {
   // equals NH = 4), the rest whole on one rank or replicated on every rank
   wp::schedule heads;
   step.for_each_map([&](const auto& m) {
-    std::vector<index_t> g(std::size_t(m.rank), 1);
+    std::vector<index_t> g(std::size_t(m.rank()), 1);
     bool split = false;
-    for (int k = 0; k < m.rank && !split; ++k)
-      if (m.iteration_space().extent(k) == NH) g[std::size_t(k)] = p, split = true;
+    for (int k = 0; k < m.rank() && !split; ++k)
+      if (m.extents()[std::size_t(k)] == NH) g[std::size_t(k)] = p, split = true;
     heads.set(m.name(), Replicated && !split ? wp::grid_shape(g).replicated(p) : wp::grid_shape(g));
   });
   fill_all();
@@ -850,10 +850,10 @@ TEST_CASE(
     wp::schedule s;
     replicated = 0;
     step.for_each_map([&](const auto& m) {
-      std::vector<index_t> g(std::size_t(m.rank), 1);
+      std::vector<index_t> g(std::size_t(m.rank()), 1);
       bool hidden = false;
-      for (int k = 0; k < m.rank; ++k)
-        if (m.iteration_space().extent(k) == Hn) g[std::size_t(k)] = P, hidden = true;
+      for (int k = 0; k < m.rank(); ++k)
+        if (m.extents()[std::size_t(k)] == Hn) g[std::size_t(k)] = P, hidden = true;
       s.set(m.name(), hidden ? wp::grid_shape(g) : wp::grid_shape(g).replicated(P));
       replicated += hidden ? 0 : 1;
     });

@@ -337,8 +337,7 @@ namespace {
 struct solved_candidates {
   std::vector<std::vector<wp::detail::map_solution>> of;  // [map][grid]
 };
-template <class... Maps>
-solved_candidates solve_candidates(const wp::program_t<Maps...>& p, int P) {
+solved_candidates solve_candidates(const wp::program& p, int P) {
   solved_candidates s;
   wp::config_options co;
   co.use_all_ranks = false;

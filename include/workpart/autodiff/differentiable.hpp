@@ -68,36 +68,36 @@ inline bool boxes_overlap(const std::vector<std::pair<index_t, index_t>>& a,
   return true;
 }
 
-/// The records of a program's statements, from each map's access events (expr/access_list.hpp:
-/// the walk the map's own checks make; per statement its left side, then its right side).
-template <class... M>
-std::vector<statement_record> statement_records(const program_t<M...>& p) {
-  std::vector<statement_record> out;
-  p.for_each_map([&](const auto& m) {
-    int current = -1;
-    index_t lo[max_dims] = {}, hi[max_dims] = {};
-    for (int d = 0; d < m.rank; ++d) {
-      lo[d] = m.iteration_space().lo[std::size_t(d)];
-      hi[d] = m.iteration_space().hi[std::size_t(d)];
+/// The records of one map's statements, appended to `out`, from its access events
+/// (expr/access_list.hpp: the walk the map's own checks make; per statement its left side,
+/// then its right side) over its space [lo, hi).
+inline void append_statement_records(std::vector<statement_record>& out,
+                                     const std::string& map_name, int rank,
+                                     const std::vector<index_t>& space_lo,
+                                     const std::vector<index_t>& space_hi,
+                                     const std::vector<access_event>& events) {
+  int current = -1;
+  index_t lo[max_dims] = {}, hi[max_dims] = {};
+  for (int d = 0; d < rank; ++d) {
+    lo[d] = space_lo[std::size_t(d)];
+    hi[d] = space_hi[std::size_t(d)];
+  }
+  for (const access_event& e : events) {
+    if (e.what != access_event::kind::access) continue;
+    if (e.write && e.statement != current) {
+      current = e.statement;
+      statement_record r;
+      r.map = map_name;
+      r.written = e.arr;
+      r.written_name = e.name;
+      r.assigns = e.statement_kind == combine::assign;
+      r.extremum = e.statement_kind == combine::max || e.statement_kind == combine::min;
+      r.box = write_box(e, lo, hi);
+      out.push_back(std::move(r));
+    } else if (!e.write) {
+      out.back().reads.emplace_back(e.arr, e.name);
     }
-    for (const access_event& e : m.access_events()) {
-      if (e.what != access_event::kind::access) continue;
-      if (e.write && e.statement != current) {
-        current = e.statement;
-        statement_record r;
-        r.map = m.name();
-        r.written = e.arr;
-        r.written_name = e.name;
-        r.assigns = e.statement_kind == combine::assign;
-        r.extremum = e.statement_kind == combine::max || e.statement_kind == combine::min;
-        r.box = write_box(e, lo, hi);
-        out.push_back(std::move(r));
-      } else if (!e.write) {
-        out.back().reads.emplace_back(e.arr, e.name);
-      }
-    }
-  });
-  return out;
+  }
 }
 
 /// The backward pass recomputes derivatives from the arrays the forward statements read, so

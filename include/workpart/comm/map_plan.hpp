@@ -6,6 +6,7 @@
 /// map_runtime (map_runtime.hpp, not a template); this file adds what needs the map's type.
 
 #include <boost/mpi/collectives/broadcast.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,13 @@ class map_plan : private detail::map_runtime {
   using map_runtime::summary;
   using map_runtime::to_json;
   using map_runtime::to_svg;
+
+  /// The plan of `m` as the runtime a program's plan drives (program/map_model.hpp).
+  static std::unique_ptr<detail::map_runtime> make_runtime(const Map& m, const grid_shape& g,
+                                                           const boost::mpi::communicator& comm,
+                                                           options opt, bool inspect) {
+    return std::unique_ptr<detail::map_runtime>(new map_plan(m, g, comm, opt, inspect));
+  }
 
   /// The runtime part of this plan (what a program's plan drives).
   detail::map_runtime& runtime() { return *this; }

@@ -1,107 +1,117 @@
 #pragma once
 /// \file program_plan.hpp
-/// The plan of a program of several maps: each map runs as its one-map plan (map_plan.hpp)
-/// on its own grid, and the arrays passed between maps move rank to rank, never through root.
-///
-/// This file holds only what depends on the maps' types: building each map's plan in program
-/// order, and the calls that name arrays by type. Everything else, what moves between maps
-/// and when, is the non-template program_runtime.hpp over plan/program.hpp.
-
-#include <mpi.h>
+/// The plan of a program: each map runs as its one-map plan (map_plan.hpp, made by the map's
+/// program entry, program/map_model.hpp) on its own grid, and the arrays passed between maps
+/// move rank to rank, never through root. Not a template: the maps' types stay behind their
+/// entries, and what moves between maps and when is program_runtime.hpp over
+/// plan/program.hpp. A program of one map is that map's plan (as wp::distribute(map, grid)
+/// builds it: run in place on root where it can, its data-dependent ranges inspected).
 
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "../program/program.hpp"
 #include "../schedule/schedule.hpp"
-#include "map_plan.hpp"
+#include "map_runtime.hpp"
 #include "program_runtime.hpp"
+#include "../config.hpp"
 
 namespace workpart {
 
 namespace detail {
 /// The grid of each map of a program from a schedule (schedule/schedule.hpp), checked on every
 /// rank alike before anything is planned, and the same on every rank.
-template <class... Maps>
-std::vector<grid_shape> schedule_grids(const program_t<Maps...>& p, const schedule& s,
-                                       const boost::mpi::communicator& comm) {
-  if (!comm)
-    throw plan_error(
-        "wp::distribute: this rank is not in the context's communicator; build "
-        "the plan only on the ranks of the communicator given to wp::context");
-  std::vector<grid_shape> grids;
-  std::uint64_t print = 0;
-  const detail::failure f = detail::capture([&] {
-    std::vector<std::string> names;
-    std::vector<std::string> origins;
-    p.for_each_map([&](const auto& m) {
-      names.push_back(m.name());
-      origins.push_back(m.origin());
-    });
-    grids = detail::schedule_grids(names, s, "wp::distribute", origins);
-    detail::fingerprint_hash h;
-    for (std::size_t m = 0; m < names.size(); ++m) {
-      h.add(names[m]).add(grids[m].rank()).add(index_t(grids[m].replica_axis));
-      for (index_t d : grids[m].dims) h.add(d);
-    }
-    print = h.h;
-  });
-  detail::with_comm_errors([&] {
-    detail::agree(comm, f, print, detail::name_rank::when_partial,
-                  "wp::distribute: the ranks did not give the same schedule " + s.str() +
-                      " (rank 0's); build the program and its schedule alike on every rank");
-  });
-  return grids;
-}
-
+WORKPART_DECL std::vector<grid_shape> schedule_grids(const program& p, const schedule& s,
+                                                     const boost::mpi::communicator& comm);
+/// The same for maps of these names (and origins: wp::backward's, for its messages).
+WORKPART_DECL std::vector<grid_shape> schedule_grids(const std::vector<std::string>& names,
+                                                     const std::vector<std::string>& origins,
+                                                     const schedule& s,
+                                                     const boost::mpi::communicator& comm);
 }  // namespace detail
 
-/// The plan of a program of several maps, built by wp::distribute on every rank alike.
+/// The plan of a program, built by wp::distribute on every rank alike.
 /// \code
 ///   auto plan = wp::distribute(wp::program(step, copy), s, ctx);
 ///   plan.scatter();
 ///   for (int t = 0; t < 10; ++t) plan.execute();
 ///   plan.gather(x);
 /// \endcode
-template <class... Maps>
 class program_plan : private detail::program_runtime {
-  using plans_type = detail::flat_tuple<map_plan<Maps>...>;
-
  public:
-  program_plan(const program_t<Maps...>& p, const schedule& s, const boost::mpi::communicator& comm,
-               options opt)
-      : program_plan(p, detail::schedule_grids(p, s, comm), comm, opt,
-                     std::index_sequence_for<Maps...>{}) {}
+  /// Collective: the maps' plans are built in program order on every rank.
+  WORKPART_DECL program_plan(const program& p, const schedule& s,
+                             const boost::mpi::communicator& comm, options opt);
   program_plan(program_plan&&) = default;
   program_plan& operator=(program_plan&&) = default;
 
-  using program_runtime::execute;
-  using program_runtime::explain;
-  using program_runtime::gather;
-  using program_runtime::predicted_rank_bytes;
-  using program_runtime::predicted_root_bytes;
-  using program_runtime::run;
-  using program_runtime::runs_in_place;
-  using program_runtime::scatter;
-  using program_runtime::stats;
-  using program_runtime::summary;
-  using program_runtime::to_json;
-  using program_runtime::to_svg;
-
-  /// Draws how each map that uses `a` holds it (read boxes, write boxes; plan/picture.hpp).
-  template <class T, int R>
-  std::string draw(const array<T, R>& a) const {
-    return draw_array(&a, a.name());
+  /// Scatter the inputs from root, execute, leave every written array on root.
+  void run() {
+    if (single_) return plans_.front()->run();
+    program_runtime::run();
   }
-
+  /// Moves the program's inputs to the ranks (root's values, or generated in place by init()).
+  void scatter() {
+    if (single_) return plans_.front()->scatter();
+    program_runtime::scatter();
+  }
+  /// Runs the maps in order on the current distributed values; again on each call.
+  void execute() {
+    if (single_) return plans_.front()->execute();
+    program_runtime::execute();
+  }
+  /// Leaves the final values of every array the program writes on root.
+  void gather() {
+    if (single_) return plans_.front()->gather();
+    program_runtime::gather();
+  }
   /// Gathers only the named arrays.
   template <class... A>
   void gather(const A&... arrs) {
+    if (single_) return plans_.front()->gather(arrs...);
     require_live("gather");
     gather_written({find_array(&arrs, arrs.name(), "gather")...});
   }
+
+  /// The plan in words; identical on every rank.
+  const std::string& explain() const {
+    return single_ ? plans_.front()->explain() : program_runtime::explain();
+  }
+  /// This rank's figures (measured beside predicted); `maps` holds each map's own.
+  WORKPART_DECL program_stats stats() const;
+  std::string to_json() const {
+    return single_ ? plans_.front()->to_json() : program_runtime::to_json();
+  }
+  /// The whole plan as a self-contained SVG page.
+  std::string to_svg() const {
+    return single_ ? plans_.front()->to_svg() : program_runtime::to_svg();
+  }
+  /// explain() in short.
+  std::string summary() const {
+    return single_ ? plans_.front()->summary() : program_runtime::summary();
+  }
+  /// Draws how each map that uses `a` holds it (read boxes, write boxes; plan/picture.hpp).
+  template <class T, int R>
+  std::string draw(const array<T, R>& a) const {
+    return single_ ? plans_.front()->draw(a) : draw_array(&a, a.name());
+  }
+  /// Whether run() works on root's arrays in place (a program of one map where no rank but
+  /// root holds any part of its arrays); a program of several maps never does.
+  bool runs_in_place() const { return single_ && plans_.front()->runs_in_place(); }
+  /// Bytes over all ranks (received) that pass through root (scatter + gather()).
+  index_t predicted_root_bytes() const {
+    if (single_)
+      return plans_.front()->predicted_total(true) + plans_.front()->predicted_total(false);
+    return program_runtime::predicted_root_bytes();
+  }
+  /// Bytes over all ranks that move rank to rank in the first and in each later execute().
+  index_t predicted_rank_bytes(bool first) const {
+    return single_ ? 0 : program_runtime::predicted_rank_bytes(first);
+  }
+  /// The number of maps.
+  std::size_t map_count() const noexcept { return plans_.size(); }
 
   /// This rank's block of an array, in the last map that writes it (or the first that reads
   /// it). Where that map's partial sums are combined, exactly the part that holds combined
@@ -109,6 +119,7 @@ class program_plan : private detail::program_runtime {
   /// group's leader and an empty block on the others; never partial sums.
   template <class T, int R>
   local_block<T, R> local(const array<T, R>& a) {
+    if (single_) return plans_.front()->local(a);
     require_live("local");
     const std::size_t x = find_array(&a, a.name(), "local");
     local_block<T, R> lb = local_runtime(x).local(a);
@@ -125,30 +136,14 @@ class program_plan : private detail::program_runtime {
   }
 
  private:
-  template <std::size_t... I>
-  program_plan(const program_t<Maps...>& p, const std::vector<grid_shape>& grids,
-               const boost::mpi::communicator& comm, options opt, std::index_sequence<I...>)
-      : program_runtime(comm),
-        // braces: the plans (each a collective) are built in program order on every rank; on
-        // the heap, so that the runtimes keep their addresses when the plan moves
-        plans_(p.maps().unpack([&](const Maps&... m) {
-          return new plans_type{map_plan<Maps>(m, grids[I], comm, opt, false)...};
-        })),
-        owned_(p.owned_arrays()) {
-    const detail::log_clock clock;  // (the maps' plans log their own times)
-    init(plans_->unpack(
-             [](auto&... pl) { return std::vector<detail::map_runtime*>{&pl.runtime()...}; }),
-         p.maps().unpack([](const Maps&... m) { return std::vector<std::string>{m.name()...}; }),
-         grids);
-    if (detail::log_on())
-      detail::log_line(comm.rank(), "program plan of " + std::to_string(sizeof...(Maps)) +
-                                        " maps: what moves between them solved in " +
-                                        detail::log_seconds(clock.seconds()));
-  }
-
-  std::unique_ptr<plans_type> plans_;
+  std::vector<std::unique_ptr<detail::map_runtime>> plans_;  // [map]: its plan, on the heap
   // arrays the program made (wp::backward's gradients): alive while the plan is
   std::vector<std::shared_ptr<const void>> owned_;
+  bool single_ = false;  // a program of one map: that map's plan
 };
 
 }  // namespace workpart
+
+#if WORKPART_HEADER_ONLY
+#include "impl/program_plan.ipp"
+#endif

@@ -48,13 +48,10 @@ struct redistribution_stats {
 
 /// Per-rank figures of a program plan: the phases (execute includes the redistributions),
 /// each map's own plan_stats, and each redistribution.
-struct program_stats {
-  phase_stats scatter, execute, gather;
+/// (A plan_stats too: a program of one map reports its map's figures as that map's plan does.)
+struct program_stats : plan_stats {
   std::vector<plan_stats> maps;
   std::vector<redistribution_stats> redistributions;
-  index_t predicted_scatter_sent = 0, predicted_scatter_received = 0;
-  index_t predicted_gather_sent = 0, predicted_gather_received = 0;
-  int runs = 0;
 };
 
 namespace detail {

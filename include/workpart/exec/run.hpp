@@ -1,6 +1,7 @@
 #pragma once
 /// \file run.hpp
-/// One-process execution: `wp::run(map)` / `wp::run(program)` on root's global arrays.
+/// One-process execution: `wp::run(map)` on root's global arrays (`wp::run(program)`:
+/// program/program.hpp).
 
 #include <string>
 
@@ -44,11 +45,6 @@ template <int N, class... S>
 void run(const map_t<N, S...>& m) {
   if (detail::current_rank() != 0) return;
   detail::run_on_root(m);
-}
-template <class... M>
-void run(const program_t<M...>& p) {
-  if (detail::current_rank() != 0) return;
-  p.for_each_map([](const auto& m) { detail::run_on_root(m); });
 }
 
 /// Text saying how each statement of a map runs on one process (GEMM or loop, row and

@@ -1,7 +1,7 @@
 #pragma once
 /// \file map.hpp
-/// Maps (a parallel loop over a space with one or more statements, run in order) and
-/// programs (maps in program order, connected by the arrays they share).
+/// Maps: a parallel loop over a space with one or more statements, run in order. (Programs,
+/// maps in program order, are run-time lists: program/program.hpp.)
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,6 @@
 #include <tuple>
 #include <vector>
 
-#include "../core/flat_tuple.hpp"
 #include "../core/space.hpp"
 #include "access_list.hpp"
 #include "interval.hpp"
@@ -242,71 +241,6 @@ inline constexpr bool is_map_v = false;
 template <int N, class... S>
 inline constexpr bool is_map_v<map_t<N, S...>> = true;
 }  // namespace detail
-
-/// Maps in program order; arrays shared between maps carry data from one to the next.
-template <class... Maps>
-class program_t {
- public:
-  static constexpr std::size_t map_count = sizeof...(Maps);
-  /// Flat (core/flat_tuple.hpp): a training step's hundred maps and more compile in seconds.
-  using maps_type = detail::flat_tuple<Maps...>;
-  explicit program_t(const Maps&... m) : maps_(m...) {}
-  /// Maps and the arrays the program made and keeps alive (wp::backward's gradients).
-  program_t(maps_type m, std::vector<std::shared_ptr<const void>> owned)
-      : maps_(std::move(m)), owned_(std::move(owned)) {}
-  const maps_type& maps() const noexcept { return maps_; }
-  template <class F>
-  void for_each_map(F&& f) const {
-    maps_.unpack([&](const auto&... m) { (f(m), ...); });
-  }
-  /// The arrays this program owns (gradients of intermediates made by wp::backward): they
-  /// live as long as the program or any program made from it.
-  const std::vector<std::shared_ptr<const void>>& owned_arrays() const noexcept { return owned_; }
-
- private:
-  maps_type maps_;
-  std::vector<std::shared_ptr<const void>> owned_;
-};
-
-namespace detail {
-template <class T>
-inline constexpr bool is_program_v = false;
-template <class... M>
-inline constexpr bool is_program_v<program_t<M...>> = true;
-
-template <int N, class... S>
-flat_tuple<map_t<N, S...>> maps_of_part(const map_t<N, S...>& m) {
-  return flat_tuple<map_t<N, S...>>(m);
-}
-template <class... M>
-const flat_tuple<M...>& maps_of_part(const program_t<M...>& p) {
-  return p.maps();
-}
-/// The program of a flat_tuple of maps owning `owned`.
-template <class... M>
-program_t<M...> program_from(flat_tuple<M...> maps,
-                             std::vector<std::shared_ptr<const void>> owned) {
-  return program_t<M...>(std::move(maps), std::move(owned));
-}
-template <int N, class... S>
-void append_owned(std::vector<std::shared_ptr<const void>>&, const map_t<N, S...>&) {}
-template <class... M>
-void append_owned(std::vector<std::shared_ptr<const void>>& out, const program_t<M...>& p) {
-  out.insert(out.end(), p.owned_arrays().begin(), p.owned_arrays().end());
-}
-}  // namespace detail
-
-/// `wp::program(m1, m2, m3)`: maps in program order. Programs given as arguments contribute
-/// their maps in place: `wp::program(fwd, bwd, update)` is one program.
-template <class... Parts>
-auto program(const Parts&... parts) {
-  static_assert(sizeof...(Parts) > 0, "workpart::program: give at least one map");
-  static_assert(((detail::is_map_v<Parts> || detail::is_program_v<Parts>)&&...),
-                "workpart::program: every argument must be a wp::map or a wp::program");
-  std::vector<std::shared_ptr<const void>> owned;
-  (detail::append_owned(owned, parts), ...);
-  return detail::program_from(detail::concat(detail::maps_of_part(parts)...), std::move(owned));
-}
 
 }  // namespace workpart
 

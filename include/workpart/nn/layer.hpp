@@ -47,8 +47,10 @@ struct layer_arrays {
 
 /// The program of `maps` owning `arrays`.
 template <class... M>
-auto program_of(const layer_arrays& arrays, const M&... maps) {
-  return program_t<M...>(workpart::detail::flat_tuple<M...>(maps...), arrays.owned);
+workpart::program program_of(const layer_arrays& arrays, const M&... maps) {
+  workpart::program p(maps...);
+  p.keep(arrays.owned);
+  return p;
 }
 
 template <class Program, class Out, class Params>

@@ -20,6 +20,7 @@
 
 #include "../error.hpp"
 #include "../expr/map.hpp"
+#include "../program/program.hpp"
 #include "cost_model.hpp"
 #include "program_description.hpp"
 
@@ -160,13 +161,11 @@ inline void describe_map(const std::string& name, const std::vector<index_t>& lo
 /// The description of a program: what `workpart-optimize --program` reads (write it with
 /// wp::to_json). Raises what a map's require_valid() raises, and plan_error where two maps or
 /// two arrays share a name (or have none).
-template <class... Maps>
-program_description describe(const program_t<Maps...>& p) {
+inline program_description describe(const program& p) {
   program_description d;
   std::vector<const void*> ids;
-  p.for_each_map([&](const auto& m) {
+  p.for_each_map([&](const detail::map_interface& m) {
     m.require_valid();  // its own sentences, in the user's terms, before the description's
-    constexpr int N = std::remove_cvref_t<decltype(m)>::rank;
     if (m.name().empty())
       throw plan_error("wp::describe: map " + std::to_string(d.maps.size()) +
                        " has no name; a description names maps, so give it one");
@@ -176,10 +175,7 @@ program_description describe(const program_t<Maps...>& p) {
                          "' (one map used twice in the program, or two maps of one name); a "
                          "description names maps, so name them apart");
     const auto ev = m.access_events();
-    const auto& sp = m.iteration_space();
-    std::vector<index_t> lo(sp.lo.begin(), sp.lo.begin() + N), hi(sp.hi.begin(), sp.hi.begin() + N);
-    detail::describe_map(m.name(), lo, hi, detail::ops_per_point(m), ev, detail::array_uses(m, ev),
-                         d, ids);
+    detail::describe_map(m.name(), m.lo(), m.hi(), m.ops_per_point(), ev, m.array_uses(ev), d, ids);
   });
   d.check();
   return d;
@@ -187,7 +183,7 @@ program_description describe(const program_t<Maps...>& p) {
 /// The description of a single map (a program of one map).
 template <int N, class... S>
 program_description describe(const map_t<N, S...>& m) {
-  return describe(program(m));
+  return describe(workpart::program(m));
 }
 
 }  // namespace workpart

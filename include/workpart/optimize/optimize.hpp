@@ -135,9 +135,8 @@ optimized optimize_tables(const Tables& t, index_t nprocs, const search_options&
 ///   wp::optimized r = wp::optimize(prog, 64, model);
 ///   auto plan = wp::distribute(prog, r.schedule, ctx);   // on 64 ranks
 /// \endcode
-template <class... Maps>
-optimized optimize(const program_t<Maps...>& p, index_t nprocs, const machine_model& model = {},
-                   const optimize_options& opt = {}) {
+inline optimized optimize(const program& p, index_t nprocs, const machine_model& model = {},
+                          const optimize_options& opt = {}) {
   detail::check_nprocs(nprocs);
   return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }
@@ -152,7 +151,9 @@ optimized optimize(const program_description& p, index_t nprocs, const machine_m
 template <int N, class... S>
 optimized optimize(const map_t<N, S...>& m, index_t nprocs, const machine_model& model = {},
                    const optimize_options& opt = {}) {
-  return optimize(program(m), nprocs, model, opt);
+  detail::check_nprocs(nprocs);
+  return optimize_tables(program_costs({detail::priced_view(m)}, int(nprocs), model, opt.configs),
+                         nprocs, opt.search);
 }
 
 /// `wp::distribute(prog, wp::automatic, ctx)`: the optimizer picks the schedule for the

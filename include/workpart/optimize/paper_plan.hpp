@@ -26,6 +26,7 @@
 #include "../plan/solve_map.hpp"
 #include "../schedule/schedule.hpp"
 #include "../schedule/constraints.hpp"
+#include "../program/program.hpp"
 #include "cost_model.hpp"
 #include "machine_model.hpp"
 
@@ -137,6 +138,16 @@ map_solution solve_map_on_paper(const map_t<N, S...>& m, const grid_shape& g, in
   s.space = m.iteration_space().str();
   return s;
 }
+/// The same for a program's map, through its entry.
+inline map_solution solve_map_on_paper(const map_interface& m, const grid_shape& g, int nranks) {
+  m.require_valid();
+  check_grid(m.name(), g, m.rank(), nranks);
+  map_constraints cons = m.constraints(g, nranks);
+  const std::vector<char> gen = generated_flags(cons);
+  map_solution s = solve_map(m.name(), m.rank(), std::move(cons), g, nranks, gen);
+  s.space = m.space_text();
+  return s;
+}
 }  // namespace detail
 
 /// The plan of map `m` on grid `g` for a communicator of `nranks` ranks, built on this
@@ -229,23 +240,23 @@ inline paper_program program_on_paper(std::vector<map_solution> maps, int nranks
 /// (no MPI, nothing run): what `wp::distribute(p, s, ctx)` on that many ranks would predict,
 /// rank by rank (`ranks[r]` equals that rank's `plan.stats()` predictions and its
 /// redistributions' predicted bytes). Raises what distribute() would raise.
-template <class... Maps>
-paper_program plan_on_paper(const program_t<Maps...>& p, const schedule& s, int nranks) {
+inline paper_program plan_on_paper(const program& p, const schedule& s, int nranks) {
   if (nranks < 1)
     throw grid_error("wp::plan_on_paper: " + std::to_string(nranks) + " ranks; give at least 1");
   std::vector<std::string> names;
   std::vector<std::string> origins;
-  p.for_each_map([&](const auto& m) {
+  detail::require_maps(p, "wp::plan_on_paper");
+  p.for_each_map([&](const detail::map_interface& m) {
     names.push_back(m.name());
     origins.push_back(m.origin());
   });
   const std::vector<grid_shape> grids =
       detail::schedule_grids(names, s, "wp::plan_on_paper", origins);
   std::vector<detail::map_solution> maps;
-  p.for_each_map([&](const auto& m) {
+  p.for_each_map([&](const detail::map_interface& m) {
     maps.push_back(detail::solve_map_on_paper(m, grids[maps.size()], nranks));
   });
-  if constexpr (sizeof...(Maps) == 1) {
+  if (p.size() == 1) {
     // a program of one map is that map's plan (as distribute() builds it)
     paper_program one;
     one.nranks = nranks;

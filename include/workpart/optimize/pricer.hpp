@@ -186,9 +186,8 @@ inline std::vector<modelled_transfer> modelled_transfers(
   return out;
 }
 
-template <class... Maps>
-std::vector<modelled_transfer> modelled_transfers(const program_t<Maps...>& p, const schedule& s,
-                                                  int nranks, const machine_model& mm = {}) {
+inline std::vector<modelled_transfer> modelled_transfers(const program& p, const schedule& s,
+                                                         int nranks, const machine_model& mm = {}) {
   return modelled_transfers(detail::priced_views(p), s, nranks, mm);
 }
 
@@ -211,9 +210,8 @@ inline double modelled_cost(const std::vector<detail::priced_map>& maps, const s
   for (std::size_t e = 0; e < t.graph.num_edges(); ++e) cost += t.graph.edge_cost(e, 0, 0);
   return cost;
 }
-template <class... Maps>
-double modelled_cost(const program_t<Maps...>& p, const schedule& s, int nranks,
-                     const machine_model& mm = {}, const config_options& opt = {}) {
+inline double modelled_cost(const program& p, const schedule& s, int nranks,
+                            const machine_model& mm = {}, const config_options& opt = {}) {
   return modelled_cost(detail::priced_views(p), s, nranks, mm, opt);
 }
 
@@ -225,9 +223,8 @@ inline program_cost_tables program_costs(const std::vector<detail::priced_map>& 
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
   return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}}.build();
 }
-template <class... Maps>
-program_cost_tables program_costs(const program_t<Maps...>& p, int nranks,
-                                  const machine_model& mm = {}, const config_options& opt = {}) {
+inline program_cost_tables program_costs(const program& p, int nranks, const machine_model& mm = {},
+                                         const config_options& opt = {}) {
   return program_costs(detail::priced_views(p), nranks, mm, opt);
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "block_names.hpp"
+#include "../program/program.hpp"
 #include "cost_model.hpp"
 
 namespace workpart {
@@ -71,10 +72,17 @@ priced_map priced_view(const map_t<N, S...>& m) {
   };
   return p;
 }
-template <class... Maps>
-std::vector<priced_map> priced_views(const program_t<Maps...>& p) {
+/// A program's maps as the pricer sees them (each through its program entry).
+inline std::vector<priced_map> priced_views(const program& p) {
   std::vector<priced_map> v;
-  p.for_each_map([&](const auto& m) { v.push_back(priced_view(m)); });
+  p.for_each_map([&](const map_interface& m) {
+    priced_map pm;
+    pm.name = m.name();
+    pm.extents = m.extents();
+    pm.ops = m.ops_per_point();
+    pm.constraints = [&m](const grid_shape& g, int nranks) { return m.constraints(g, nranks); };
+    v.push_back(std::move(pm));
+  });
   return v;
 }
 
