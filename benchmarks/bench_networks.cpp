@@ -388,8 +388,7 @@ int main(int argc, char** argv) {
     const wp::program_description rn = bench_networks::resnet101_description(typed);
     std::printf(
         "\nResNet101 (batch 128, 3 x 227 x 227, 1000 classes, float): one training step, %zu maps "
-        "(3/4/23/3 blocks: the typed step of three blocks per stage, %d maps, described and "
-        "repeated by wp::repeat_blocks in %.2f s)\n",
+        "(3/4/23/3 blocks: the typed step, %d maps, built at run time and described in %.2f s)\n",
         rn.maps.size(), typed,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - tr).count());
     std::printf(

@@ -50,7 +50,9 @@ workpart::program_description inception3_description(const std::vector<std::int6
   const auto joined_one =
       wpnet::inception_description(size, wpnet::inception_layout::one_each, 0.01f);
   {
-    wpnet::inception<float, wpnet::inception_layout::one_each> net(size);
+    wpnet::inception_size one_each = size;
+    one_each.layout = wpnet::inception_layout::one_each;
+    wpnet::inception<float> net(one_each);
     auto step = net.step(0.01f);
     const wp::program_description typed = wp::describe(step.program);
     const bool same_maps = running_maps(typed) == running_maps(joined_one);

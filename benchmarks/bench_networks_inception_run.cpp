@@ -22,8 +22,11 @@ namespace bench_networks {
 void run_inception(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                    wp::index_t width, std::ofstream& out) {
   const wp::index_t image = 75;
-  wpnet::inception<float, wpnet::inception_layout::one_each> net(
-      {.batch = batch, .image = image, .width = width, .classes = 1000});
+  wpnet::inception<float> net({.batch = batch,
+                               .image = image,
+                               .width = width,
+                               .classes = 1000,
+                               .layout = wpnet::inception_layout::one_each});
   auto step = net.step(0.01f);
   net.x.init([&](const std::array<wp::index_t, 4>& g) {
     return float(std::sin(0.013 * double(((g[0] * 3 + g[1]) * image + g[2]) * image + g[3]) + 0.2));

@@ -10,15 +10,17 @@
 namespace bench_networks {
 
 /// ResNet101 at PaSE's size (batch 128, 3 x 227 x 227, 1000 classes, float): its training step
-/// written with three blocks per stage, described (wp::describe) and repeated to 3/4/23/3
-/// (wpnet::resnet101_description). `maps_typed` is the typed step's map count.
+/// built with 3/4/23/3 blocks (the depth a run-time value) and described (wp::describe). Not
+/// the step of three blocks per stage lengthened by wp::repeat_blocks
+/// (wpnet::resnet101_description): that has the same maps, but places the copied blocks'
+/// unpad maps before the maps that write what they read (mpi.network_resnet). `maps_typed`
+/// is the typed step's map count.
 workpart::program_description resnet101_description(int& maps_typed) {
   namespace wp = workpart;
-  wpnet::resnet<float, 3> net(wpnet::resnet_size{});
+  wpnet::resnet<float> net(wpnet::resnet_size{});
   auto step = net.step(0.01f);
-  maps_typed = 0;
-  step.program.for_each_map([&](const auto&) { ++maps_typed; });
-  return wpnet::resnet101_description(wp::describe(step.program));
+  maps_typed = int(step.program.size());
+  return wp::describe(step.program);
 }
 
 }  // namespace bench_networks

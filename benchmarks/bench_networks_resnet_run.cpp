@@ -20,7 +20,8 @@ namespace bench_networks {
 /// map's grid, as the bench rows).
 void run_resnet(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                 wp::index_t image, wp::index_t width, std::ofstream& out) {
-  wpnet::resnet<float, 1> net({.batch = batch, .image = image, .width = width, .classes = 1000});
+  wpnet::resnet<float> net(
+      {.batch = batch, .image = image, .width = width, .classes = 1000, .blocks = {1, 1, 1, 1}});
   auto step = net.step(0.01f);
   net.x.init([&](const std::array<wp::index_t, 4>& g) {
     return float(std::sin(0.013 * double(((g[0] * 3 + g[1]) * image + g[2]) * image + g[3]) + 0.2));

@@ -20,7 +20,7 @@ namespace bench_networks {
 /// trains it. `maps_typed` is the typed step's map count.
 workpart::program_description transformer_description(int& maps_typed) {
   namespace wp = workpart;
-  wpnet::transformer<float, 3> net(wpnet::transformer_size{});
+  wpnet::transformer<float> net({.blocks = 3});
   auto step = net.step(0.01f);
   maps_typed = 0;
   step.program.for_each_map([&](const auto&) { ++maps_typed; });
@@ -33,9 +33,14 @@ workpart::program_description transformer_description(int& maps_typed) {
 /// rows: replicated candidates, each backward map on its forward map's grid).
 void run_transformer(wp::context& ctx, const wp::machine_model& mm, int reps, wp::index_t batch,
                      std::ofstream& out) {
-  const wpnet::transformer_size z{
-      .batch = batch, .length = 32, .vocabulary = 4000, .embed = 128, .heads = 4, .ff = 512};
-  wpnet::transformer<float, 2> net(z);
+  const wpnet::transformer_size z{.batch = batch,
+                                  .length = 32,
+                                  .vocabulary = 4000,
+                                  .embed = 128,
+                                  .heads = 4,
+                                  .ff = 512,
+                                  .blocks = 2};
+  wpnet::transformer<float> net(z);
   auto step = net.step(0.01f);
   auto token = [&](std::int64_t a, std::int64_t b) {
     return std::int32_t((a * 7919 + b * 104729) % z.vocabulary);

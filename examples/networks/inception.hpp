@@ -23,14 +23,15 @@
 /// stride is said; 1 x 7 pads (0, 3), 7 x 1 (3, 0). Batch 128, 3 x 299 x 299 images: 94
 /// convolutions, as PaSE's graph.
 ///
-/// `Layout` chooses the modules: all of PaSE's (`full`), one of each kind (`one_each`: m5b,
-/// m6a, m6b, m7a, m7b, 41 convolutions) or, for tests, those but the C module (`small`: 31
-/// convolutions; D's 1 x 7 and 7 x 1 stand for C's). `width` divides every channel count and
-/// the classes, and `image` sets the input's side, so tests train it small (image 75 leaves 7,
-/// 3 and 1 pixels a side in the modules).
+/// `size.layout` chooses the modules, at run time: all of PaSE's (`full`), one of each kind
+/// (`one_each`: m5b, m6a, m6b, m7a, m7b, 41 convolutions) or those but the C module (`small`:
+/// 31 convolutions; D's 1 x 7 and 7 x 1 stand for C's). `width` divides every channel count
+/// and the classes, and `image` sets the input's side, so tests train it small (image 75 leaves
+/// 7, 3 and 1 pixels a side in the modules).
 ///
-/// The typed step of the `full` layout is past what GCC 12 compiles here (about 4500 maps in
-/// one flat tuple); `inception_description` describes any layout's step piece by piece
+/// The step is a run-time program and its parameters a run-time list (parameter_list), so the
+/// full network's typed step (94 convolutions, 4000-odd maps) compiles as one module of each
+/// kind does; `inception_description` also describes any layout's step piece by piece
 /// (wp::join_pieces), for the optimizer.
 
 #include "network.hpp"
@@ -51,8 +52,7 @@ namespace wpnet {
 enum class inception_layout {
   full,      ///< PaSE's: m5b, m5c, m5d, m6a, m6b .. m6e, m7a, m7b, m7c (94 convolutions)
   one_each,  ///< one module of each kind: m5b, m6a, m6b, m7a, m7b (41 convolutions)
-  small,     ///< m5b, m6a, m7a, m7b (31 convolutions): the tests' (a typed step's compile time
-             ///< grows with its length)
+  small,     ///< m5b, m6a, m7a, m7b (31 convolutions)
 };
 
 struct inception_size {
@@ -60,16 +60,17 @@ struct inception_size {
   index_t image = 299;     ///< input height and width
   index_t width = 1;       ///< divides every channel count and the classes
   index_t classes = 1000;  ///< (divided by width too)
+  inception_layout layout = inception_layout::full;  ///< which modules
 };
 
 namespace detail {
 
-/// Parameter lists joined: one flat tuple (core/flat_tuple.hpp) of the parts' wp::wrt, not a
-/// std::tuple -- libstdc++'s grows its compile time with the square of its length, and the
-/// full network's 378 parameters, joined module by module, took GCC past 12 GB and 8 minutes.
-template <class... P>
-auto params_cat(P&&... parts) {
-  return wp::detail::concat(std::forward<P>(parts)...);
+/// Parameter lists joined, at run time (parameter_list): the full network's 378 parameters
+/// cost no compile time.
+template <class T, class... P>
+parameter_list<T> params_cat(parameter_list<T> first, const P&... rest) {
+  (first.add(rest), ...);
+  return first;
 }
 
 /// Inception's unit: a convolution, its batch norm and a ReLU (`<name>.conv`, `.bn`, `.relu`).
@@ -80,14 +81,16 @@ auto unit(const std::string& name, wp::array<T, 4>& x, index_t out, wp::nn::size
   auto c = nn::conv2d(name + ".conv", x, out, kernel, o);
   auto b = nn::batch_norm(name + ".bn", c.out());
   auto r = nn::relu(name + ".relu", b.out());
-  return join(wp::program(c.program, b.program, r.program), r.out(),
-              params_cat(nn::parameters(c, b)));
+  parameter_list<T> params;
+  params.add(nn::parameters(c, b));
+  return join(wp::program(c.program, b.program, r.program), r.out(), std::move(params));
 }
 
 /// A pooling as a joined layer (no parameters).
 template <class Layer>
 auto no_params(Layer l) {
-  return join(std::move(l.program), l.out(), wp::detail::flat_tuple<>{});
+  using T = typename std::remove_reference_t<decltype(l.out())>::value_type;
+  return join(std::move(l.program), l.out(), parameter_list<T>{});
 }
 
 /// `first`, then each of `next` over the output before it: a branch of units in a row.
@@ -235,56 +238,6 @@ auto module_e(const std::string& m, wp::array<T, 4>& x, index_t d) {
 
 }  // namespace detail
 
-/// The network's inputs (images, labels) and its training step, built over them.
-template <class T, inception_layout Layout = inception_layout::full>
-struct inception {
-  inception_size size;
-  wp::array<T, 4> x;
-  wp::array<std::int32_t, 1> label;
-
-  explicit inception(inception_size s)
-      : size(s), x("x", {s.batch, 3, s.image, s.image}), label("label", {s.batch}) {}
-
-  /// Forward, backward and SGD with learning rate lr, as one program (keep this object alive
-  /// and in place while the program is used: the program reads x and label).
-  auto step(T lr) {
-    namespace nn = wp::nn;
-    using A = wp::array<T, 4>;
-    using detail::chain;
-    const index_t d = size.width;
-    auto stem = detail::stem(x, d);
-    auto body = [&] {
-      auto a = [&](const char* m, index_t pool_features) {
-        return [&, m, pool_features](A& y) { return detail::module_a(m, y, pool_features, d); };
-      };
-      auto c = [&](const char* m, index_t c7) {
-        return [&, m, c7](A& y) { return detail::module_c(m, y, c7, d); };
-      };
-      auto b = [&](A& y) { return detail::module_b("m6a", y, d); };
-      auto dd = [&](A& y) { return detail::module_d("m7a", y, d); };
-      auto e = [&](const char* m) { return [&, m](A& y) { return detail::module_e(m, y, d); }; };
-      if constexpr (Layout == inception_layout::full)
-        return chain(stem, a("m5b", 32), a("m5c", 64), a("m5d", 64), b, c("m6b", 128),
-                     c("m6c", 160), c("m6d", 160), c("m6e", 192), dd, e("m7b"), e("m7c"));
-      else if constexpr (Layout == inception_layout::one_each)
-        return chain(stem, a("m5b", 32), b, c("m6b", 128), dd, e("m7b"));
-      else
-        return chain(stem, a("m5b", 32), b, dd, e("m7b"));
-    }();
-    A& y = *body.out;                                   // square, as the images are
-    auto gp = nn::avg_pool2d("gpool", y, y.extent(2));  // the mean over the whole plane
-    auto fl = nn::flatten("flat", gp.out());
-    auto fc = nn::linear("fc", fl.out(), narrow(size.classes, d));
-    auto ce = nn::softmax_cross_entropy("loss", fc.out(), label);
-    auto params = detail::params_cat(body.params, nn::parameters(fc));
-    auto fwd = wp::program(body.program, gp.program, fl.program, fc.program, ce.program);
-    auto bwd = params.unpack([&](const auto&... w) { return wp::backward(fwd, ce.out(), w...); });
-    auto upd =
-        params.unpack([&](const auto&... w) { return wp::program(nn::detail::sgd_map(lr, w)...); });
-    return make_step(wp::program(fwd, bwd, upd), ce.out(), params);
-  }
-};
-
 /// InceptionV3's modules in a layout, in order: kind ('a' .. 'e', as module_a .. module_e),
 /// name, and the channel count that sets a module apart from others of its kind (A: its
 /// pooling branch's; C: c7; 0 for the others). The typed step (inception::step) chains the same.
@@ -310,6 +263,62 @@ inline std::vector<inception_module> inception_modules(inception_layout l) {
 
 namespace detail {
 
+/// Module `m` over x (module_a .. module_e by its kind).
+template <class T>
+auto inception_module_over(const inception_module& m, wp::array<T, 4>& x, index_t d) {
+  const std::string n = m.name;
+  switch (m.kind) {
+    case 'a':
+      return module_a(n, x, m.channels, d);
+    case 'b':
+      return module_b(n, x, d);
+    case 'c':
+      return module_c(n, x, m.channels, d);
+    case 'd':
+      return module_d(n, x, d);
+    default:
+      return module_e(n, x, d);
+  }
+}
+
+}  // namespace detail
+
+/// The network's inputs (images, labels) and its training step, built over them.
+template <class T>
+struct inception {
+  inception_size size;
+  wp::array<T, 4> x;
+  wp::array<std::int32_t, 1> label;
+
+  explicit inception(inception_size s)
+      : size(s), x("x", {s.batch, 3, s.image, s.image}), label("label", {s.batch}) {}
+
+  /// Forward, backward and SGD with learning rate lr, as one program (keep this object alive
+  /// and in place while the program is used: the program reads x and label). The modules of
+  /// `size.layout` are added in a loop: every layout compiles alike.
+  training_step<wp::program, wp::array<T, 0>, parameter_list<T>> step(T lr) {
+    namespace nn = wp::nn;
+    using A = wp::array<T, 4>;
+    const index_t d = size.width;
+    auto body = detail::stem(x, d);
+    for (const inception_module& m : inception_modules(size.layout))
+      body = detail::chain(std::move(body),
+                           [&](A& y) { return detail::inception_module_over(m, y, d); });
+    A& y = *body.out;                                   // square, as the images are
+    auto gp = nn::avg_pool2d("gpool", y, y.extent(2));  // the mean over the whole plane
+    auto fl = nn::flatten("flat", gp.out());
+    auto fc = nn::linear("fc", fl.out(), narrow(size.classes, d));
+    auto ce = nn::softmax_cross_entropy("loss", fc.out(), label);
+    parameter_list<T> params = std::move(body.params);
+    params.add(nn::parameters(fc));
+    auto fwd = wp::program(body.program, gp.program, fl.program, fc.program, ce.program);
+    wp::program step(fwd, params.backward(fwd, ce.out()), params.sgd(lr));
+    return make_step(std::move(step), ce.out(), std::move(params));
+  }
+};
+
+namespace detail {
+
 /// One piece of the step for wp::join_pieces: the layers make(x) makes over an input x called
 /// `name` of shape `shape` (the previous piece's output; updated to this piece's), described:
 /// their forward, wp::backward from the gradient of their output (and, with InputGradient, to
@@ -323,13 +332,14 @@ wp::step_piece described_piece(std::string& name, typename wp::array<T, 4>::shap
   wp::array<T, 4> dy("given.d" + y.name(), y.shape());
   wp::step_piece p;
   p.forward = wp::describe(j.program);
-  wp::detail::unpack(j.params, [&](const auto&... w) {
-    if constexpr (InputGradient)
-      p.backward = wp::describe(wp::backward(j.program, wp::seed(y, dy), wp::wrt(x, dx), w...));
-    else
-      p.backward = wp::describe(wp::backward(j.program, wp::seed(y, dy), w...));
-    p.update = wp::describe(wp::program(wp::nn::detail::sgd_map(lr, w)...));
-  });
+  const auto& w = j.params;
+  if constexpr (InputGradient)
+    p.backward = wp::describe(wp::backward(j.program, wp::seed(y, dy), wp::wrt(x, dx), w.rank1,
+                                           w.rank2, w.rank3, w.rank4));
+  else
+    p.backward =
+        wp::describe(wp::backward(j.program, wp::seed(y, dy), w.rank1, w.rank2, w.rank3, w.rank4));
+  p.update = wp::describe(w.sgd(lr));
   name = y.name();
   shape = y.shape();
   return p;
@@ -341,10 +351,8 @@ wp::step_piece described_piece(std::string& name, typename wp::array<T, 4>::shap
 /// stem, each module, and the head (the mean over the plane, the classifier, the loss) typed,
 /// differentiated and described apart -- the same maps, arrays and prices as the typed step of
 /// the whole layout (inception::step; checked for `one_each` by bench_networks, and the
-/// joining by tests/unit/test_describe.cpp), but for the zeroing maps that run nowhere. The
-/// typed step of the full network (94 convolutions, about 4500 maps) is past what GCC 12
-/// compiles here; its pieces are one module each, and modules of a kind share their types, so
-/// that the whole network compiles as seven pieces.
+/// joining by tests/unit/test_describe.cpp), but for the zeroing maps that run nowhere. Faster
+/// to build at full size than the typed step (each piece is differentiated apart).
 template <class T>
 wp::program_description inception_description(inception_size s, inception_layout layout, T lr) {
   namespace nn = wp::nn;
@@ -355,30 +363,9 @@ wp::program_description inception_description(inception_size s, inception_layout
   std::vector<wp::step_piece> pieces;
   pieces.push_back(
       detail::described_piece<false>(name, shape, lr, [&](A& x) { return detail::stem(x, d); }));
-  for (const inception_module& m : inception_modules(layout)) {
-    const std::string n = m.name;
-    switch (m.kind) {
-      case 'a':
-        pieces.push_back(detail::described_piece<true>(
-            name, shape, lr, [&](A& x) { return detail::module_a(n, x, m.channels, d); }));
-        break;
-      case 'b':
-        pieces.push_back(detail::described_piece<true>(
-            name, shape, lr, [&](A& x) { return detail::module_b(n, x, d); }));
-        break;
-      case 'c':
-        pieces.push_back(detail::described_piece<true>(
-            name, shape, lr, [&](A& x) { return detail::module_c(n, x, m.channels, d); }));
-        break;
-      case 'd':
-        pieces.push_back(detail::described_piece<true>(
-            name, shape, lr, [&](A& x) { return detail::module_d(n, x, d); }));
-        break;
-      default:
-        pieces.push_back(detail::described_piece<true>(
-            name, shape, lr, [&](A& x) { return detail::module_e(n, x, d); }));
-    }
-  }
+  for (const inception_module& m : inception_modules(layout))
+    pieces.push_back(detail::described_piece<true>(
+        name, shape, lr, [&](A& x) { return detail::inception_module_over(m, x, d); }));
   {  // the head, differentiated from the loss
     A x(name, shape), dx("d" + name, shape);
     wp::array<std::int32_t, 1> label("label", {s.batch});

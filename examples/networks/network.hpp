@@ -26,12 +26,83 @@ template <class Program, class Loss, class Params>
 struct training_step {
   Program program;
   Loss* loss;     ///< the rank-0 loss array
-  Params params;  ///< every parameter's wp::wrt(W, dW) in layer order: a std::tuple, or a
-                  ///< flat tuple (InceptionV3's 378); wp::detail::unpack(params, f) takes both
+  Params params;  ///< every parameter's wp::wrt(W, dW): a std::tuple in layer order (a
+                  ///< network typed whole) or a parameter_list (one built at run time);
+                  ///< for_each_parameter(params, f) takes both
 };
 template <class Program, class Loss, class Params>
 training_step<Program, Loss, Params> make_step(Program p, Loss& loss, Params params) {
   return {std::move(p), &loss, std::move(params)};
+}
+
+/// The parameters of a network built at run time (a depth or a block count read at run time):
+/// one std::vector of wp::wrt per rank of parameter -- biases and norms' scales (1), fully
+/// connected weights and embedding tables (2), attention projections (3), convolution
+/// filters (4) -- so that wp::backward takes them as run-time lists and the program's length
+/// costs no compile time; for_each visits them in the order they were added (layer order).
+template <class T>
+struct parameter_list {
+  std::vector<wp::wrt_t<T, 1>> rank1;
+  std::vector<wp::wrt_t<T, 2>> rank2;
+  std::vector<wp::wrt_t<T, 3>> rank3;
+  std::vector<wp::wrt_t<T, 4>> rank4;
+
+  void add(const wp::wrt_t<T, 1>& w) { push(rank1, 1, w); }
+  void add(const wp::wrt_t<T, 2>& w) { push(rank2, 2, w); }
+  void add(const wp::wrt_t<T, 3>& w) { push(rank3, 3, w); }
+  void add(const wp::wrt_t<T, 4>& w) { push(rank4, 4, w); }
+  /// A layer's parameters (wp::nn::parameters(layers...)).
+  template <class... W>
+  void add(const std::tuple<W...>& ws) {
+    std::apply([&](const auto&... w) { (add(w), ...); }, ws);
+  }
+  /// Another list's parameters, after these.
+  void add(const parameter_list& o) {
+    o.for_each([&](const auto& w) { add(w); });
+  }
+  std::size_t size() const noexcept { return order_.size(); }
+  /// f(wrt) for every parameter, in the order they were added.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [rank, k] : order_) {
+      if (rank == 1)
+        f(rank1[k]);
+      else if (rank == 2)
+        f(rank2[k]);
+      else if (rank == 3)
+        f(rank3[k]);
+      else
+        f(rank4[k]);
+    }
+  }
+  /// The backward program of `fwd` for every parameter.
+  wp::program backward(const wp::program& fwd, const wp::array<T, 0>& loss) const {
+    return wp::backward(fwd, loss, rank1, rank2, rank3, rank4);
+  }
+  /// Every parameter's update W = W - lr dW (maps sgd.<W>).
+  wp::program sgd(T lr) const {
+    wp::program p;
+    for_each([&](const auto& w) { p.add(wp::nn::detail::sgd_map(lr, w)); });
+    return p;
+  }
+
+ private:
+  template <int N>
+  void push(std::vector<wp::wrt_t<T, N>>& v, int rank, const wp::wrt_t<T, N>& w) {
+    order_.emplace_back(rank, v.size());
+    v.push_back(w);
+  }
+  std::vector<std::pair<int, std::size_t>> order_;  ///< (rank, index in its list) per parameter
+};
+
+/// f(wrt) for every parameter of a training step: a std::tuple or flat tuple of wp::wrt (a
+/// network typed whole), or a parameter_list (one built at run time).
+template <class Params, class F>
+void for_each_parameter(const Params& params, F&& f) {
+  if constexpr (requires { params.for_each(f); })
+    params.for_each(f);
+  else
+    wp::detail::unpack(params, [&](const auto&... w) { (f(w), ...); });
 }
 
 namespace detail {

@@ -8,10 +8,9 @@
 /// vocabulary and the mean next-token cross-entropy. Batch 64, 256 positions at full size.
 /// (No positional encoding: PaSE's graph adds a constant, which prices as nothing here.)
 ///
-/// `Blocks` encoder and as many decoder blocks, named enc1 .. encN and dec1 .. decN, so that a
-/// step written with three of each is repeated to PaSE's six with wp::repeat_blocks (its
-/// description; optimize/repeat_blocks.hpp): the typed step of six would cost twice the
-/// compile time for the same tables.
+/// `size.blocks` encoder and as many decoder blocks (a run-time value, added to the program in
+/// a loop), named enc1 .. encN and dec1 .. decN; a step of three of each is also lengthened to
+/// PaSE's six by wp::repeat_blocks (its description; optimize/repeat_blocks.hpp).
 
 #include "network.hpp"
 
@@ -20,7 +19,6 @@
 #include <initializer_list>
 #include <string>
 #include <vector>
-#include <tuple>
 #include <utility>
 
 namespace wpnet {
@@ -31,41 +29,48 @@ struct transformer_size {
   index_t vocabulary = 50000;
   index_t embed = 512;
   index_t heads = 8;
-  index_t ff = 2048;  ///< the feed-forward layers' hidden width
+  index_t ff = 2048;       ///< the feed-forward layers' hidden width
+  std::size_t blocks = 6;  ///< encoder blocks, and as many decoder blocks
 };
 
 namespace detail {
 
-/// The feed-forward sub-layer of a block over x, with its residual and layer norm.
+/// The feed-forward sub-layer of a block over x, with its residual and layer norm, appended
+/// to `prog` (its parameters to `params`); its output.
 template <class T>
-auto feed_forward(const std::string& name, wp::array<T, 3>& x, const transformer_size& z,
-                  const std::string& res, const std::string& ln) {
+wp::array<T, 3>& feed_forward(wp::program& prog, parameter_list<T>& params, const std::string& name,
+                              wp::array<T, 3>& x, const transformer_size& z, const std::string& res,
+                              const std::string& ln) {
   namespace nn = wp::nn;
   auto f1 = nn::linear(name + ".ff1", x, z.ff);
   auto g = nn::relu(name + ".relu", f1.out());
   auto f2 = nn::linear(name + ".ff2", g.out(), z.embed);
   auto r = nn::add(name + res, x, f2.out());
   auto n = nn::layer_norm(name + ln, r.out());
-  return join(wp::program(f1.program, g.program, f2.program, r.program, n.program), n.out(),
-              nn::parameters(f1, f2, n));
+  prog.add(wp::program(f1.program, g.program, f2.program, r.program, n.program));
+  params.add(nn::parameters(f1, f2, n));
+  return n.out();
 }
 
 /// Encoder block `name` over x: self-attention, residual, norm, feed-forward.
 template <class T>
-auto encoder_block(const std::string& name, wp::array<T, 3>& x, const transformer_size& z) {
+wp::array<T, 3>& encoder_block(wp::program& prog, parameter_list<T>& params,
+                               const std::string& name, wp::array<T, 3>& x,
+                               const transformer_size& z) {
   namespace nn = wp::nn;
   auto at = nn::multi_head_attention(name + ".attn", x, z.heads);
   auto r = nn::add(name + ".res1", x, at.out());
   auto n = nn::layer_norm(name + ".ln1", r.out());
-  auto ff = feed_forward(name, n.out(), z, ".res2", ".ln2");
-  return join(wp::program(at.program, r.program, n.program, ff.program), *ff.out,
-              std::tuple_cat(nn::parameters(at, n), ff.params));
+  prog.add(wp::program(at.program, r.program, n.program));
+  params.add(nn::parameters(at, n));
+  return feed_forward(prog, params, name, n.out(), z, ".res2", ".ln2");
 }
 
 /// Decoder block `name` over y, attending over the encoder's output `memory`.
 template <class T>
-auto decoder_block(const std::string& name, wp::array<T, 3>& y, wp::array<T, 3>& memory,
-                   const transformer_size& z) {
+wp::array<T, 3>& decoder_block(wp::program& prog, parameter_list<T>& params,
+                               const std::string& name, wp::array<T, 3>& y, wp::array<T, 3>& memory,
+                               const transformer_size& z) {
   namespace nn = wp::nn;
   auto sa = nn::multi_head_attention(name + ".self", y, z.heads, {.causal = true});
   auto r1 = nn::add(name + ".res1", y, sa.out());
@@ -73,19 +78,17 @@ auto decoder_block(const std::string& name, wp::array<T, 3>& y, wp::array<T, 3>&
   auto ca = nn::multi_head_attention(name + ".cross", n1.out(), memory, z.heads);
   auto r2 = nn::add(name + ".res2", n1.out(), ca.out());
   auto n2 = nn::layer_norm(name + ".ln2", r2.out());
-  auto ff = feed_forward(name, n2.out(), z, ".res3", ".ln3");
-  return join(wp::program(sa.program, r1.program, n1.program, ca.program, r2.program, n2.program,
-                          ff.program),
-              *ff.out, std::tuple_cat(nn::parameters(sa, n1, ca, n2), ff.params));
+  prog.add(wp::program(sa.program, r1.program, n1.program, ca.program, r2.program, n2.program));
+  params.add(nn::parameters(sa, n1, ca, n2));
+  return feed_forward(prog, params, name, n2.out(), z, ".res3", ".ln3");
 }
 
 }  // namespace detail
 
 /// The network's inputs (source and target tokens, the next-token labels) and its training
 /// step over them.
-template <class T, std::size_t Blocks = 6>
+template <class T>
 struct transformer {
-  static_assert(Blocks >= 1, "wpnet::transformer: at least one block");
   transformer_size size;
   wp::array<std::int32_t, 2> source, target, label;
 
@@ -93,35 +96,33 @@ struct transformer {
       : size(s),
         source("source", {s.batch, s.length}),
         target("target", {s.batch, s.length}),
-        label("label", {s.batch, s.length}) {}
+        label("label", {s.batch, s.length}) {
+    if (s.blocks < 1) throw wp::shape_error("wpnet::transformer: at least one block");
+  }
 
   /// Forward, backward and SGD with learning rate lr, as one program (keep this object alive
   /// and in place while the program is used).
-  auto step(T lr) {
+  training_step<wp::program, wp::array<T, 0>, parameter_list<T>> step(T lr) {
     namespace nn = wp::nn;
     const transformer_size& z = size;
+    parameter_list<T> params;
     auto src = nn::embedding<T>("src", source, z.vocabulary, z.embed);
     auto tgt = nn::embedding<T>("tgt", target, z.vocabulary, z.embed);
-    auto enc = detail::stack<0, Blocks>(
-        detail::encoder_block("enc1", src.out(), z), [&](std::size_t k, wp::array<T, 3>& x) {
-          return detail::encoder_block("enc" + std::to_string(k), x, z);
-        });
-    wp::array<T, 3>& memory = *enc.out;
-    auto dec = detail::stack<0, Blocks>(detail::decoder_block("dec1", tgt.out(), memory, z),
-                                        [&](std::size_t k, wp::array<T, 3>& y) {
-                                          return detail::decoder_block("dec" + std::to_string(k), y,
-                                                                       memory, z);
-                                        });
-    auto head = nn::linear("head", *dec.out, z.vocabulary);
+    wp::program fwd(src.program, tgt.program);
+    params.add(nn::parameters(src, tgt));
+    wp::array<T, 3>* x = &src.out();
+    for (std::size_t k = 1; k <= z.blocks; ++k)
+      x = &detail::encoder_block(fwd, params, "enc" + std::to_string(k), *x, z);
+    wp::array<T, 3>& memory = *x;
+    wp::array<T, 3>* y = &tgt.out();
+    for (std::size_t k = 1; k <= z.blocks; ++k)
+      y = &detail::decoder_block(fwd, params, "dec" + std::to_string(k), *y, memory, z);
+    auto head = nn::linear("head", *y, z.vocabulary);
     auto ce = nn::softmax_cross_entropy("loss", head.out(), label);
-    auto params = std::tuple_cat(src.params, tgt.params, enc.params, dec.params, head.params);
-    auto fwd =
-        wp::program(src.program, tgt.program, enc.program, dec.program, head.program, ce.program);
-    auto bwd =
-        std::apply([&](const auto&... w) { return wp::backward(fwd, ce.out(), w...); }, params);
-    auto upd = std::apply(
-        [&](const auto&... w) { return wp::program(nn::detail::sgd_map(lr, w)...); }, params);
-    return make_step(wp::program(fwd, bwd, upd), ce.out(), params);
+    fwd.add(wp::program(head.program, ce.program));
+    params.add(nn::parameters(head));
+    wp::program step(fwd, params.backward(fwd, ce.out()), params.sgd(lr));
+    return make_step(std::move(step), ce.out(), std::move(params));
   }
 };
 

@@ -13,6 +13,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
 
 using namespace mpitest;
 
@@ -22,7 +25,8 @@ TEST_CASE("ResNet, scaled down, trains as on one process under three strategies"
   const int P = ctx.size();
   // batch 5 (uneven over 2, 3, 4); 35 x 35 images: 18 after the stem's convolution, 9 after
   // its pooling, then 9, 5, 3 and 2 a side (odd extents split unevenly); channels / 16
-  wpnet::resnet<double, 1> net({.batch = 5, .image = 35, .width = 16, .classes = 1000});
+  wpnet::resnet<double> net(
+      {.batch = 5, .image = 35, .width = 16, .classes = 1000, .blocks = {1, 1, 1, 1}});
   auto step = net.step(0.05);
   auto inputs = [&] {
     net.x.init([](const std::array<index_t, 4>& g) {
@@ -41,8 +45,74 @@ TEST_CASE("ResNet, scaled down, trains as on one process under three strategies"
 TEST_CASE("ResNet's optimum costs no more than data parallelism or the experts' split",
           "[networks][resnet][optimize]") {
   wp::context ctx(g_argc, g_argv);
-  wpnet::resnet<double, 1> net({.batch = 5, .image = 35, .width = 16, .classes = 1000});
+  wpnet::resnet<double> net(
+      {.batch = 5, .image = 35, .width = 16, .classes = 1000, .blocks = {1, 1, 1, 1}});
   auto step = net.step(0.05);
   found_within_baselines(ctx, step.program, pase_space(), "the experts' split",
                          [](const auto& p, int P) { return wpnet::resnet_expert(p, P); });
+}
+
+TEST_CASE("ResNet101 built at run time has the maps of the three-block step lengthened",
+          "[networks][resnet][describe]") {
+  // The depth is a run-time value: ResNet101's typed step ({3, 4, 23, 3}, 4990 maps) is built
+  // by a loop, and wp::repeat_blocks's lengthening of the step of three blocks per stage
+  // describes the same maps and arrays.
+  wp::context ctx(g_argc, g_argv);
+  if (ctx.size() != 1) return;
+  wpnet::resnet<float> r101(wpnet::resnet_size{});
+  auto step101 = r101.step(0.01f);
+  wpnet::resnet<float> r3({.blocks = {3, 3, 3, 3}});
+  auto step3 = r3.step(0.01f);
+  const wp::program_description typed = wp::describe(step101.program);
+  const wp::program_description lengthened =
+      wpnet::resnet101_description(wp::describe(step3.program));
+  // the maps and arrays of either that the other lacks (a few, to read)
+  auto missing = [](const std::vector<std::string>& from, const std::vector<std::string>& in) {
+    const std::set<std::string> have(in.begin(), in.end());
+    std::vector<std::string> out;
+    for (const auto& n : from)
+      if (!have.count(n) && out.size() < 8) out.push_back(n);
+    return out;
+  };
+  auto map_names = [](const wp::program_description& d) {
+    std::vector<std::string> n;
+    for (const auto& m : d.maps) n.push_back(m.name);
+    return n;
+  };
+  auto array_names = [](const wp::program_description& d) {
+    std::vector<std::string> n;
+    for (const auto& a : d.arrays) n.push_back(a.name);
+    return n;
+  };
+  CHECK(missing(map_names(typed), map_names(lengthened)).empty());
+  CHECK(missing(map_names(lengthened), map_names(typed)).empty());
+  CHECK(missing(array_names(typed), array_names(lengthened)).empty());
+  CHECK(missing(array_names(lengthened), array_names(typed)).empty());
+  REQUIRE(typed.maps.size() == lengthened.maps.size());
+  // each the same map (its space, operations and accesses). Not in the same order: the
+  // typed step's backward adds each block's padded input gradient into its gradient
+  // (unpad.ds3.b<k>.relu3.y.padded) right after the next block's first convolution wrote it,
+  // between two of that block's maps; wp::repeat_blocks counts it as block k's and places the
+  // copies' together, before their writers. So bench_networks prices the typed step.
+  auto signature = [](const wp::map_description& m) {
+    std::string t = m.name + " [";
+    for (index_t e : m.extents) t += std::to_string(e) + " ";
+    t += "] " + std::to_string(m.ops_per_point);
+    for (const auto& a : m.accesses) t += " " + a.text + ":" + std::to_string(int(a.mode));
+    return t;
+  };
+  auto signatures = [&](const wp::program_description& d) {
+    std::multiset<std::string> all;
+    for (const auto& m : d.maps) all.insert(signature(m));
+    return all;
+  };
+  CHECK(signatures(typed) == signatures(lengthened));
+  for (const auto& a : typed.arrays) {
+    const wp::array_description* b = lengthened.find_array(a.name);
+    INFO("array " << a.name);
+    REQUIRE(b != nullptr);
+    CHECK(b->shape == a.shape);
+    CHECK(b->type == a.type);
+    CHECK(b->init == a.init);
+  }
 }

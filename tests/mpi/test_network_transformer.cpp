@@ -21,9 +21,9 @@ TEST_CASE("The Transformer, scaled down, trains as on one process under three st
   const int P = ctx.size();
   // batch 5 and 7 positions (uneven over 2, 3, 4), vocabulary 11, E 8 in 2 heads, FFN 6; one
   // encoder and one decoder block (the decoder reads the encoder's output: blocks chain as
-  // layers do; a second block of each doubled the compile, 151 s at -O1)
-  wpnet::transformer<double, 1> net(
-      {.batch = 5, .length = 7, .vocabulary = 11, .embed = 8, .heads = 2, .ff = 6});
+  // layers do)
+  wpnet::transformer<double> net(
+      {.batch = 5, .length = 7, .vocabulary = 11, .embed = 8, .heads = 2, .ff = 6, .blocks = 1});
   auto step = net.step(0.1);
   auto inputs = [&] {
     net.source.init(
@@ -41,8 +41,8 @@ TEST_CASE("The Transformer, scaled down, trains as on one process under three st
 
 TEST_CASE("The Megatron schedule splits what Megatron splits", "[networks][transformer]") {
   wp::context ctx(g_argc, g_argv);
-  wpnet::transformer<double, 1> net(
-      {.batch = 4, .length = 6, .vocabulary = 12, .embed = 8, .heads = 4, .ff = 8});
+  wpnet::transformer<double> net(
+      {.batch = 4, .length = 6, .vocabulary = 12, .embed = 8, .heads = 4, .ff = 8, .blocks = 1});
   auto step = net.step(0.1);
   const wp::schedule s = wpnet::transformer_megatron(step.program, 4);
   auto grid = [&](const std::string& map) {
@@ -77,8 +77,8 @@ TEST_CASE("The Megatron schedule splits what Megatron splits", "[networks][trans
 TEST_CASE("The Transformer's optimum costs no more than data parallelism or Megatron",
           "[networks][transformer][optimize]") {
   wp::context ctx(g_argc, g_argv);
-  wpnet::transformer<double, 1> net(
-      {.batch = 5, .length = 7, .vocabulary = 11, .embed = 8, .heads = 2, .ff = 6});
+  wpnet::transformer<double> net(
+      {.batch = 5, .length = 7, .vocabulary = 11, .embed = 8, .heads = 2, .ff = 6, .blocks = 1});
   auto step = net.step(0.1);
   found_within_baselines(ctx, step.program, pase_space(), "Megatron",
                          [](const auto& p, int P) { return wpnet::transformer_megatron(p, P); });
