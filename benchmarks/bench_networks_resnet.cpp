@@ -10,11 +10,10 @@
 namespace bench_networks {
 
 /// ResNet101 at PaSE's size (batch 128, 3 x 227 x 227, 1000 classes, float): its training step
-/// built with 3/4/23/3 blocks (the depth a run-time value) and described (wp::describe). Not
-/// the step of three blocks per stage lengthened by wp::repeat_blocks
-/// (wpnet::resnet101_description): that has the same maps, but places the copied blocks'
-/// unpad maps before the maps that write what they read (mpi.network_resnet). `maps_typed`
-/// is the typed step's map count.
+/// built with 3/4/23/3 blocks (the depth a run-time value) and described (wp::describe): the
+/// program that runs (wpnet::resnet101_description, the step of three blocks per stage
+/// lengthened, describes the same maps but for the order of the zeroing maps:
+/// mpi.network_resnet). `maps_typed` is the typed step's map count.
 workpart::program_description resnet101_description(int& maps_typed) {
   namespace wp = workpart;
   wpnet::resnet<float> net(wpnet::resnet_size{});

@@ -23,10 +23,12 @@
 /// renamed to N), not the middle one's. Wherever the middle block's maps stand in the program
 /// -- forward, backward, the zeroing and update maps -- its copies stand there in block order:
 /// ascending where the first block comes before them or the last after them (forward,
-/// updates), descending otherwise (the backward pass). The arrays are listed in the order the
-/// maps first use them, as wp::describe lists them. N = 3 gives the description back; N = 2
-/// drops the middle block. The result is checked (program_description::check). Repeat
-/// several stems one after the other (the encoder's, then the decoder's).
+/// updates), descending otherwise (the backward pass); a map of one block standing between two
+/// maps of the next (the backward's unpad.<array> of a block's padded output, right after the
+/// next block's map that wrote its gradient) goes with the next block. The arrays are listed in the
+/// order the maps first use them, as wp::describe lists them. N = 3 gives the description back; N =
+/// 2 drops the middle block. The result is checked (program_description::check). Repeat several
+/// stems one after the other (the encoder's, then the decoder's).
 ///
 /// Checked against networks written with 2, 3 and 4 blocks (tests/unit/test_describe.cpp):
 /// the same description, but for where the maps that access nothing (wp::backward's pruned
@@ -126,9 +128,19 @@ inline program_description repeat_blocks(const program_description& d, const std
     const long shift = own == 1 ? 0 : own == 2 ? at - 2 : blocks - 3;
     return detail::renumber_blocks(name, stem, [&](long k) { return k + shift; });
   };
+  // Where a map of block k stands between two maps of block k + 1 it is block k + 1's by
+  // place (wp::backward's unpad.<array> of block k's output, added right after block k + 1's
+  // first map wrote it): it is copied with block k + 1, its names renumbered as that block's.
+  std::vector<int> place(d.maps.size());
+  for (std::size_t m = 0; m < d.maps.size(); ++m) place[m] = owner(d.maps[m].name);
+  for (std::size_t m = 1; m + 1 < d.maps.size(); ++m) {
+    const int k = owner(d.maps[m].name), before = place[m - 1], after = owner(d.maps[m + 1].name);
+    if ((k == 1 || k == 2) && before == k + 1 && after == k + 1) place[m] = k + 1;
+  }
+  auto place_of = [&](const map_description& m) { return place[std::size_t(&m - d.maps.data())]; };
   program_description out;
   out.maps = detail::repeat_runs(
-      d.maps, [&](const map_description& m) { return owner(m.name); },
+      d.maps, place_of,
       [&](const map_description& m, int own, long at) {
         map_description c = m;
         c.name = rename(m.name, own, at, m.name);
