@@ -9,14 +9,14 @@
 // 6 + 6 blocks; RNNLM: batch 64, 256 positions, vocabulary 100000, embedding 2048, two LSTM
 // layers of 2048 units, float; ResNet101: batch 128, 3 x 227 x 227, 1000 classes, float;
 // InceptionV3, 94 convolutions: batch 128, 3 x 299 x 299, 1000 classes, float) as
-// one training step (forward, wp::backward, SGD; AlexNet's typed, the Transformer's described
-// from its typed step of 3 + 3 blocks and repeated to 6 + 6 by wp::repeat_blocks, ResNet101's
-// from its typed step of three blocks per stage repeated to 3/4/23/3 likewise, RNNLM's described
-// from its typed step of 3 positions and lengthened to 256 by wpnet::rnnlm_description,
-// InceptionV3's joined from its stem's, modules' and head's typed pieces by wp::join_pieces --
-// the full network's typed step is past GCC 12 here --, the joining checked against the typed
-// step of one module of each kind: a line says whether alike), priced with the machine model PaSE
-// uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For each P:
+// one training step (forward, wp::backward, SGD; AlexNet's and ResNet101's typed -- ResNet101's
+// 3/4/23/3 blocks a run-time value --, the Transformer's described from its typed step of 3 + 3
+// blocks and repeated to 6 + 6 by wp::repeat_blocks, RNNLM's described from its typed step of 3
+// positions and lengthened to 256 by wpnet::rnnlm_description, InceptionV3's joined from its
+// stem's, modules' and head's typed pieces by wp::join_pieces, the joining checked against the
+// typed step of one module of each kind: a line says whether alike), priced with the machine
+// model PaSE uses (10 TFLOP/s per device, 16 GB/s links; a latency of 10 us per message). For
+// each P:
 // wp::optimize's modelled seconds per training step, data parallelism's (wpnet::data_parallel) and
 // the experts' (AlexNet, ResNet101 and InceptionV3: wpnet::alexnet_expert, wpnet::resnet_expert and
 // wpnet::inception_expert, data-parallel convolutions -- their updates replicated, as data
