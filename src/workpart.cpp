@@ -31,5 +31,5 @@
 #include <workpart/plan/impl/redistribute.ipp>
 #include <workpart/plan/impl/solve_array.ipp>
 #include <workpart/plan/impl/validate.ipp>
-#include <workpart/autodiff/impl/backward.ipp>
+#include <workpart/program/impl/backward.ipp>
 #include <workpart/schedule/impl/constraints.ipp>

@@ -33,7 +33,7 @@
 #include "comm/calibrate.hpp"
 #include "comm/context.hpp"
 
-#include "autodiff/backward.hpp"
+#include "program/backward.hpp"
 #include "program/map_model.hpp"
 #include "program/program.hpp"
 

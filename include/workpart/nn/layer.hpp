@@ -20,6 +20,8 @@
 #include "../core/array.hpp"
 #include "../error.hpp"
 #include "../expr/map.hpp"
+#include "../program/map_model.hpp"
+#include "../program/program.hpp"
 
 namespace workpart::nn {
 

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "../autodiff/backward.hpp"
+#include "../program/backward.hpp"
 #include "../core/space.hpp"
 #include "layer.hpp"
 
