@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   s.set(fc1, wp::grid_shape{1, P, 1})
       .set(relu, wp::grid_shape{1, P})
       .set(fc2, wp::grid_shape{1, 1, P});
-  auto plan = wp::distribute(wp::program(fc1, relu, fc2), s, ctx);
+  auto plan = wp::distribute(wp::program(wp::forward_only, fc1, relu, fc2), s, ctx);
   if (ctx.is_root()) std::cout << plan.explain();
   plan.scatter();
   plan.execute();

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   auto fc1 = wp::map("fc1", wp::space(N, H, D), h(i, n) += x(i, k) * W1(k, n));
   auto relu = wp::map("relu", wp::space(N, H), a(i, n) = wp::max(h(i, n), 0.0));
   auto fc2 = wp::map("fc2", wp::space(N, D, H), y(i, n) += a(i, k) * W2(k, n));
-  auto prog = wp::program(fc1, relu, fc2);
+  auto prog = wp::program(wp::forward_only, fc1, relu, fc2);
 
   // a cluster of 16 ranks, priced on this one process (pricing grows with the ranks times the
   // grid pairs of neighbouring maps: 64 ranks take a few seconds here)

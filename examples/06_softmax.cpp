@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     wp::schedule sc;
     sc.set(m1, g).set(m2, g).set(m3, g);
     if (ctx.is_root()) std::printf("\n=== three maps, every one on grid %s ===\n", g.str().c_str());
-    auto plan = wp::distribute(wp::program(m1, m2, m3), sc, ctx);
+    auto plan = wp::distribute(wp::program(wp::forward_only, m1, m2, m3), sc, ctx);
     if (ctx.is_root()) std::cout << plan.explain() << std::flush;
     plan.run();
     const auto st = plan.stats();

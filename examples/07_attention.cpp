@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
   sc.set(pv, wp::grid_shape{1, P, 1, 1, 1});
   sc.set(out, wp::grid_shape{1, 1, 1, P, 1});
   sc.set(next, wp::grid_shape{1, 1, P, 1, 1});
-  auto plan =
-      wp::distribute(wp::program(q, k, v, scores, rmax, rsum, norm, pv, out, next), sc, ctx);
+  auto plan = wp::distribute(
+      wp::program(wp::forward_only, q, k, v, scores, rmax, rsum, norm, pv, out, next), sc, ctx);
   if (ctx.is_root()) std::cout << plan.explain() << std::flush;
   plan.scatter();
   plan.execute();

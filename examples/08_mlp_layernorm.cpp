@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
       .set(relu, wp::grid_shape{1, P})
       .set(fc2, wp::grid_shape{1, 1, P});
   s.set(mean, wp::grid_shape{P, 1}).set(vari, wp::grid_shape{P, 1}).set(norm, wp::grid_shape{P, 1});
-  auto plan = wp::distribute(wp::program(fc1, relu, fc2, mean, vari, norm), s, ctx);
+  auto plan =
+      wp::distribute(wp::program(wp::forward_only, fc1, relu, fc2, mean, vari, norm), s, ctx);
   if (ctx.is_root()) std::cout << plan.explain() << std::flush;
   plan.scatter();
   plan.execute();

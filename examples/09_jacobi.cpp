@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   const wp::grid_shape g = (P >= 4 && P % 2 == 0) ? wp::grid_shape{2, P / 2} : wp::grid_shape{P, 1};
   wp::schedule s;
   s.set(step, g).set(copy, g);
-  auto plan = wp::distribute(wp::program(step, copy), s, ctx);
+  auto plan = wp::distribute(wp::program(wp::forward_only, step, copy), s, ctx);
   if (ctx.is_root()) std::cout << plan.explain() << std::flush;
   plan.scatter();
   for (int t = 0; t < iters; ++t) plan.execute();

@@ -170,15 +170,18 @@ int main(int argc, char** argv) {
   auto backward = wp::backward(forward, L, wp::wrt(W1, dW1), wp::wrt(W2, dW2));
 
   // The updates: ordinary maps over the parameters (the state first, then the parameter: a
-  // map may not read an array both before and after writing it).
+  // map may not read an array both before and after writing it), never differentiated:
+  // wp::forward_only compiles them without derivative maps.
   auto momentum = [&](auto& W, auto& dW, auto& vel, const std::string& name) {
-    return wp::program(wp::map(name + ".v", wp::space(W.extent(0), W.extent(1)),
+    return wp::program(wp::forward_only,
+                       wp::map(name + ".v", wp::space(W.extent(0), W.extent(1)),
                                vel(b, n) = mu * vel(b, n) + dW(b, n)),
                        wp::map(name + ".w", wp::space(W.extent(0), W.extent(1)),
                                W(b, n) = W(b, n) - lr * vel(b, n)));
   };
   auto adam = [&](auto& W, auto& dW, auto& m, auto& v, const std::string& name) {
-    return wp::program(wp::map(name + ".mv", wp::space(W.extent(0), W.extent(1)),
+    return wp::program(wp::forward_only,
+                       wp::map(name + ".mv", wp::space(W.extent(0), W.extent(1)),
                                m(b, n) = 0.9 * m(b, n) + 0.1 * dW(b, n),
                                v(b, n) = 0.999 * v(b, n) + 0.001 * dW(b, n) * dW(b, n)),
                        wp::map(name + ".w", wp::space(W.extent(0), W.extent(1)),
@@ -212,8 +215,8 @@ int main(int argc, char** argv) {
     train(wp::program(forward, backward, momentum(W1, dW1, m1, "momentum1"),
                       momentum(W2, dW2, m2, "momentum2")));
   else
-    train(wp::program(forward, backward, powers, adam(W1, dW1, m1, v1, "adam1"),
-                      adam(W2, dW2, m2, v2, "adam2")));
+    train(wp::program(forward, backward, wp::program(wp::forward_only, powers),
+                      adam(W1, dW1, m1, v1, "adam1"), adam(W2, dW2, m2, v2, "adam2")));
 
   int status = 0;
   if (ctx.is_root()) {

@@ -379,7 +379,7 @@ wp::program_description inception_description(inception_size s, inception_layout
     std::apply(
         [&](const auto&... w) {
           p.backward = wp::describe(wp::backward(fwd, ce.out(), wp::wrt(x, dx), w...));
-          p.update = wp::describe(wp::program(nn::detail::sgd_map(lr, w)...));
+          p.update = wp::describe(wp::program(wp::forward_only, nn::detail::sgd_map(lr, w)...));
         },
         nn::parameters(fc));
     pieces.push_back(std::move(p));

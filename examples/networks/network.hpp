@@ -82,7 +82,7 @@ struct parameter_list {
   /// Every parameter's update W = W - lr dW (maps sgd.<W>).
   wp::program sgd(T lr) const {
     wp::program p;
-    for_each([&](const auto& w) { p.add(wp::nn::detail::sgd_map(lr, w)); });
+    for_each([&](const auto& w) { p.add(wp::forward_only, wp::nn::detail::sgd_map(lr, w)); });
     return p;
   }
 

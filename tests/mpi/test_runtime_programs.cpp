@@ -5,7 +5,9 @@
 // (forward, hand-written backpropagation and SGD). The batch (7) and the width (5) split
 // unevenly over 2, 3 and 4 ranks. Also: an empty program is refused by wp::distribute,
 // wp::backward and wp::plan_on_paper alike on every rank; a program that holds a backward
-// program is not differentiated again; maps and programs concatenate in order.
+// program is not differentiated again; maps and programs concatenate in order; maps added with
+// wp::forward_only (the step's SGD updates, a Jacobi sweep) run as the others do, and
+// wp::backward over one is refused alike on every rank, naming it.
 
 #include "mpi_test_support.hpp"
 
@@ -65,8 +67,9 @@ struct residual_mlp {
     for (int t = 0; t < blocks; ++t) {
       auto& Wt = W[std::size_t(t)];
       auto& g = dW[std::size_t(t)];
-      step.add(
-          wp::map("sgd" + std::to_string(t), wp::space(H, H), Wt(n, j) = Wt(n, j) - lr * g(n, j)));
+      // never differentiated: added without derivative maps
+      step.add(wp::forward_only, wp::map("sgd" + std::to_string(t), wp::space(H, H),
+                                         Wt(n, j) = Wt(n, j) - lr * g(n, j)));
     }
   }
   void fill() {
@@ -266,4 +269,88 @@ TEST_CASE("an empty program is refused on every rank; a backward program is not 
              Contains("was made by wp::backward of the loss 'L'") &&
                  Contains("second derivatives are not derived"));
   REQUIRE(a_plan_still_works(ctx) == "");
+}
+
+TEST_CASE("maps added with wp::forward_only run as others do and are never differentiated",
+          "[programs][errors]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  // Two Jacobi sweeps of a 1-D heat equation and a sum, over 11 interior points (uneven over
+  // 2, 3 and 4 ranks): u1 = avg(u0), u2 = avg(u1), s = sum u2^2.
+  constexpr index_t n = 13;
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> u0("u0", {n}), u1("u1", {n}), u2("u2", {n});
+  wp::array<double, 0> S("S", {});
+  auto sweep1 = wp::map("sweep1", wp::space({1, n - 1}),
+                        u1(i) = 0.25 * u0(i - 1) + 0.5 * u0(i) + 0.25 * u0(i + 1));
+  auto sweep2 = wp::map("sweep2", wp::space({1, n - 1}),
+                        u2(i) = 0.25 * u1(i - 1) + 0.5 * u1(i) + 0.25 * u1(i + 1));
+  auto s0 = wp::map("s0", wp::space(), S() = 0.0);
+  auto sum = wp::map("sum", wp::space({1, n - 1}), S() += u2(i) * u2(i));
+  wp::program prog(wp::forward_only, sweep1, wp::program(wp::forward_only, sweep2));
+  prog.add(wp::forward_only, s0).add(wp::forward_only, wp::program(sum));
+  REQUIRE(prog.names() == std::vector<std::string>{"sweep1", "sweep2", "s0", "sum"});
+
+  auto u0v = [](index_t a) { return std::sin(0.7 * double(a)) + 0.1 * double(a); };
+  std::vector<double> r0(n), r1(n, 0.0), r2(n, 0.0);  // the plain loops
+  for (index_t a = 0; a < n; ++a) r0[std::size_t(a)] = u0v(a);
+  for (index_t a = 1; a < n - 1; ++a)
+    r1[std::size_t(a)] =
+        0.25 * r0[std::size_t(a - 1)] + 0.5 * r0[std::size_t(a)] + 0.25 * r0[std::size_t(a + 1)];
+  double rs = 0;
+  for (index_t a = 1; a < n - 1; ++a) {
+    r2[std::size_t(a)] =
+        0.25 * r1[std::size_t(a - 1)] + 0.5 * r1[std::size_t(a)] + 0.25 * r1[std::size_t(a + 1)];
+    rs += r2[std::size_t(a)] * r2[std::size_t(a)];
+  }
+  auto check = [&](auto& plan) {
+    fill1(u0, u0v);
+    fill1(u1, [](index_t) { return 0.0; });
+    fill1(u2, [](index_t) { return 0.0; });
+    plan.run();
+    std::string problems = compare_on_root(ctx.comm(), u1, r1, 1e-14);
+    problems += compare_on_root(ctx.comm(), u2, r2, 1e-14);
+    problems += compare_on_root(ctx.comm(), S, {rs}, 1e-12);
+    return problems;
+  };
+  SECTION("split over the ranks by name") {
+    wp::schedule s;
+    for (const char* m : {"sweep1", "sweep2", "sum"}) s.set(m, wp::grid_shape{index_t(P)});
+    s.set("s0", wp::grid_shape{});
+    auto plan = wp::distribute(prog, s, ctx);
+    CHECK(check(plan) == "");
+  }
+  SECTION("wp::automatic") {
+    auto plan = wp::distribute(prog, wp::automatic, ctx);
+    CHECK(check(plan) == "");
+  }
+  SECTION("wp::backward over it names the map and the way out, on every rank") {
+    std::string msg;
+    wp::array<double, 1> du("du", {n});
+    try {
+      wp::backward(prog, S, wp::wrt(u0, du));
+      msg = "(accepted)";
+    } catch (const wp::plan_error& e) {
+      msg = e.what();
+    }
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    CHECK_THAT(msg, Contains("map 'sweep1' has no derivative") &&
+                        Contains("added with wp::forward_only") &&
+                        Contains("without wp::forward_only to differentiate it"));
+    // the same maps added without the tag differentiate: d S / d u0 against the chain rule
+    fill1(u0, u0v);
+    const wp::program fwd(sweep1, sweep2, s0, sum);
+    auto plan =
+        wp::distribute(wp::program(fwd, wp::backward(fwd, S, wp::wrt(u0, du))), wp::automatic, ctx);
+    plan.run();
+    std::vector<double> g2(n, 0.0), g1(n, 0.0), g0(n, 0.0);
+    for (index_t a = 1; a < n - 1; ++a) g2[std::size_t(a)] = 2 * r2[std::size_t(a)];
+    for (index_t a = 1; a < n - 1; ++a)
+      for (index_t d : {-1, 0, 1})
+        g1[std::size_t(a + d)] += (d == 0 ? 0.5 : 0.25) * g2[std::size_t(a)];
+    for (index_t a = 1; a < n - 1; ++a)
+      for (index_t d : {-1, 0, 1})
+        g0[std::size_t(a + d)] += (d == 0 ? 0.5 : 0.25) * g1[std::size_t(a)];
+    CHECK(compare_on_root(ctx.comm(), du, g0, 1e-12) == "");
+  }
 }

@@ -58,7 +58,7 @@ template <class S>
 auto next_step(array<S, 0>& step, const std::string& name = "step.next") {
   static_assert(std::is_integral_v<S>,
                 "wp::nn::next_step: the step counter must be an integer array");
-  return workpart::program(workpart::map(name, space(), step() += S(1)));
+  return workpart::program(forward_only, workpart::map(name, space(), step() += S(1)));
 }
 
 }  // namespace workpart::nn

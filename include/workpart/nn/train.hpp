@@ -45,8 +45,9 @@ auto sgd_map(T lr, const wrt_t<T, N>& w) {
 /// The updates W = W - lr dW of every parameter of the layers: maps `sgd.<W>`, one program.
 template <class T, class... L>
 auto sgd(T lr, const L&... layers) {
-  return std::apply([&](const auto&... w) { return program(detail::sgd_map(lr, w)...); },
-                    parameters(layers...));
+  return std::apply(
+      [&](const auto&... w) { return program(forward_only, detail::sgd_map(lr, w)...); },
+      parameters(layers...));
 }
 
 }  // namespace workpart::nn

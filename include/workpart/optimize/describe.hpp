@@ -183,7 +183,7 @@ inline program_description describe(const program& p) {
 /// The description of a single map (a program of one map).
 template <int N, class... S>
 program_description describe(const map_t<N, S...>& m) {
-  return describe(workpart::program(m));
+  return describe(workpart::program(forward_only, m));
 }
 
 }  // namespace workpart

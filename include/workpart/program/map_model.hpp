@@ -6,9 +6,10 @@
 /// point (expr/operation_count.hpp) and its derivative maps (autodiff/map_derivative.hpp). The
 /// virtual calls are per map and per phase, never per point.
 ///
-/// `Forward`: a map the user wrote, which wp::backward differentiates; the maps wp::backward
-/// makes are entries with Forward = false (their zeroing and pruning instead), so that no
-/// chain of derivative types is instantiated.
+/// `Kind` (program.hpp): a map the user wrote, which wp::backward differentiates; one added
+/// with wp::forward_only, whose derivative maps are never instantiated (compile time); and the
+/// maps wp::backward makes (their zeroing and pruning instead), so that no chain of derivative
+/// types is instantiated.
 
 #include <memory>
 #include <string>
@@ -30,11 +31,29 @@ namespace workpart::detail {
 template <class Map>
 std::shared_ptr<map_interface> make_backward_entry(Map&& m);
 
-template <class Map, bool Forward>
+inline constexpr const char* forward_only_refusal =
+    "it was added with wp::forward_only, which compiles no derivative maps; add it to the "
+    "program without wp::forward_only to differentiate it";
+
+/// Why wp::backward cannot differentiate an entry (nullptr: it can). Only a map to
+/// differentiate instantiates the rules' check (a map without derivatives never instantiates
+/// the rules: they stop the build).
+template <class Map, entry_kind Kind>
+constexpr const char* entry_refusal() {
+  if constexpr (Kind == entry_kind::differentiable)
+    return map_refusal<Map>::value;
+  else if constexpr (Kind == entry_kind::forward_only)
+    return forward_only_refusal;
+  else
+    return nullptr;
+}
+
+template <class Map, entry_kind Kind>
 class map_model final : public map_interface {
   static constexpr int N = Map::rank;
-  // A map without derivatives never instantiates the rules (they stop the build).
-  static constexpr const char* refusal = Forward ? map_refusal<Map>::value : nullptr;
+  static constexpr bool Forward = Kind != entry_kind::derivative;
+  static constexpr bool Derived = Kind == entry_kind::differentiable;
+  static constexpr const char* refusal = entry_refusal<Map, Kind>();
 
  public:
   explicit map_model(const Map& m) : map_(m) {}
@@ -73,13 +92,13 @@ class map_model final : public map_interface {
   bool differentiable() const noexcept override { return Forward; }
   const char* derivative_refusal() const noexcept override { return refusal; }
   void derivative(gradient_table& grads, program& out) const override {
-    if constexpr (Forward && refusal == nullptr)
+    if constexpr (Derived && refusal == nullptr)
       add_all(out, backward_map(map_, grads));
     else
       not_here("derivative");
   }
   void zero_maps_of_written(gradient_table& grads, program& out) const override {
-    if constexpr (Forward && refusal == nullptr)
+    if constexpr (Derived && refusal == nullptr)
       add_all(out, detail::zero_maps_of_written(map_, grads));
     else
       not_here("zero_maps_of_written");
@@ -114,13 +133,16 @@ class map_model final : public map_interface {
 template <class Map>
 struct map_entry {
   static std::shared_ptr<map_interface> user_map(const Map& m) {
-    return std::make_shared<map_model<Map, true>>(m);
+    return std::make_shared<map_model<Map, entry_kind::differentiable>>(m);
+  }
+  static std::shared_ptr<map_interface> forward_only_map(const Map& m) {
+    return std::make_shared<map_model<Map, entry_kind::forward_only>>(m);
   }
 };
 template <class Map>
 std::shared_ptr<map_interface> make_backward_entry(Map&& m) {
   using M = std::remove_cvref_t<Map>;
-  return std::make_shared<map_model<M, false>>(std::forward<Map>(m));
+  return std::make_shared<map_model<M, entry_kind::derivative>>(std::forward<Map>(m));
 }
 
 }  // namespace workpart::detail

@@ -10,6 +10,15 @@
 ///   for (int b = 0; b < blocks; ++b) net.add(block(b));   // maps or programs, in order
 /// \endcode
 /// Copies are cheap and share their maps (a map is never changed once it is in a program).
+///
+/// Every map added is ready for wp::backward: its derivative maps and their kernels are
+/// compiled with it. A program that is never differentiated (a solver, an optimizer's update,
+/// an inference step) says so with `wp::forward_only`, and its maps compile without them:
+/// \code
+///   auto prog = wp::program(wp::forward_only, m1, m2, m3);
+///   net.add(wp::forward_only, update);
+/// \endcode
+/// wp::backward over such a map is a wp::plan_error that names it.
 
 #include <cstddef>
 #include <memory>
@@ -32,11 +41,23 @@ template <class Map>
 struct map_entry;
 struct program_access;
 
+/// How a map's entry is made (map_model.hpp): a user's map, ready to be differentiated; a
+/// user's map added with wp::forward_only (no derivative maps compiled); a map wp::backward made.
+enum class entry_kind { differentiable, forward_only, derivative };
+
 template <class T>
 inline constexpr bool is_program_part_v = is_map_v<T>;
 template <>
 inline constexpr bool is_program_part_v<program> = true;
 }  // namespace detail
+
+/// The tag of maps that are never differentiated: `wp::program(wp::forward_only, m1, m2)`,
+/// `prog.add(wp::forward_only, m)`. Their derivative maps and kernels are not compiled (the
+/// larger part of a map's compile time); wp::backward over them is an error naming the map.
+struct forward_only_t {
+  explicit constexpr forward_only_t() = default;
+};
+inline constexpr forward_only_t forward_only{};
 
 /// Maps in program order; arrays shared between maps carry data from one to the next.
 class program {
@@ -53,6 +74,15 @@ class program {
                   "workpart::program: every argument must be a wp::map or a wp::program");
     (add(parts), ...);
   }
+  /// `wp::program(wp::forward_only, m1, m2)`: the maps are not made ready for wp::backward
+  /// (programs given as arguments keep their maps as they are).
+  template <class... Parts>
+  requires(sizeof...(Parts) > 0) explicit program(forward_only_t tag, const Parts&... parts) {
+    static_assert((detail::is_program_part_v<Parts> && ...),
+                  "workpart::program: every argument after wp::forward_only must be a wp::map "
+                  "or a wp::program");
+    (add(tag, parts), ...);
+  }
 
   /// Appends a map.
   template <int N, class... S>
@@ -61,6 +91,15 @@ class program {
     maps_.push_back(detail::map_entry<map_t<N, S...>>::user_map(m));
     return *this;
   }
+  /// Appends a map that is never differentiated (no derivative maps compiled).
+  template <int N, class... S>
+  program& add(forward_only_t, const map_t<N, S...>& m) {
+    // an incomplete type here: include <workpart/workpart.hpp> to add maps to a program
+    maps_.push_back(detail::map_entry<map_t<N, S...>>::forward_only_map(m));
+    return *this;
+  }
+  /// A program's maps are added as they are, whatever the tag.
+  program& add(forward_only_t, const program& p) { return add(p); }
   /// Appends another program's maps (sharing them), and keeps its arrays alive.
   program& add(const program& p) {
     if (&p == this) return add(program(p));
