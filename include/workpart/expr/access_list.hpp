@@ -112,6 +112,8 @@ class range_stack {
 template <class... S>
 std::vector<access_event> access_events(const std::tuple<S...>& statements) {
   std::vector<access_event> ev;
+  ev.reserve(4 * sizeof...(S) +
+             4);  // a few accesses per statement: no regrowth (a plan asks often)
   access_recorder rec(ev);
   int s = 0;
   std::apply(

@@ -32,6 +32,8 @@
 /// Every byte is known per rank before anything runs (`bytes_of`).
 
 #include <algorithm>
+#include <cstddef>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +104,27 @@ struct program_maps {
 /// The program_maps of solved maps (pointers into `maps`, which must outlive the solution).
 WORKPART_DECL program_maps program_maps_of(const std::vector<map_solution>& maps, int nranks);
 
+/// Values per map kept only for the maps that have one: an array is used by a few of a long
+/// program's maps, and a dense [map] table per array grows as the square of the program's
+/// length (a 1408-map training step: 1.1 million entries per table). Reading a map without a
+/// value gives an empty T.
+template <class T>
+class by_map {
+ public:
+  T& operator[](std::size_t m) { return v_[m]; }
+  const T& operator[](std::size_t m) const {
+    const auto it = v_.find(m);
+    return it == v_.end() ? empty() : it->second;
+  }
+
+ private:
+  static const T& empty() {
+    static const T e{};
+    return e;
+  }
+  std::map<std::size_t, T> v_;
+};
+
 /// An array of the program and where each map holds it.
 struct program_array {
   std::string name;
@@ -114,11 +137,11 @@ struct program_array {
   /// writer adds onto them on every member, so a chain of such writers combines once, after
   /// its last (pass_partials)
   std::vector<char> passes_on;
-  std::vector<std::vector<box>> owned;  ///< [map][rank]: the parts a reduce-scatter leaves
+  by_map<std::vector<box>> owned;  ///< [map][rank]: the parts a reduce-scatter leaves
   /// [map][group][group rank]: the members of each group of the map's partial results, for
   /// the maps whose partial results are combined (found once: each candidate combine and its
   /// bytes ask for them)
-  std::vector<std::vector<std::vector<int>>> groups;
+  by_map<std::vector<std::vector<int>>> groups;
 };
 
 /// A redistribution: what map `to_map` needs of array `array` (read boxes, or old values under

@@ -110,8 +110,6 @@ WORKPART_DECL void program_solution::collect_arrays() {
         pa.slot.assign(std::size_t(M), -1);
         pa.partial.assign(std::size_t(M), combine_mode::none);
         pa.passes_on.assign(std::size_t(M), 0);
-        pa.owned.assign(std::size_t(M), {});
-        pa.groups.assign(std::size_t(M), {});
         pa.first_user = m;
         a = arrays_.size();
         arrays_.push_back(std::move(pa));
