@@ -141,6 +141,57 @@ TEST_CASE("ranks that built different maps are refused on every rank", "[robustn
   REQUIRE(a_plan_still_works(ctx) == "");
 }
 
+TEST_CASE("a program's maps, agreed on together, raise the earliest map's error everywhere",
+          "[robustness][programs]") {
+  // A program's maps plan their blocks locally and are agreed on once (comm/map_runtime.hpp,
+  // plan_batch): the error must still be the one of the earliest map that failed or differs,
+  // the same on every rank, and no rank left behind.
+  wp::context ctx(g_argc, g_argv);
+  const index_t P = ctx.size();
+  const int me = ctx.rank(), last = int(P) - 1;
+  auto [i] = wp::indices<1>();
+  wp::array<double, 1> x("x", {10}), y("y", {10}), z("z", {10}), w("w", {10});
+  fill1(x, [](index_t a) { return double(a); });
+  auto first = wp::map("first", wp::space(10), y(i) = x(i) * 2.0);
+  auto last_map = wp::map("last", wp::space(10), w(i) = z(i) + 1.0);
+  wp::schedule s;
+  s.set("first", wp::grid_shape{P}).set("mid", wp::grid_shape{P}).set("last", wp::grid_shape{P});
+  SECTION("the middle map differs by rank: it is named") {
+    const index_t n = me == 0 ? 10 : 9;
+    auto mid = wp::map("mid", wp::space(n), z(i) = y(i) - 1.0);
+    const std::string msg = what_of(
+        [&] { wp::distribute(wp::program(wp::forward_only, first, mid, last_map), s, ctx); });
+    INFO(msg);
+    if (P == 1) {
+      REQUIRE(msg.empty());
+    } else {
+      REQUIRE_THAT(msg, Contains("map 'mid'") && Contains("did not build the same map and grid"));
+      REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+    }
+  }
+  SECTION("the middle map fails on the last rank, the last map on every rank: the middle's") {
+    const index_t n = me == last ? 12 : 10;
+    const std::string msg = what_of([&] {
+      auto mid = wp::map("mid", wp::space(n), z(i) = y(i) - 1.0);    // out of bounds on one rank
+      auto bad = wp::map("last", wp::space(11), w(i) = z(i) + 1.0);  // everywhere
+      wp::distribute(wp::program(wp::forward_only, first, mid, bad), s, ctx);
+    });
+    INFO(msg);
+    REQUIRE_THAT(msg, Contains("[workpart.shape_error]") && Contains("'mid'"));
+    REQUIRE(occurrences(msg, "[workpart.") == 1);
+    REQUIRE(same_everywhere(ctx.comm(), msg) == "");
+  }
+  SECTION("no map fails: the program runs, maps sharing group communicators") {
+    auto mid = wp::map("mid", wp::space(10), z(i) = y(i) - 1.0);
+    auto plan = wp::distribute(wp::program(wp::forward_only, first, mid, last_map), s, ctx);
+    plan.run();
+    std::vector<double> want(10);
+    for (index_t a = 0; a < 10; ++a) want[std::size_t(a)] = 2.0 * double(a) - 1.0 + 1.0;
+    REQUIRE(compare_on_root(ctx.comm(), w, want) == "");
+  }
+  REQUIRE(a_plan_still_works(ctx) == "");
+}
+
 TEST_CASE("gather() after a failed execute() commits nothing to root", "[robustness]") {
   wp::context ctx(g_argc, g_argv);
   const index_t P = ctx.size();

@@ -28,9 +28,11 @@ class map_plan : private detail::map_runtime {
 
  public:
   /// inspect: root may evaluate data-dependent range bounds on its values (comm/inspect.hpp);
-  /// a program's maps pass false (an earlier map may write what the bounds read).
+  /// a program's maps pass false (an earlier map may write what the bounds read). batch: a
+  /// program's maps plan their blocks here and are agreed on and finished together
+  /// (plan_batch::finish, which must follow before the plan is used).
   map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt,
-           bool inspect = true)
+           bool inspect = true, detail::plan_batch* batch = nullptr)
       : map_runtime(m.name(), N, m.iteration_space().str(), g, comm), map_(m) {
     const detail::log_clock clock;  // WORKPART_LOG=info (comm/log.hpp)
     std::uint64_t print = 0;
@@ -51,6 +53,10 @@ class map_plan : private detail::map_runtime {
       local_text_ = local_text();
       run_reads_data_ = detail::run_reads_data(map_);
     });
+    if (batch) {
+      batch->defer(*this, f, print, clock.seconds());
+      return;
+    }
     agree_and_finish(f, print);
     if (inspect) detail::with_comm_errors([&] { inspect_ranges(); });
     finish_plan();
@@ -84,8 +90,9 @@ class map_plan : private detail::map_runtime {
   /// The plan of `m` as the runtime a program's plan drives (program/map_model.hpp).
   static std::unique_ptr<detail::map_runtime> make_runtime(const Map& m, const grid_shape& g,
                                                            const boost::mpi::communicator& comm,
-                                                           options opt, bool inspect) {
-    return std::unique_ptr<detail::map_runtime>(new map_plan(m, g, comm, opt, inspect));
+                                                           options opt, bool inspect,
+                                                           detail::plan_batch* batch) {
+    return std::unique_ptr<detail::map_runtime>(new map_plan(m, g, comm, opt, inspect, batch));
   }
 
   /// The runtime part of this plan (what a program's plan drives).

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -235,6 +236,10 @@ class map_runtime {
   /// alike, and also whether every rank holds the generator, so that an init() called on some
   /// ranks only is an error on all of them before any data moves.
   std::vector<char> agree_generated() const;
+  /// agree_generated() in two halves, for plans agreed together (plan_batch): this rank's
+  /// votes per array, and the decision from the minima over the ranks (throws alike everywhere).
+  std::vector<int> generated_votes() const;
+  std::vector<char> generated_from(const int* minima) const;
 
   void build_arrays() {
     for (std::size_t u = 0; u < cons_.arrays.size(); ++u) arrays_.push_back(plan_array(u));
@@ -286,11 +291,17 @@ class map_runtime {
   /// The first collective: every rank raises the same error (f), or the ranks built the same
   /// plan; then the groups, the arrays' solutions and the text.
   void agree_and_finish(const failure& f, std::uint64_t print);
+  /// The message of ranks that planned this map differently (root's, raised everywhere).
+  std::string mismatch_text() const;
   void finish_plan();
   std::string make_explain() const;
 
   // ---------- first collectives: group communicators ----------
   void make_groups();
+  /// The group communicators of ranks that hold the same part (MPI_Comm_split; collective).
+  /// With `splits_` set (a program's maps planned together, plan_batch), a split of the same
+  /// grid, dimensions and holders as an earlier map's shares that map's communicator: the
+  /// same members, and every use of it completes inside one call, in program order.
   void split(const std::vector<int>& dims, const std::vector<box>& boxes,
              boost::mpi::communicator& out, bool& leader);
 
@@ -382,6 +393,9 @@ class map_runtime {
   std::string explain_;
   plan_stats stats_;
   std::vector<char> generated_;
+  /// The splits made so far by the maps planned with this one (plan_batch::finish), by their
+  /// grid, dimensions and holders; null: every split is made anew.
+  std::map<std::vector<index_t>, boost::mpi::communicator>* splits_ = nullptr;
   bool stale_reads_ = false;
   // Whether run_block() can fail on some ranks only from the values it reads (indirect
   // subscripts, data-dependent ranges) or on a device: a program agrees right after such a map.
@@ -395,6 +409,28 @@ class map_runtime {
   bool scattered_ = false;  // execute() before any scatter() scatters first
   std::shared_ptr<device_context> device_;  // backend::cuda only (a program's maps share one)
   std::string local_text_;  // explain(): how each rank runs its block (set by the typed plan)
+};
+
+/// The maps of one program planned together (program_plan): each map plans its block locally
+/// and defers its agreement here; finish() then agrees once for all of them -- which map
+/// failed first, on which rank, and whether every rank planned the same maps -- and agrees on
+/// every map's generated arrays in one all_reduce, where one map at a time took two
+/// collectives per map whose early ranks wait for the last (a 1408-map training step: 2816).
+/// The errors are the same as one map at a time: the earliest map's, on every rank.
+class plan_batch {
+ public:
+  /// Map `m`'s local planning ended with `f` (none: it succeeded) and fingerprint `print`,
+  /// after `local_seconds`.
+  void defer(map_runtime& m, failure f, std::uint64_t print, double local_seconds);
+  /// Collective over `comm`: the agreements, then every deferred map's finish_plan(), in order.
+  void finish(const boost::mpi::communicator& comm);
+
+ private:
+  std::vector<map_runtime*> maps_;
+  std::vector<std::uint64_t> prints_;
+  std::vector<double> local_seconds_;
+  std::map<std::vector<index_t>, boost::mpi::communicator> splits_;
+  failure first_;  ///< this rank's earliest failure (when: the map's place in the batch)
 };
 
 }  // namespace workpart::detail

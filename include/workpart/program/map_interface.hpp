@@ -28,6 +28,7 @@ struct access_event;
 struct array_use;
 struct map_constraints;
 class map_runtime;
+class plan_batch;
 class gradient_table;
 
 class map_interface {
@@ -70,10 +71,12 @@ class map_interface {
 
   // ---- running ----
   /// The map's plan on grid `g` (collective over `comm`): its runtime, which a program's plan
-  /// drives phase by phase. `inspect`: root may evaluate data-dependent range bounds.
+  /// drives phase by phase. `inspect`: root may evaluate data-dependent range bounds. `batch`:
+  /// only the local planning here, the agreements for all maps at once (plan_batch::finish).
   virtual std::unique_ptr<map_runtime> plan(const grid_shape& g,
                                             const boost::mpi::communicator& comm,
-                                            const options& opt, bool inspect) const = 0;
+                                            const options& opt, bool inspect,
+                                            plan_batch* batch = nullptr) const = 0;
   /// Runs the map on root's global arrays (wp::run).
   virtual void run_on_root() const = 0;
 

@@ -84,8 +84,9 @@ class map_model final : public map_interface {
   std::string explain_local() const override { return workpart::explain_local(map_); }
 
   std::unique_ptr<map_runtime> plan(const grid_shape& g, const boost::mpi::communicator& comm,
-                                    const options& opt, bool inspect) const override {
-    return map_plan<Map>::make_runtime(map_, g, comm, opt, inspect);
+                                    const options& opt, bool inspect,
+                                    plan_batch* batch) const override {
+    return map_plan<Map>::make_runtime(map_, g, comm, opt, inspect, batch);
   }
   void run_on_root() const override { detail::run_on_root(map_); }
 

@@ -219,15 +219,25 @@ WORKPART_DECL bool map_runtime::ready_to_gather() const {
   return !(buffers_behind_ || !scattered_);
 }
 
+// Per array, minima over the ranks of: root's decision; whether every rank holding a box can
+// generate it; the init() call count and its negation (min == max: all called alike). The
+// fifth: whether the array still exists on every rank (its hooks are not called otherwise): a
+// destroyed array is the same plan_error everywhere, not a use after free.
+constexpr int generated_votes_per_array = 5;
+
 WORKPART_DECL std::vector<char> map_runtime::agree_generated() const {
-  // Per array, minima over the ranks of: root's decision; whether every rank holding a box
-  // can generate it; the init() call count and its negation (min == max: all called alike).
-  // The fifth: whether the array still exists on every rank (its hooks are not called
-  // otherwise): a destroyed array is the same plan_error everywhere, not a use after free.
-  constexpr int K = 5;
+  std::vector<int> mine = generated_votes(), all(mine.size());
+  if (!mine.empty())
+    boost::mpi::all_reduce(comm_, mine.data(), int(mine.size()), all.data(),
+                           boost::mpi::minimum<int>());
+  return generated_from(all.data());
+}
+
+WORKPART_DECL std::vector<int> map_runtime::generated_votes() const {
+  constexpr int K = generated_votes_per_array;
   constexpr int none = std::numeric_limits<int>::max();
   const std::size_t n = cons_.arrays.size();
-  std::vector<int> mine(K * n), all(K * n);
+  std::vector<int> mine(K * n);
   for (std::size_t u = 0; u < n; ++u) {
     const auto& use = cons_.arrays[u];
     const bool alive = !use.alive || *use.alive;
@@ -240,8 +250,12 @@ WORKPART_DECL std::vector<char> map_runtime::agree_generated() const {
     mine[K * u + 3] = holds || rank_ == 0 ? -calls : none;
     mine[K * u + 4] = alive;
   }
-  if (n > 0)
-    boost::mpi::all_reduce(comm_, mine.data(), int(K * n), all.data(), boost::mpi::minimum<int>());
+  return mine;
+}
+
+WORKPART_DECL std::vector<char> map_runtime::generated_from(const int* all) const {
+  constexpr int K = generated_votes_per_array;
+  const std::size_t n = cons_.arrays.size();
   for (std::size_t u = 0; u < n; ++u)
     if (!all[K * u + 4])
       throw plan_error("map '" + name_ + "': array '" + cons_.arrays[u].name +
@@ -310,18 +324,81 @@ WORKPART_DECL std::uint64_t map_runtime::fingerprint(const index_t* lo, const in
   return h.h;
 }
 
+WORKPART_DECL std::string map_runtime::mismatch_text() const {
+  return "map '" + name_ +
+         "': the ranks did not build the same map and grid (the space, the statements, the "
+         "arrays' shapes or element types, or the grid differ between ranks; rank 0 has space " +
+         space_text_ + " and grid " + grid_.str() +
+         "); build every map and plan alike on every rank";
+}
+
 WORKPART_DECL void map_runtime::agree_and_finish(const failure& f, std::uint64_t print) {
   with_comm_errors([&] {
-    agree(comm_, f, print, name_rank::when_partial,
-          "map '" + name_ +
-              "': the ranks did not build the same map and grid (the space, the "
-              "statements, the arrays' shapes or element types, or the grid differ between ranks; "
-              "rank 0 has space " +
-              space_text_ + " and grid " + grid_.str() +
-              "); build every map "
-              "and plan alike on every rank");
+    agree(comm_, f, print, name_rank::when_partial, mismatch_text());
     generated_ = agree_generated();
   });
+}
+
+WORKPART_DECL void plan_batch::defer(map_runtime& m, failure f, std::uint64_t print,
+                                     double local_seconds) {
+  if (f && !first_) {
+    f.when = std::uint32_t(maps_.size());
+    first_ = std::move(f);
+  }
+  maps_.push_back(&m);
+  prints_.push_back(print);
+  local_seconds_.push_back(local_seconds);
+}
+
+WORKPART_DECL void plan_batch::finish(const boost::mpi::communicator& comm) {
+  if (maps_.empty()) return;
+  // One agreement for every map: the earliest failure (then the lowest rank's) everywhere,
+  // as one map at a time raised it. Where the fingerprints differ, the maps are agreed on one
+  // at a time to name the first that differs (every rank sees the same difference).
+  fingerprint_hash all;
+  for (std::uint64_t p : prints_) all.add(p);
+  static const std::string differs = "\x01the maps' fingerprints differ";
+  bool mismatch = false;
+  with_comm_errors([&] {
+    try {
+      agree(comm, first_, all.h, name_rank::when_partial, differs);
+    } catch (const plan_error& e) {
+      if (std::string(e.what()).find(differs) == std::string::npos) throw;
+      mismatch = true;
+    }
+    if (mismatch) {
+      for (std::size_t m = 0; m < maps_.size(); ++m)
+        agree(comm, failure{}, prints_[m], name_rank::when_partial, maps_[m]->mismatch_text());
+      throw plan_error(
+          "the ranks did not build the same program; build every map and plan "
+          "alike on every rank");  // (the loop names the map that differs)
+    }
+    // every map's generated arrays in one all_reduce
+    std::vector<int> mine;
+    std::vector<std::size_t> at;
+    for (map_runtime* m : maps_) {
+      at.push_back(mine.size());
+      const std::vector<int> v = m->generated_votes();
+      mine.insert(mine.end(), v.begin(), v.end());
+    }
+    std::vector<int> minima(mine.size());
+    if (!mine.empty())
+      boost::mpi::all_reduce(comm, mine.data(), int(mine.size()), minima.data(),
+                             boost::mpi::minimum<int>());
+    for (std::size_t m = 0; m < maps_.size(); ++m)
+      maps_[m]->generated_ = maps_[m]->generated_from(minima.data() + at[m]);
+  });
+  for (std::size_t m = 0; m < maps_.size(); ++m) {
+    map_runtime& r = *maps_[m];
+    const log_clock clock;
+    r.splits_ = &splits_;
+    r.finish_plan();
+    r.splits_ = nullptr;
+    if (log_on())
+      log_line(r.rank_, "plan for map '" + r.name_ + "' on grid " + r.grid_.str() + ", " +
+                            std::to_string(r.size_) + " ranks: built in " +
+                            log_seconds(local_seconds_[m] + clock.seconds()));
+  }
 }
 
 WORKPART_DECL void map_runtime::finish_plan() {
@@ -574,9 +651,26 @@ WORKPART_DECL void map_runtime::split(const std::vector<int>& dims, const std::v
     key = ck.second;
   }
   leader = key == 0;
+  // What decides the members: the grid, the group's dimensions and which ranks hold a part
+  // (the same on every rank: every rank has every rank's boxes).
+  std::vector<index_t> what;
+  if (splits_) {
+    what.assign(grid_.dims.begin(), grid_.dims.end());
+    what.push_back(grid_.replica_axis ? -2 : -1);
+    what.insert(what.end(), dims.begin(), dims.end());
+    what.push_back(-1);
+    for (int r = 0; r < int(grid_.product()) && r < size_; ++r)
+      what.push_back(boxes[std::size_t(r)].empty() ? 0 : 1);
+    const auto it = splits_->find(what);
+    if (it != splits_->end()) {
+      out = it->second;
+      return;
+    }
+  }
   MPI_Comm c;
   WORKPART_MPI_CHECK(MPI_Comm_split, (comm_, color, key, &c));
   if (c != MPI_COMM_NULL) out = boost::mpi::communicator(c, boost::mpi::comm_take_ownership);
+  if (splits_) splits_->emplace(std::move(what), out);
 }
 
 }  // namespace workpart::detail

@@ -57,10 +57,15 @@ WORKPART_DECL program_plan::program_plan(const program& p, const schedule& s,
     : program_runtime(comm), owned_(p.owned_arrays()), single_(p.size() == 1) {
   const std::vector<grid_shape> grids = detail::schedule_grids(p, s, comm);
   const detail::log_clock clock;  // (the maps' plans log their own times)
-  // each a collective, built in program order on every rank
+  if (single_) {                  // a program of one map is that map's plan (collective)
+    plans_.push_back(p.map(0).plan(grids[0], comm, opt, true));
+    return;
+  }
+  // each map planned locally, then agreed on and finished together, in program order
+  detail::plan_batch batch;
   for (std::size_t m = 0; m < p.size(); ++m)
-    plans_.push_back(p.map(m).plan(grids[m], comm, opt, single_));
-  if (single_) return;
+    plans_.push_back(p.map(m).plan(grids[m], comm, opt, false, &batch));
+  batch.finish(comm);
   std::vector<detail::map_runtime*> runtimes;
   for (auto& pl : plans_) runtimes.push_back(pl.get());
   init(std::move(runtimes), p.names(), grids);
