@@ -6,11 +6,12 @@
 /// 64. (PaSE's graph multiplies a one-hot matrix by the table, 2 B V E FLOPs per position;
 /// here the embedding is the lookup a framework runs, B S E reads.)
 ///
-/// The sequence's length is the LSTMs' step count, a compile-time constant (one map chain per
-/// step): tests train it with three positions. For PaSE's 256, rnnlm_description() describes
-/// the step written with three positions and lengthens it (wp::repeat_blocks for the steps,
-/// then every axis that runs along the sequence), since a typed step of 256 cells per layer
-/// would take the compiler far longer than the search.
+/// The sequence's length is the LSTMs' step count, a run-time value (`rnnlm_size::length`,
+/// PaSE's 256 by default; each step's maps are values of the same few types, so the length
+/// costs no compile time): tests train it with three and four positions and type PaSE's 256.
+/// rnnlm_description() lengthens the description of a short step instead (wp::repeat_blocks for
+/// the steps, then every axis that runs along the sequence); tests check that it is the
+/// description of the step typed at that length.
 
 #include "network.hpp"
 
@@ -30,30 +31,41 @@ struct rnnlm_size {
   index_t vocabulary = 100000;
   index_t embed = 2048;
   index_t hidden = 2048;  ///< each LSTM layer's units
+  index_t length = 256;   ///< positions in the sequence (the LSTMs' steps)
 };
 
-/// The network's inputs (tokens, next-token labels, both (batch, Length)) and its step.
-template <class T, index_t Length>
+/// The network's inputs (tokens, next-token labels, both (batch, length)) and its step. The
+/// length is size.length, or Length where it is given (`rnnlm<T, 3>`: three positions).
+template <class T, index_t Length = 0>
 struct rnnlm {
   rnnlm_size size;
   wp::array<std::int32_t, 2> tokens, label;
 
   explicit rnnlm(rnnlm_size s)
-      : size(s), tokens("tokens", {s.batch, Length}), label("label", {s.batch, Length}) {}
+      : size(with_length(s)),
+        tokens("tokens", {s.batch, size.length}),
+        label("label", {s.batch, size.length}) {}
 
   /// Forward, backward and SGD with learning rate lr, as one program (keep this object alive
   /// and in place while the program is used: the program reads tokens and label).
   auto step(T lr) {
     namespace nn = wp::nn;
     auto emb = nn::embedding<T>("emb", tokens, size.vocabulary, size.embed);
-    auto l1 = nn::lstm<Length>("lstm1", emb.out(), size.hidden);
-    auto l2 = nn::lstm<Length>("lstm2", l1.out(), size.hidden);
+    auto l1 = nn::lstm("lstm1", emb.out(), size.hidden);
+    auto l2 = nn::lstm("lstm2", l1.out(), size.hidden);
     auto proj = nn::linear("proj", l2.out(), size.vocabulary);
     auto ce = nn::softmax_cross_entropy("loss", proj.out(), label);
     auto fwd = wp::program(emb.program, l1.program, l2.program, proj.program, ce.program);
     return make_step(wp::program(fwd, nn::backward(fwd, ce.out(), emb, l1, l2, proj),
                                  nn::sgd(lr, emb, l1, l2, proj)),
                      ce.out(), nn::parameters(emb, l1, l2, proj));
+  }
+
+ private:
+  static rnnlm_size with_length(rnnlm_size s) {
+    if (Length > 0) s.length = Length;
+    if (s.length < 1) throw wp::shape_error("wpnet::rnnlm: the sequence needs a position");
+    return s;
   }
 };
 

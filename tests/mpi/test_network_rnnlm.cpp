@@ -8,7 +8,8 @@
 /// step written with three positions, lengthened) is the description of the step typed at
 /// that length. And wp::automatic, whose free search of this step at 4 ranks would fill
 /// 7.4 GB, searches within its table bound (automatic_t::max_table_bytes) and, over it, in
-/// PaSE's space, exactly there.
+/// PaSE's space, exactly there. The length is a run-time value: a step of four positions
+/// trains too, and the step typed at PaSE's 256 is the description lengthened.
 
 #include "network_training.hpp"
 
@@ -27,7 +28,24 @@ using namespace mpitest;
 
 namespace {
 constexpr wpnet::rnnlm_size small{.batch = 5, .vocabulary = 11, .embed = 6, .hidden = 7};
+
+/// The maps of a description that access anything, and its arrays (wp::backward's zeroing maps
+/// pruned to nothing stand and are numbered apart: see wp::repeat_blocks).
+wp::program_description acting(const wp::program_description& d) {
+  wp::program_description a;
+  a.arrays = d.arrays;
+  for (const auto& m : d.maps)
+    if (!m.accesses.empty()) a.maps.push_back(m);
+  return a;
 }
+
+void rnnlm_inputs(wp::array<std::int32_t, 2>& tokens, wp::array<std::int32_t, 2>& label) {
+  tokens.init(
+      [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] * 5 + g[1] * 3) % 11); });
+  label.init(
+      [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] + g[1] * 4 + 1) % 11); });
+}
+}  // namespace
 
 TEST_CASE("RNNLM, scaled down, trains as on one process under three strategies",
           "[networks][rnnlm]") {
@@ -36,17 +54,41 @@ TEST_CASE("RNNLM, scaled down, trains as on one process under three strategies",
   // batch 5 (uneven over 2, 3, 4), hidden 7 (uneven: Megatron's split of the units)
   wpnet::rnnlm<double, 3> net(small);
   auto step = net.step(0.5);
-  auto inputs = [&] {
-    net.tokens.init(
-        [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] * 5 + g[1] * 3) % 11); });
-    net.label.init(
-        [](const std::array<index_t, 2>& g) { return std::int32_t((g[0] + g[1] * 4 + 1) % 11); });
-  };
+  auto inputs = [&] { rnnlm_inputs(net.tokens, net.label); };
   train_like_one_process(
       ctx, step, inputs,
       {{"data parallelism", wpnet::data_parallel(step.program, P)},
        {"Megatron: the embedding's features, the LSTMs' units and the vocabulary split",
         wpnet::rnnlm_megatron(step.program, P)}});
+}
+
+TEST_CASE("RNNLM of a length given at run time (4 positions) trains as on one process",
+          "[networks][rnnlm]") {
+  wp::context ctx(g_argc, g_argv);
+  const int P = ctx.size();
+  wpnet::rnnlm_size size = small;
+  size.length = 4;
+  wpnet::rnnlm<double> net(size);  // the length a value: no template argument
+  REQUIRE(net.tokens.extent(1) == 4);
+  auto step = net.step(0.5);
+  const std::vector<std::string> names = step.program.names();
+  auto has = [&](const std::string& m) {
+    return std::find(names.begin(), names.end(), m) != names.end();
+  };
+  CHECK(has("lstm2.t4.cell"));
+  CHECK(has("dlstm1.t4.recur"));
+  CHECK_FALSE(has("lstm1.t5.gates"));
+  auto inputs = [&] { rnnlm_inputs(net.tokens, net.label); };
+  const auto want =
+      train(ctx.comm(), step, wp::distribute(step.program, one_process(step.program), ctx), inputs);
+  REQUIRE(trained(ctx.comm(), want, step.params) == "");
+  for (const auto& [what, s] : {std::pair<std::string, wp::schedule>{
+                                    "data parallelism", wpnet::data_parallel(step.program, P)},
+                                {"Megatron", wpnet::rnnlm_megatron(step.program, P)}}) {
+    INFO(what);
+    auto got = train(ctx.comm(), step, wp::distribute(step.program, s, ctx), inputs);
+    CHECK(differ(ctx.comm(), got, want, 1e-9) == "");
+  }
 }
 
 TEST_CASE("wp::automatic bounds its search's tables: over the bound, PaSE's space, exactly",
@@ -127,15 +169,6 @@ TEST_CASE("The RNNLM described at three positions and lengthened is the RNNLM ty
   const wp::program_description got = wpnet::rnnlm_description(wp::describe(s3.program), 5);
   const wp::program_description want = wp::describe(s5.program);
   // the same arrays, and the same maps that access anything, in order, alike to the letter
-  // (wp::backward's zeroing maps pruned to nothing stand and are numbered apart: see
-  // wp::repeat_blocks)
-  auto acting = [](const wp::program_description& d) {
-    wp::program_description a;
-    a.arrays = d.arrays;
-    for (const auto& m : d.maps)
-      if (!m.accesses.empty()) a.maps.push_back(m);
-    return a;
-  };
   const wp::program_description g = acting(got), w = acting(want);
   CHECK(wp::to_json(g) == wp::to_json(w));
   CHECK(got.maps.size() > g.maps.size());
@@ -179,4 +212,20 @@ TEST_CASE("The RNNLM described at three positions and lengthened is the RNNLM ty
         }
     CHECK(*t.schedule.find("dlstm1.t4.cell") == *t.schedule.find("lstm1.t1.cell"));
   }
+}
+
+TEST_CASE("The RNNLM typed at PaSE's 256 positions is its description lengthened from three",
+          "[networks][rnnlm]") {
+  wp::context ctx(g_argc, g_argv);
+  if (ctx.size() != 1) return;  // no MPI in it: checked once
+  wpnet::rnnlm<double, 3> n3(small);
+  wpnet::rnnlm_size size = small;
+  size.length = 256;
+  wpnet::rnnlm<double> n256(size);
+  auto s3 = n3.step(0.1);
+  auto s256 = n256.step(0.1);  // 2 x 256 LSTM steps built at run time
+  const wp::program_description got = wpnet::rnnlm_description(wp::describe(s3.program), 256);
+  const wp::program_description want = wp::describe(s256.program);
+  CHECK(want.maps.size() > 3000);
+  CHECK(wp::to_json(acting(got)) == wp::to_json(acting(want)));
 }

@@ -1,6 +1,8 @@
 #pragma once
 /// \file lstm.hpp
-/// `wp::nn::lstm<Steps>(name, x, hidden)`: an LSTM layer over a sequence, one cell per step.
+/// `wp::nn::lstm(name, x, hidden)`: an LSTM layer over a sequence, one cell per step, as many
+/// steps as x's positions (a run-time value: the steps' maps are of three types whatever the
+/// length). `wp::nn::lstm<Steps>(...)` checks x against a compile-time length.
 
 #include <cmath>
 #include <cstddef>
@@ -27,17 +29,16 @@ namespace workpart::nn {
 /// So each name carries its step as `<name>.t<t>`: a description of the layer written with
 /// three steps repeats to a sequence of any length with wp::repeat_blocks(d, name + ".t", n)
 /// (step 1 is the first block, whose maps differ from the others').
-/// Steps is a compile-time constant (the program's maps are a type); x's extent 1 must equal
-/// it. Parameters `<name>.Wx` (in, 4, hidden), `<name>.Wh` (hidden, 4, hidden), `<name>.b`
+/// The step count is x's extent 1, read at run time (the steps' maps are values of three map
+/// types: a longer sequence costs no compile time); lstm<Steps> also checks it against Steps.
+/// Parameters `<name>.Wx` (in, 4, hidden), `<name>.Wh` (hidden, 4, hidden), `<name>.b`
 /// (4, hidden; one bias, PyTorch's b_ih + b_hh), uniform in +-1/sqrt(hidden) as PyTorch's;
 /// every step reads the same parameters, so their gradients sum over the steps.
-template <index_t Steps, class T>
+template <class T>
 auto lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
-  static_assert(Steps >= 1, "wp::nn::lstm: at least one step");
   if (hidden < 1) detail::refuse(name, "hidden must be at least 1");
-  if (x.extent(1) != Steps)
-    detail::refuse(name, "its input '" + x.name() + "' holds " + std::to_string(x.extent(1)) +
-                             " steps, the layer " + std::to_string(Steps));
+  const index_t Steps = x.extent(1);
+  if (Steps < 1) detail::refuse(name, "its input '" + x.name() + "' holds no steps");
   const index_t B = x.extent(0), I = x.extent(2), H = hidden;
   if (I < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
   detail::layer_arrays a;
@@ -95,11 +96,19 @@ auto lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
       a, map(name + ".zx.bias", space(B, Steps, 4, H), zx(n, s, e, u) = b(e, u)),
       map(name + ".zx", space(B, Steps, 4, H, I), zx(n, s, e, u) += x(n, s, f) * Wx(f, e, u)),
       map(name + ".y0", space(B, Steps, H), y(n, s, e) = T(0)));
-  auto p = [&]<std::size_t... t>(std::index_sequence<t...>) {
-    return workpart::program(start, first(), step(index_t(t) + 2)...);
-  }
-  (std::make_index_sequence<std::size_t(Steps - 1)>{});
+  workpart::program p(start, first());
+  for (index_t t = 2; t <= Steps; ++t) p.add(step(t));
   return detail::make_layer(std::move(p), y, std::tuple{wrt(Wx, dWx), wrt(Wh, dWh), wrt(b, db)});
+}
+
+/// lstm(name, x, hidden) over x of exactly Steps positions (checked when the layer is built).
+template <index_t Steps, class T>
+auto lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
+  static_assert(Steps >= 1, "wp::nn::lstm: at least one step");
+  if (x.extent(1) != Steps)
+    detail::refuse(name, "its input '" + x.name() + "' holds " + std::to_string(x.extent(1)) +
+                             " steps, the layer " + std::to_string(Steps));
+  return lstm(name, x, hidden);
 }
 
 }  // namespace workpart::nn
