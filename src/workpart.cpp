@@ -33,3 +33,16 @@
 #include <workpart/plan/impl/validate.ipp>
 #include <workpart/program/impl/backward.ipp>
 #include <workpart/schedule/impl/constraints.ipp>
+
+// The float and double GEMMs (exec/cpu/gemm.hpp declares them extern where this library is
+// linked): Eigen's product kernels compiled once.
+namespace workpart::detail {
+#define WORKPART_GEMM_TYPES(T)                                                                   \
+  template void gemm_strided<T>(index_t, index_t, index_t, T, const T*, index_t, index_t,        \
+                                const T*, index_t, index_t, T*, index_t, index_t, bool);          \
+  template void run_gemms<T>(const gemm_layout&, T, T*, const index_t*, const T*, const index_t*, \
+                             const T*, const index_t*, const index_t*, const index_t*);
+WORKPART_GEMM_TYPES(float)
+WORKPART_GEMM_TYPES(double)
+#undef WORKPART_GEMM_TYPES
+}  // namespace workpart::detail

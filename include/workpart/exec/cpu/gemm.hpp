@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../../config.hpp"
 #include "../contraction.hpp"
 #include "../counters.hpp"
 
@@ -109,6 +110,21 @@ void run_gemms(const gemm_layout& g, T alpha, T* c, const index_t* cs, const T* 
                     c + at(cs), step(cs, g.m.inner), step(cs, g.n.inner));
   } while (next_loop_point(pt, g.loops, g.nloops, lo, hi));
 }
+
+#if !WORKPART_HEADER_ONLY
+// workpart::compiled holds the float and double GEMMs (src/workpart.cpp): Eigen's product
+// kernels were the largest part of a file's compile time that its maps do not decide (4 s of
+// example 07's front end), compiled again in every file that has a contraction.
+#define WORKPART_GEMM_TYPES(T)                                                                   \
+  extern template void gemm_strided<T>(index_t, index_t, index_t, T, const T*, index_t, index_t, \
+                                       const T*, index_t, index_t, T*, index_t, index_t, bool);  \
+  extern template void run_gemms<T>(const gemm_layout&, T, T*, const index_t*, const T*,         \
+                                    const index_t*, const T*, const index_t*, const index_t*,    \
+                                    const index_t*);
+WORKPART_GEMM_TYPES(float)
+WORKPART_GEMM_TYPES(double)
+#undef WORKPART_GEMM_TYPES
+#endif
 
 /// Runs a recognised contraction over the box [lo, hi) of the space on bound buffers.
 template <int N, class Stmt, class WEnv, class REnv>
