@@ -20,6 +20,7 @@
 #include <workpart/comm/impl/inspect.ipp>
 #include <workpart/comm/impl/map_pictures.ipp>
 #include <workpart/comm/impl/map_runtime.ipp>
+#include <workpart/comm/impl/plan_batch.ipp>
 #include <workpart/comm/impl/program_plan.ipp>
 #include <workpart/comm/impl/program_runtime.ipp>
 #include <workpart/expr/impl/interval.ipp>
@@ -31,7 +32,7 @@
 #include <workpart/plan/impl/redistribute.ipp>
 #include <workpart/plan/impl/solve_array.ipp>
 #include <workpart/plan/impl/validate.ipp>
-#include <workpart/program/impl/backward.ipp>
+#include <workpart/entries/impl/backward.ipp>
 #include <workpart/schedule/impl/constraints.ipp>
 
 // The float and double GEMMs (exec/cpu/gemm.hpp declares them extern where this library is

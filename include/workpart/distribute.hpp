@@ -14,7 +14,7 @@
 #include "comm/map_plan.hpp"
 #include "comm/program_plan.hpp"
 #include "exec/options.hpp"
-#include "program/map_model.hpp"
+#include "entries/map_model.hpp"
 #include "program/program.hpp"
 #include "schedule/grid.hpp"
 #include "schedule/schedule.hpp"

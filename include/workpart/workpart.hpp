@@ -33,8 +33,8 @@
 #include "comm/calibrate.hpp"
 #include "comm/context.hpp"
 
-#include "program/backward.hpp"
-#include "program/map_model.hpp"
+#include "entries/backward.hpp"
+#include "entries/map_model.hpp"
 #include "program/program.hpp"
 
 #include "optimize/optimize.hpp"

@@ -3,7 +3,7 @@
 /// What `wp::backward(program, loss | wp::seed(y, dy), wp::wrt(W, dW)...)` is given -- wp::wrt,
 /// wp::accumulate, wp::seed -- and its seed maps, from the types alone; wp::backward itself,
 /// which assembles the backward program of the maps' derivatives at run time, is
-/// program/backward.hpp's (it needs the maps' program entries). The backward pass is derived
+/// entries/backward.hpp's (it needs the maps' program entries). The backward pass is derived
 /// from the statement types (rules.hpp).
 ///
 /// The backward program is, in order:

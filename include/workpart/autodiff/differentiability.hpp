@@ -1,7 +1,7 @@
 #pragma once
 /// \file differentiability.hpp
 /// Whether wp::backward can differentiate a map, decided from its types alone: a program
-/// (program/map_model.hpp) holds maps that are never differentiated too (a CSR sum whose
+/// (entries/map_model.hpp) holds maps that are never differentiated too (a CSR sum whose
 /// bounds read data), so the derivative of a map type is instantiated only where this says
 /// it exists, and asking for it elsewhere is a wp::error naming the reason at run time. The
 /// reasons are the ones the rules (rules.hpp, swap_dims.hpp) stop the build with.

@@ -4,7 +4,7 @@
 /// `d<map>` holds its statements' contributions in reverse statement order; before it
 /// `d<map>.ties` where it takes max_into/min_into shares, after it a `d<map>.sum` map for each
 /// inner sum differentiated and the `unpad.*` maps of its padded reads. A program's map entry
-/// (program/map_model.hpp) calls it; wp::backward (backward.hpp) assembles the program.
+/// (entries/map_model.hpp) calls it; wp::backward (backward.hpp) assembles the program.
 
 #include <cstddef>
 #include <string>

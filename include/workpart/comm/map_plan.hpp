@@ -13,6 +13,7 @@
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
 #include "map_runtime.hpp"
+#include "plan_batch.hpp"
 
 namespace workpart {
 
@@ -60,10 +61,7 @@ class map_plan : private detail::map_runtime {
     agree_and_finish(f, print);
     if (inspect) detail::with_comm_errors([&] { inspect_ranges(); });
     finish_plan();
-    if (detail::log_on())
-      detail::log_line(rank_, "plan for map '" + name_ + "' on grid " + grid_.str() + ", " +
-                                  std::to_string(size_) + " ranks: built in " +
-                                  detail::log_seconds(clock.seconds()));
+    log_planned(clock.seconds());
     // Buffers are allocated at the first scatter (or local()), not here: building a plan
     // touches no element.
   }
@@ -87,7 +85,7 @@ class map_plan : private detail::map_runtime {
   using map_runtime::to_json;
   using map_runtime::to_svg;
 
-  /// The plan of `m` as the runtime a program's plan drives (program/map_model.hpp).
+  /// The plan of `m` as the runtime a program's plan drives (entries/map_model.hpp).
   static std::unique_ptr<detail::map_runtime> make_runtime(const Map& m, const grid_shape& g,
                                                            const boost::mpi::communicator& comm,
                                                            options opt, bool inspect,

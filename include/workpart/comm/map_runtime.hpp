@@ -291,6 +291,8 @@ class map_runtime {
   /// The first collective: every rank raises the same error (f), or the ranks built the same
   /// plan; then the groups, the arrays' solutions and the text.
   void agree_and_finish(const failure& f, std::uint64_t print);
+  /// WORKPART_LOG=info: the line saying the plan was built in `seconds`.
+  void log_planned(double seconds) const;
   /// The message of ranks that planned this map differently (root's, raised everywhere).
   std::string mismatch_text() const;
   void finish_plan();
@@ -409,28 +411,6 @@ class map_runtime {
   bool scattered_ = false;  // execute() before any scatter() scatters first
   std::shared_ptr<device_context> device_;  // backend::cuda only (a program's maps share one)
   std::string local_text_;  // explain(): how each rank runs its block (set by the typed plan)
-};
-
-/// The maps of one program planned together (program_plan): each map plans its block locally
-/// and defers its agreement here; finish() then agrees once for all of them -- which map
-/// failed first, on which rank, and whether every rank planned the same maps -- and agrees on
-/// every map's generated arrays in one all_reduce, where one map at a time took two
-/// collectives per map whose early ranks wait for the last (a 1408-map training step: 2816).
-/// The errors are the same as one map at a time: the earliest map's, on every rank.
-class plan_batch {
- public:
-  /// Map `m`'s local planning ended with `f` (none: it succeeded) and fingerprint `print`,
-  /// after `local_seconds`.
-  void defer(map_runtime& m, failure f, std::uint64_t print, double local_seconds);
-  /// Collective over `comm`: the agreements, then every deferred map's finish_plan(), in order.
-  void finish(const boost::mpi::communicator& comm);
-
- private:
-  std::vector<map_runtime*> maps_;
-  std::vector<std::uint64_t> prints_;
-  std::vector<double> local_seconds_;
-  std::map<std::vector<index_t>, boost::mpi::communicator> splits_;
-  failure first_;  ///< this rank's earliest failure (when: the map's place in the batch)
 };
 
 }  // namespace workpart::detail

@@ -1,7 +1,7 @@
 #pragma once
 /// \file program_plan.hpp
 /// The plan of a program: each map runs as its one-map plan (map_plan.hpp, made by the map's
-/// program entry, program/map_model.hpp) on its own grid, and the arrays passed between maps
+/// program entry, entries/map_model.hpp) on its own grid, and the arrays passed between maps
 /// move rank to rank, never through root. Not a template: the maps' types stay behind their
 /// entries, and what moves between maps and when is program_runtime.hpp over
 /// plan/program.hpp. A program of one map is that map's plan (as wp::distribute(map, grid)
@@ -15,6 +15,7 @@
 #include "../program/program.hpp"
 #include "../schedule/schedule.hpp"
 #include "map_runtime.hpp"
+#include "plan_batch.hpp"
 #include "program_runtime.hpp"
 #include "../config.hpp"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "../config.hpp"
-#include "../io/json_text.hpp"
+#include "../core/json_text.hpp"
 #include "../plan/picture.hpp"
 #include "../plan/solve_array.hpp"
 #include "../schedule/grid.hpp"

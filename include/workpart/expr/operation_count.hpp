@@ -2,7 +2,7 @@
 /// \file operation_count.hpp
 /// Arithmetic operations per point of a map, counted from its statement types: what the cost
 /// model prices a map's compute by (optimize/cost_model.hpp) and what a program's map entry
-/// reports (program/map_model.hpp).
+/// reports (entries/map_model.hpp).
 
 #include <algorithm>
 #include <array>

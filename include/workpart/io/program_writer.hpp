@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "../optimize/program_description.hpp"
-#include "json_text.hpp"
+#include "../core/json_text.hpp"
 
 namespace workpart {
 

@@ -20,7 +20,7 @@
 #include "../core/array.hpp"
 #include "../error.hpp"
 #include "../expr/map.hpp"
-#include "../program/map_model.hpp"
+#include "../entries/map_model.hpp"
 #include "../program/program.hpp"
 
 namespace workpart::nn {

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "../program/backward.hpp"
+#include "../entries/backward.hpp"
 #include "../core/space.hpp"
 #include "layer.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file map_interface.hpp
 /// What a run-time program (program.hpp) knows of one of its maps: a small interface,
-/// implemented once per map type (map_model.hpp). Everything a map's type decides -- its
+/// implemented once per map type (entries/map_model.hpp). Everything a map's type decides -- its
 /// accesses, its constraints on a grid, its kernels, its derivative maps -- is reached through
 /// it, so that everything above one map (program planning, redistributions, pricing,
 /// descriptions, explain) is code compiled once, not once per program.

@@ -2,8 +2,8 @@
 /// \file program.hpp
 /// A program: maps in program order, connected by the arrays they share. A run-time list,
 /// not a type: each map keeps its compile-time type behind a small interface
-/// (map_interface.hpp, implemented once per map type in map_model.hpp), so a program's length
-/// and order may depend on run-time values and a network of N blocks is built by a loop:
+/// (map_interface.hpp, implemented once per map type in entries/map_model.hpp), so a program's
+/// length and order may depend on run-time values and a network of N blocks is built by a loop:
 /// \code
 ///   auto prog = wp::program(m1, m2, m3);
 ///   wp::program net;
@@ -34,14 +34,15 @@
 namespace workpart {
 
 namespace detail {
-/// The program entries of a map type: defined in map_model.hpp, which needs the whole library
-/// (kernels, plans, derivatives). The optimizer, which only reads programs, includes this
-/// header alone; a translation unit that adds maps includes workpart.hpp (or map_model.hpp).
+/// The program entries of a map type: defined in entries/map_model.hpp, which needs the whole
+/// library (kernels, plans, derivatives). The optimizer, which only reads programs, includes this
+/// header alone; a translation unit that adds maps includes workpart.hpp (or
+/// entries/map_model.hpp).
 template <class Map>
 struct map_entry;
 struct program_access;
 
-/// How a map's entry is made (map_model.hpp): a user's map, ready to be differentiated; a
+/// How a map's entry is made (entries/map_model.hpp): a user's map, ready to be differentiated; a
 /// user's map added with wp::forward_only (no derivative maps compiled); a map wp::backward made.
 enum class entry_kind { differentiable, forward_only, derivative };
 

@@ -23,8 +23,8 @@
 #include "../exec/run.hpp"
 #include "../expr/operation_count.hpp"
 #include "../schedule/constraints.hpp"
-#include "map_interface.hpp"
-#include "program.hpp"
+#include "../program/map_interface.hpp"
+#include "../program/program.hpp"
 
 namespace workpart::detail {
 

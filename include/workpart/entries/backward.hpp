@@ -17,7 +17,7 @@
 #include "../core/array.hpp"
 #include "../error.hpp"
 #include "map_model.hpp"
-#include "program.hpp"
+#include "../program/program.hpp"
 
 namespace workpart {
 
