@@ -33,6 +33,8 @@
 #include <workpart/plan/impl/solve_array.ipp>
 #include <workpart/plan/impl/validate.ipp>
 #include <workpart/entries/impl/backward.ipp>
+#include <workpart/impl/distribute_automatic.ipp>
+#include <workpart/optimize/impl/optimize.ipp>
 #include <workpart/schedule/impl/constraints.ipp>
 
 // The float and double GEMMs (exec/cpu/gemm.hpp declares them extern where this library is

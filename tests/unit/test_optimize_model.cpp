@@ -8,6 +8,7 @@
 
 #include <workpart/workpart.hpp>
 #include <workpart/optimize/optimize.hpp>
+#include <workpart/optimize/pricer.hpp>  // the pricer's internals (run_tasks, transfer_memo)
 
 #include <algorithm>
 #include <atomic>

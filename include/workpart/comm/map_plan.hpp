@@ -102,8 +102,12 @@ class map_plan : private detail::map_runtime {
   std::string local_text() const {
     std::string local;
     map_.for_each_statement([&](const auto& st) {
-      local += "    " + st.str() + " -> " +
-               (device_ ? detail::device_strategy<N>(st) : detail::local_strategy<N>(st)) + "\n";
+      std::string how;
+      // (a build without a device system has no device_: its strategy is not compiled)
+      if constexpr (detail::has_device_system)
+        if (device_) how = detail::device_strategy<N>(st);
+      if (how.empty()) how = detail::local_strategy<N>(st);
+      local += "    " + st.str() + " -> " + how + "\n";
     });
     if (!device_ && Map::statement_count > 1) {  // rank 0's block: the same text everywhere
       const detail::rank_block& b0 = cons_.blocks.front();

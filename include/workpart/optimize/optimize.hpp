@@ -3,18 +3,22 @@
 /// `wp::optimize(program, nprocs, model)`: the schedule of least modelled cost, found exactly
 /// by the PaSE search (optimize/search.hpp) over the program's cost tables
 /// (optimize/cost_model.hpp, optimize/pricer.hpp). No MPI: any number of ranks can be priced on one
-/// process.
+/// process. This header declares; the search and the pricer are in impl/optimize.ipp (compiled
+/// once in workpart::compiled), so a file that includes the one header does not parse them.
 
 #include <cstddef>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "../config.hpp"
+#include "../program/program.hpp"
 #include "../schedule/schedule.hpp"
-#include "pricer.hpp"
-#include "program_description.hpp"
+#include "cost_model.hpp"
+#include "machine_model.hpp"
+#include "priced_map.hpp"
+#include "program_cost_tables.hpp"
 #include "search.hpp"
-#include "tied_search.hpp"
 
 namespace workpart {
 
@@ -53,81 +57,54 @@ struct optimized {
   std::vector<std::string> unmet_constraints;
 
   /// The choice in words, one line per map and per edge that costs something.
-  std::string str() const {
-    auto num = [](double x) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.3g", x);
-      return std::string(b);
-    };
-    std::string s = "schedule for " + std::to_string(nprocs) + " ranks, modelled cost " +
-                    num(cost) + " s" +
-                    (proven_optimal ? " (optimal under the model)" : " (not proven optimal)") +
-                    ", " + std::to_string(candidates) + " candidate grids:\n";
-    for (const auto& m : maps) {
-      s += "  map '" + m.map + "': grid " + m.grid.str() + ", own cost " + num(m.cost) + " s";
-      if (m.has_runner_up)
-        s += "; runner-up " + m.runner_up.str() + " (+" + num(m.runner_up_delta) + " s)";
-      s += "\n";
-    }
-    for (const auto& e : edges) {
-      if (e.cost <= 0) continue;
-      s += "  " + e.from + " -> " + e.to + " (";
-      for (std::size_t x = 0; x < e.arrays.size(); ++x) s += (x ? ", " : "") + e.arrays[x];
-      s += "): " + num(e.cost) + " s\n";
-    }
-    for (const auto& u : unmet_constraints) s += "  constraint not met: " + u + "\n";
-    return s;
-  }
+  std::string str() const;
 };
 
-namespace detail {
-inline void check_nprocs(index_t nprocs) {
-  if (nprocs < 1 || nprocs > index_t(1) << 20)
-    throw grid_error("wp::optimize: " + std::to_string(nprocs) + " ranks; give 1 to 2^20");
-}
-}  // namespace detail
+/// One array passed between two maps under a schedule, as the model prices it.
+struct modelled_transfer {
+  std::string array, from, to;  // map names
+  index_t bytes = 0;            // received, over all ranks (reads and old values)
+  double seconds = 0;
+};
 
-/// The search over priced tables, read back as map choices and edge costs. A template only
-/// so that the search (search.hpp) is instantiated where something is optimised, not in
-/// every translation unit that includes the one header.
-template <class Tables = program_cost_tables>
-optimized optimize_tables(const Tables& t, index_t nprocs, const search_options& so = {}) {
-  search_result r;
-  if constexpr (requires { t.tied; })
-    r = t.tied.empty() ? pase_search(t.graph, so) : detail::tied_pase_search(t.graph, t.tied, so);
-  else
-    r = pase_search(t.graph, so);
-  optimized o;
-  o.cost = r.cost;
-  o.proven_optimal = r.proven_optimal;
-  o.nprocs = int(nprocs);
-  o.search_seconds = r.seconds;
-  if constexpr (requires { t.unmet; }) o.unmet_constraints = t.unmet;
-  for (std::size_t m = 0; m < t.maps.size(); ++m) {
-    const std::size_t v = m + 1;
-    optimized::map_choice c;
-    c.map = t.maps[m];
-    c.grid = t.grids[m][r.config[v]];
-    c.cost = r.vertex_cost[v];
-    o.candidates += t.grids[m].size();
-    if (r.has_runner_ups && r.runner_ups[v].config != runner_up::npos) {
-      c.has_runner_up = true;
-      c.runner_up = t.grids[m][r.runner_ups[v].config];
-      c.runner_up_delta = r.runner_ups[v].delta;
-    }
-    o.schedule.set(c.map, c.grid);
-    o.maps.push_back(std::move(c));
-  }
-  for (std::size_t e = 0; e < t.graph.num_edges(); ++e) {
-    optimized::edge_choice c;
-    c.from = t.graph.name(t.graph.edge_source(e));
-    c.to = t.graph.name(t.graph.edge_target(e));
-    c.arrays = t.edge_arrays[e];
-    c.cost = r.edge_cost[e];
-    o.edges.push_back(std::move(c));
-  }
-  return o;
-}
+/// The arrays passed between the maps of `p` under schedule `s` on `nranks` ranks, with the
+/// bytes the model prices (what the program plan of `s` predicts for its first execute():
+/// the redistribution, and the combine of partial results where the reader is the first map
+/// that needs them).
+WORKPART_DECL std::vector<modelled_transfer> modelled_transfers(
+    const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
+    const machine_model& mm = {});
+WORKPART_DECL std::vector<modelled_transfer> modelled_transfers(const program& p, const schedule& s,
+                                                                int nranks,
+                                                                const machine_model& mm = {});
+
+/// What schedule `s` costs under the model, as wp::optimize prices it (`optimized::cost`):
+/// modelled seconds of one run, or of one execute() with the scatter and gather shared among
+/// config_options::executions of them. For baselines beside an optimum: the optimum found by
+/// wp::optimize with the same model and options costs no more than any schedule whose grids
+/// those options allow. Raises grid_error where a map has no grid in `s`, plan_error where a
+/// grid cannot be planned.
+WORKPART_DECL double modelled_cost(const std::vector<detail::priced_map>& maps, const schedule& s,
+                                   int nranks, const machine_model& mm = {},
+                                   const config_options& opt = {});
+WORKPART_DECL double modelled_cost(const program& p, const schedule& s, int nranks,
+                                   const machine_model& mm = {}, const config_options& opt = {});
+
+/// The cost tables of a program on `nranks` ranks (no MPI; any rank count).
+WORKPART_DECL program_cost_tables program_costs(const std::vector<detail::priced_map>& maps,
+                                                int nranks, const machine_model& mm = {},
+                                                const config_options& opt = {});
+WORKPART_DECL program_cost_tables program_costs(const program& p, int nranks,
+                                                const machine_model& mm = {},
+                                                const config_options& opt = {});
+
+namespace detail {
+/// nprocs in [1, 2^20], else a grid_error.
+WORKPART_DECL void check_nprocs(index_t nprocs);
+/// wp::optimize over maps as the pricer sees them (a typed map's, a program's).
+WORKPART_DECL optimized optimize_priced(const std::vector<priced_map>& maps, index_t nprocs,
+                                        const machine_model& model, const optimize_options& opt);
+}  // namespace detail
 
 /// The schedule of least modelled cost for `nprocs` ranks. Every rank computes the same one.
 /// \code
@@ -135,25 +112,13 @@ optimized optimize_tables(const Tables& t, index_t nprocs, const search_options&
 ///   wp::optimized r = wp::optimize(prog, 64, model);
 ///   auto plan = wp::distribute(prog, r.schedule, ctx);   // on 64 ranks
 /// \endcode
-inline optimized optimize(const program& p, index_t nprocs, const machine_model& model = {},
-                          const optimize_options& opt = {}) {
-  detail::check_nprocs(nprocs);
-  return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
-}
-/// A program given as data (program_description.hpp; workpart-optimize --program).
-template <class = void>
-optimized optimize(const program_description& p, index_t nprocs, const machine_model& model = {},
-                   const optimize_options& opt = {}) {
-  detail::check_nprocs(nprocs);
-  return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
-}
+WORKPART_DECL optimized optimize(const program& p, index_t nprocs, const machine_model& model = {},
+                                 const optimize_options& opt = {});
 /// A single map is a program of one map.
 template <int N, class... S>
 optimized optimize(const map_t<N, S...>& m, index_t nprocs, const machine_model& model = {},
                    const optimize_options& opt = {}) {
-  detail::check_nprocs(nprocs);
-  return optimize_tables(program_costs({detail::priced_view(m)}, int(nprocs), model, opt.configs),
-                         nprocs, opt.search);
+  return detail::optimize_priced({detail::priced_view(m)}, nprocs, model, opt);
 }
 
 /// `wp::distribute(prog, wp::automatic, ctx)`: the optimizer picks the schedule for the
@@ -176,3 +141,7 @@ struct automatic_t {
 inline constexpr automatic_t automatic{};
 
 }  // namespace workpart
+
+#if WORKPART_HEADER_ONLY
+#include "impl/optimize.ipp"
+#endif

@@ -28,6 +28,7 @@
 /// moves back to itself between executions (an in-place update on one grid) is left out.
 
 #include "combine_pricing.hpp"
+#include "optimize.hpp"
 
 namespace workpart {
 namespace detail {
@@ -151,81 +152,4 @@ inline program_cost_tables program_pricer::build() {
 }
 
 }  // namespace detail
-
-/// One array passed between two maps under a schedule, as the model prices it.
-struct modelled_transfer {
-  std::string array, from, to;  // map names
-  index_t bytes = 0;            // received, over all ranks (reads and old values)
-  double seconds = 0;
-};
-
-/// The arrays passed between the maps of `p` under schedule `s` on `nranks` ranks, with the
-/// bytes the model prices (what the program plan of `s` predicts for its first execute():
-/// the redistribution, and the combine of partial results where the reader is the first map
-/// that needs them).
-inline std::vector<modelled_transfer> modelled_transfers(
-    const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
-    const machine_model& mm = {}) {
-  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}, {}, {}};
-  pr.fixed = &s;
-  pr.add_maps();
-  std::vector<modelled_transfer> out;
-  const int M = int(pr.names.size());
-  for (int v = 0; v < M; ++v) {
-    for (std::size_t ub = 0; ub < pr.uses_of[std::size_t(v)].size(); ++ub) {
-      const auto& use = pr.use_of(v, ub);
-      if (!detail::needs_values(use)) continue;  // nothing flows into the map
-      const int u = pr.writer_before(v, use.id);
-      if (u < 0) continue;
-      const int x = pr.find(u, use.id);
-      const auto c = pr.edge_cost(u, 0, std::size_t(x), v, 0, ub);
-      out.push_back({use.name, pr.names[std::size_t(u)], pr.names[std::size_t(v)], c.total(),
-                     detail::step_seconds(mm, c.sent, c.received, c.messages)});
-    }
-  }
-  return out;
-}
-
-inline std::vector<modelled_transfer> modelled_transfers(const program& p, const schedule& s,
-                                                         int nranks, const machine_model& mm = {}) {
-  return modelled_transfers(detail::priced_views(p), s, nranks, mm);
-}
-
-/// What schedule `s` costs under the model, as wp::optimize prices it (`optimized::cost`):
-/// modelled seconds of one run, or of one execute() with the scatter and gather shared among
-/// config_options::executions of them. For baselines beside an optimum: the optimum found by
-/// wp::optimize with the same model and options costs no more than any schedule whose grids
-/// those options allow. Raises grid_error where a map has no grid in `s`, plan_error where a
-/// grid cannot be planned.
-inline double modelled_cost(const std::vector<detail::priced_map>& maps, const schedule& s,
-                            int nranks, const machine_model& mm = {},
-                            const config_options& opt = {}) {
-  if (nranks < 1)
-    throw grid_error("wp::modelled_cost: " + std::to_string(nranks) + " ranks; give at least 1");
-  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}};
-  pr.fixed = &s;
-  const program_cost_tables t = pr.build();  // one configuration per map: the schedule's
-  double cost = 0;
-  for (std::size_t v = 0; v < t.graph.num_vertices(); ++v) cost += t.graph.vertex_cost(v, 0);
-  for (std::size_t e = 0; e < t.graph.num_edges(); ++e) cost += t.graph.edge_cost(e, 0, 0);
-  return cost;
-}
-inline double modelled_cost(const program& p, const schedule& s, int nranks,
-                            const machine_model& mm = {}, const config_options& opt = {}) {
-  return modelled_cost(detail::priced_views(p), s, nranks, mm, opt);
-}
-
-/// The cost tables of a program on `nranks` ranks (no MPI; any rank count).
-inline program_cost_tables program_costs(const std::vector<detail::priced_map>& maps, int nranks,
-                                         const machine_model& mm = {},
-                                         const config_options& opt = {}) {
-  if (nranks < 1)
-    throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
-  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}}.build();
-}
-inline program_cost_tables program_costs(const program& p, int nranks, const machine_model& mm = {},
-                                         const config_options& opt = {}) {
-  return program_costs(detail::priced_views(p), nranks, mm, opt);
-}
-
 }  // namespace workpart

@@ -27,6 +27,7 @@
 #include "../schedule/constraints.hpp"
 #include "../schedule/grid.hpp"
 #include "../schedule/tiling.hpp"
+#include "optimize_tables.hpp"
 #include "pricer.hpp"
 
 namespace workpart {
@@ -545,6 +546,14 @@ inline std::vector<modelled_transfer> modelled_transfers(const program_descripti
 inline double modelled_cost(const program_description& p, const schedule& s, int nranks,
                             const machine_model& mm = {}, const config_options& opt = {}) {
   return modelled_cost(detail::priced_views(p), s, nranks, mm, opt);
+}
+
+/// wp::optimize of a program given as data (workpart-optimize --program).
+template <class = void>
+optimized optimize(const program_description& p, index_t nprocs, const machine_model& model = {},
+                   const optimize_options& opt = {}) {
+  detail::check_nprocs(nprocs);
+  return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
 }
 
 }  // namespace workpart

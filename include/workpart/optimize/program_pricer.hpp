@@ -20,71 +20,12 @@
 #include "block_names.hpp"
 #include "../program/program.hpp"
 #include "cost_model.hpp"
+#include "priced_map.hpp"
+#include "program_cost_tables.hpp"
 
 namespace workpart {
 
-/// A program's schedule problem under a machine model: every map's candidate grids and what
-/// each costs, as a cost-table graph (vertex 0 is `root (inputs)`, the last `root
-/// (outputs)`, map m is vertex m + 1).
-struct program_cost_tables {
-  cost_graph graph;
-  std::vector<std::string> maps;
-  std::vector<std::vector<grid_shape>> grids;  // [map][config]
-  /// [edge]: the arrays it carries
-  std::vector<std::vector<std::string>> edge_arrays;
-  /// Maps no grid allowed by config_options fits ("map 'loss': no grid of ..."): they keep
-  /// the all-ones grid, and the optimum is over the grids that remain.
-  std::vector<std::string> unmet;
-  /// [vertex]: the vertex whose configuration it takes (itself when free); empty when none is
-  /// tied (config_options::tie_backward).
-  std::vector<std::size_t> tied;
-};
-
 namespace detail {
-
-/// A map as the pricer sees it: its name, the extents of its space, its operations per point
-/// and its constraints on any grid. Typed maps (map_t) and run-time descriptions
-/// (optimize/program_description.hpp) both become this, so both are priced by one code path.
-struct priced_map {
-  std::string name;
-  std::vector<index_t> extents;
-  double ops = 1;
-  std::function<map_constraints(const grid_shape&, int)> constraints;
-  /// Maps with the same non-empty key are alike but for names: the same constraints on every
-  /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
-  /// between two such pairs of maps is priced once (a network's repeated blocks: a
-  /// Transformer's six encoder blocks price their combines as one). Empty: alike to no other.
-  /// Alike maps may read and write their arrays at other positions along axes that every
-  /// access of the map subscripts with a constant (an LSTM's steps, each at its own slice of
-  /// the sequence): `positions` [array, in the order of the constraints][axis] is where (0
-  /// elsewhere), and two alike maps' boxes differ by the difference of their positions.
-  std::string shape_key{};
-  std::vector<std::vector<index_t>> positions{};
-};
-template <int N, class... S>
-priced_map priced_view(const map_t<N, S...>& m) {
-  priced_map p;
-  p.name = m.name();
-  for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
-  p.ops = ops_per_point(m);
-  p.constraints = [&m](const grid_shape& g, int nranks) {
-    return extract_constraints(m, g, nranks);
-  };
-  return p;
-}
-/// A program's maps as the pricer sees them (each through its program entry).
-inline std::vector<priced_map> priced_views(const program& p) {
-  std::vector<priced_map> v;
-  p.for_each_map([&](const map_interface& m) {
-    priced_map pm;
-    pm.name = m.name();
-    pm.extents = m.extents();
-    pm.ops = m.ops_per_point();
-    pm.constraints = [&m](const grid_shape& g, int nranks) { return m.constraints(g, nranks); };
-    v.push_back(std::move(pm));
-  });
-  return v;
-}
 
 struct transfer_memo;
 
