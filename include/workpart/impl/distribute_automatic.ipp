@@ -19,7 +19,7 @@ namespace workpart {
 
 namespace detail {
 WORKPART_DECL schedule roots_schedule(const boost::mpi::communicator& comm,
-                               const std::vector<priced_map>& maps, const schedule& s) {
+                                      const std::vector<priced_map>& maps, const schedule& s) {
   // per map in program order (the ranks agree on the maps): 1, its grid and its replica
   // count where root's schedule has a grid of the map's rank, else 0 and as many zeros (a
   // grid of another rank travels as the one extent 0, refused by check_grid as a bad extent)
@@ -47,7 +47,8 @@ WORKPART_DECL schedule roots_schedule(const boost::mpi::communicator& comm,
 }
 
 WORKPART_DECL schedule automatic_schedule(const boost::mpi::communicator& comm,
-                                   const std::vector<priced_map>& maps, const automatic_t& a) {
+                                          const std::vector<priced_map>& maps,
+                                          const automatic_t& a) {
   schedule s;
   local_then_agree(comm, [&] {
     if (comm.rank() != 0) return;
@@ -81,11 +82,11 @@ WORKPART_DECL schedule automatic_schedule(const boost::mpi::communicator& comm,
   return roots_schedule(comm, maps, s);
 }
 WORKPART_DECL schedule automatic_schedule(const boost::mpi::communicator& comm, const program& p,
-                                   const automatic_t& a) {
+                                          const automatic_t& a) {
   return automatic_schedule(comm, priced_views(p), a);
 }
 WORKPART_DECL schedule roots_schedule(const boost::mpi::communicator& comm, const program& p,
-                               const schedule& s) {
+                                      const schedule& s) {
   return roots_schedule(comm, priced_views(p), s);
 }
 }  // namespace detail

@@ -20,9 +20,8 @@ WORKPART_DECL std::string optimized::str() const {
     std::snprintf(b, sizeof b, "%.3g", x);
     return std::string(b);
   };
-  std::string s = "schedule for " + std::to_string(nprocs) + " ranks, modelled cost " +
-                  num(cost) + " s" +
-                  (proven_optimal ? " (optimal under the model)" : " (not proven optimal)") +
+  std::string s = "schedule for " + std::to_string(nprocs) + " ranks, modelled cost " + num(cost) +
+                  " s" + (proven_optimal ? " (optimal under the model)" : " (not proven optimal)") +
                   ", " + std::to_string(candidates) + " candidate grids:\n";
   for (const auto& m : maps) {
     s += "  map '" + m.map + "': grid " + m.grid.str() + ", own cost " + num(m.cost) + " s";
@@ -97,13 +96,13 @@ WORKPART_DECL std::vector<modelled_transfer> modelled_transfers(
 }
 
 WORKPART_DECL std::vector<modelled_transfer> modelled_transfers(const program& p, const schedule& s,
-                                                         int nranks, const machine_model& mm) {
+                                                                int nranks,
+                                                                const machine_model& mm) {
   return modelled_transfers(detail::priced_views(p), s, nranks, mm);
 }
 
 WORKPART_DECL double modelled_cost(const std::vector<detail::priced_map>& maps, const schedule& s,
-                            int nranks, const machine_model& mm,
-                            const config_options& opt) {
+                                   int nranks, const machine_model& mm, const config_options& opt) {
   if (nranks < 1)
     throw grid_error("wp::modelled_cost: " + std::to_string(nranks) + " ranks; give at least 1");
   detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}};
@@ -115,19 +114,20 @@ WORKPART_DECL double modelled_cost(const std::vector<detail::priced_map>& maps, 
   return cost;
 }
 WORKPART_DECL double modelled_cost(const program& p, const schedule& s, int nranks,
-                            const machine_model& mm, const config_options& opt) {
+                                   const machine_model& mm, const config_options& opt) {
   return modelled_cost(detail::priced_views(p), s, nranks, mm, opt);
 }
 
-WORKPART_DECL program_cost_tables program_costs(const std::vector<detail::priced_map>& maps, int nranks,
-                                         const machine_model& mm,
-                                         const config_options& opt) {
+WORKPART_DECL program_cost_tables program_costs(const std::vector<detail::priced_map>& maps,
+                                                int nranks, const machine_model& mm,
+                                                const config_options& opt) {
   if (nranks < 1)
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
   return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}}.build();
 }
-WORKPART_DECL program_cost_tables program_costs(const program& p, int nranks, const machine_model& mm,
-                                         const config_options& opt) {
+WORKPART_DECL program_cost_tables program_costs(const program& p, int nranks,
+                                                const machine_model& mm,
+                                                const config_options& opt) {
   return program_costs(detail::priced_views(p), nranks, mm, opt);
 }
 
