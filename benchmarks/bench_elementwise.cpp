@@ -22,7 +22,8 @@
 // variant, reps, median_s, min_s, max_s, gb_per_s, map_over_this, max_abs_diff.
 //
 // Build (one line):
-//   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DEIGEN_USE_BLAS -Wall -Wextra -Werror
+//   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DWORKPART_HAVE_BLAS=1 -DEIGEN_USE_BLAS -Wall -Wextra
+//   -Werror
 //       -Iinclude -I/usr/include/eigen3 -I/usr/include/x86_64-linux-gnu/openblas-pthread
 //       $(mpicxx --showme:compile) benchmarks/bench_elementwise.cpp -o bench_elementwise
 //       $(mpicxx --showme:link) -lboost_mpi -lboost_serialization -lopenblas

@@ -20,7 +20,8 @@
 // gflops, vs_fastest (median / the fastest direct call's median), max_rel_diff.
 //
 // Build (one line):
-//   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DEIGEN_USE_BLAS -Wall -Wextra -Werror
+//   g++ -std=c++20 -O3 -DNDEBUG -fopenmp -DWORKPART_HAVE_BLAS=1 -DEIGEN_USE_BLAS -Wall -Wextra
+//   -Werror
 //       -Iinclude -I/usr/include/eigen3 -I/usr/include/x86_64-linux-gnu/openblas-pthread
 //       $(mpicxx --showme:compile) benchmarks/bench_matmul.cpp -o bench_matmul
 //       $(mpicxx --showme:link) -lboost_mpi -lboost_serialization -lopenblas

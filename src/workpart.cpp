@@ -38,7 +38,7 @@
 #include <workpart/schedule/impl/constraints.ipp>
 
 // The float and double GEMMs (exec/cpu/gemm.hpp declares them extern where this library is
-// linked): Eigen's product kernels compiled once.
+// linked): the BLAS calls, the operands' packing and Eigen's small products compiled once.
 namespace workpart::detail {
 #define WORKPART_GEMM_TYPES(T)                                                                   \
   template void gemm_strided<T>(index_t, index_t, index_t, T, const T*, index_t, index_t,        \

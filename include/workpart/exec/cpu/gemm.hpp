@@ -1,20 +1,41 @@
 #pragma once
 /// \file gemm.hpp
 /// The CPU's contraction "library node": a statement recognised as a contraction
-/// (../contraction.hpp) runs as one GEMM per batch point on the buffers in place (Eigen,
-/// which calls the optimized BLAS when built with EIGEN_USE_BLAS). Transposed operands are
-/// column-major maps, not copies; only an operand with neither matrix axis contiguous (a
-/// batch axis innermost) goes through a packed copy.
+/// (../contraction.hpp) runs as one GEMM per batch point on the buffers in place: the BLAS's
+/// sgemm/dgemm (sgemv/dgemv for a matrix times a vector) where workpart is built with one
+/// (WORKPART_HAVE_BLAS, which CMake defines where it links the BLAS), Eigen's coefficient
+/// products below 20 rows + columns + depth (as Eigen itself decides), and Eigen's own GEMM
+/// where there is no BLAS. workpart calls the BLAS itself rather than through EIGEN_USE_BLAS, so
+/// that a program's own Eigen code is not switched to the BLAS by linking workpart. Transposed
+/// operands are column-major maps, not copies; only an operand with neither matrix axis
+/// contiguous (a batch axis innermost) goes through a packed copy.
 
 #include "eigen_view.hpp"
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../config.hpp"
 #include "../contraction.hpp"
 #include "../counters.hpp"
+
+#if defined(WORKPART_HAVE_BLAS) && WORKPART_HAVE_BLAS
+// The Fortran BLAS, declared as Eigen's misc/blas.h declares it (so both may be seen).
+extern "C" {
+int sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
+           const int*, const float*, const int*, const float*, float*, const int*);
+int dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
+           const double*, const int*, const double*, const int*, const double*, double*,
+           const int*);
+int sgemv_(const char*, const int*, const int*, const float*, const float*, const int*,
+           const float*, const int*, const float*, float*, const int*);
+int dgemv_(const char*, const int*, const int*, const double*, const double*, const int*,
+           const double*, const int*, const double*, double*, const int*);
+}
+#endif
 
 namespace workpart::detail {
 
@@ -51,6 +72,79 @@ void with_operand(const T* p, index_t rows, index_t cols, index_t rs, index_t cs
   }
 }
 
+#if defined(WORKPART_HAVE_BLAS) && WORKPART_HAVE_BLAS
+/// C (row-major, m x n) = alpha * A * B (+ C unless `overwrite`) by one BLAS call on the maps
+/// in place: C^T = B^T A^T in the BLAS's column-major terms, a row-major map being its
+/// transpose's column-major storage; a matrix times a vector by gemv (as Eigen does with
+/// EIGEN_USE_BLAS). False (nothing done) where an extent or a stride exceeds the BLAS's int.
+template <class CMap, class AMap, class BMap, class T>
+bool blas_gemm(CMap& cm, const AMap& am, const BMap& bm, T alpha, bool overwrite) {
+  const index_t m = cm.rows(), n = cm.cols(), k = am.cols();
+  const index_t lda = am.outerStride(), ldb = bm.outerStride(), ldc = cm.outerStride();
+  for (index_t x : {m, n, k, lda, ldb, ldc})
+    if (x > INT_MAX) return false;
+  const T beta = overwrite ? T(0) : T(1);
+  constexpr bool a_rows = AMap::IsRowMajor, b_rows = BMap::IsRowMajor;
+  auto gemv = [](char t, int rows, int cols, T al, const T* p, int ld, const T* x, int incx, T be,
+                 T* y, int incy) {
+    if constexpr (std::is_same_v<T, float>)
+      sgemv_(&t, &rows, &cols, &al, p, &ld, x, &incx, &be, y, &incy);
+    else
+      dgemv_(&t, &rows, &cols, &al, p, &ld, x, &incx, &be, y, &incy);
+  };
+  if (n == 1) {  // y (m, stride ldc) = A x, x B's column
+    const int incx = b_rows ? int(ldb) : 1;
+    if constexpr (a_rows)  // A row-major: its storage is A^T (k x m)
+      gemv('T', int(k), int(m), alpha, am.data(), int(lda), bm.data(), incx, beta, cm.data(),
+           int(ldc));
+    else
+      gemv('N', int(m), int(k), alpha, am.data(), int(lda), bm.data(), incx, beta, cm.data(),
+           int(ldc));
+    return true;
+  }
+  if (m == 1) {  // y (n, contiguous) = B^T x, x A's row
+    const int incx = a_rows ? 1 : int(lda);
+    if constexpr (b_rows)  // B row-major: its storage is B^T (n x k)
+      gemv('N', int(n), int(k), alpha, bm.data(), int(ldb), am.data(), incx, beta, cm.data(), 1);
+    else
+      gemv('T', int(k), int(n), alpha, bm.data(), int(ldb), am.data(), incx, beta, cm.data(), 1);
+    return true;
+  }
+  // C^T (n x m) = op(X) op(Y), X holding B, Y holding A
+  const char tx = b_rows ? 'N' : 'T', ty = a_rows ? 'N' : 'T';
+  const int M = int(n), N = int(m), K = int(k), ldx = int(ldb), ldy = int(lda), ldz = int(ldc);
+  if constexpr (std::is_same_v<T, float>)
+    sgemm_(&tx, &ty, &M, &N, &K, &alpha, bm.data(), &ldx, am.data(), &ldy, &beta, cm.data(), &ldz);
+  else
+    dgemm_(&tx, &ty, &M, &N, &K, &alpha, bm.data(), &ldx, am.data(), &ldy, &beta, cm.data(), &ldz);
+  return true;
+}
+#endif
+
+/// C = alpha A B (+ C unless `overwrite`) by Eigen's product (where workpart has no BLAS, and
+/// for element types the BLAS has not).
+template <class CMap, class AMap, class BMap, class T>
+void eigen_product(CMap&& cm, const AMap& am, const BMap& bm, T alpha, bool overwrite) {
+  if (overwrite && alpha == T(1))
+    cm.noalias() = am * bm;
+  else if (overwrite)
+    cm.noalias() = alpha * (am * bm);
+  else if (alpha == T(1))
+    cm.noalias() += am * bm;
+  else
+    cm.noalias() += alpha * (am * bm);
+}
+
+/// Element types whose GEMMs go to the BLAS (Eigen's own GEMM for the others, and for all
+/// where workpart has no BLAS).
+template <class T>
+inline constexpr bool blas_element =
+#if defined(WORKPART_HAVE_BLAS) && WORKPART_HAVE_BLAS
+    std::is_same_v<T, float> || std::is_same_v<T, double>;
+#else
+    false;
+#endif
+
 /// C (m x n, strides c_rs, c_cs) += alpha * A (m x k) * B (k x n); with `overwrite`,
 /// C = alpha * A * B (C is not read).
 template <class T>
@@ -75,14 +169,18 @@ void gemm_strided(index_t m, index_t n, index_t k, T alpha, const T* a, index_t 
   row_major_map<T> cm(c, m, n, Eigen::OuterStride<>(c_rs));
   with_operand(a, m, k, a_rs, a_cs, [&](const auto& am) {
     with_operand(b, k, n, b_rs, b_cs, [&](const auto& bm) {
-      if (overwrite && alpha == T(1))
-        cm.noalias() = am * bm;
-      else if (overwrite)
-        cm.noalias() = alpha * (am * bm);
-      else if (alpha == T(1))
-        cm.noalias() += am * bm;
-      else
-        cm.noalias() += alpha * (am * bm);
+      if constexpr (blas_element<T>) {
+#if defined(WORKPART_HAVE_BLAS) && WORKPART_HAVE_BLAS
+        if (m + n + k >= 20 && blas_gemm(cm, am, bm, alpha, overwrite)) return;
+#endif
+        // small products, as Eigen computes them: coefficient by coefficient
+        if (overwrite)
+          cm.noalias() = alpha * am.lazyProduct(bm);
+        else
+          cm.noalias() += alpha * am.lazyProduct(bm);
+      } else {
+        eigen_product(cm, am, bm, alpha, overwrite);
+      }
     });
   });
   counters().gemm_calls.fetch_add(1, std::memory_order_relaxed);
