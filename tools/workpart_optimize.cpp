@@ -23,6 +23,7 @@
 #include <workpart/io/program_reader.hpp>
 #include <workpart/optimize/repeat_blocks.hpp>
 #include <workpart/optimize/search.hpp>
+#include <workpart/optimize/tied_search.hpp>
 #include <workpart/io/table_reader.hpp>
 
 #include <algorithm>

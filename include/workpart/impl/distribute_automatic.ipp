@@ -1,7 +1,8 @@
 /// \file distribute_automatic.ipp
 /// wp::automatic's schedule, searched on root and broadcast (distribute_automatic.hpp): compiled
-/// once in workpart::compiled (src/workpart.cpp) or, header-only, included by that header. Not
-/// a public header.
+/// once in workpart::compiled (src/workpart.cpp) or, header-only, included by that header
+/// (after its declarations: like the other .ipp files, it does not include its header). Not a
+/// public header.
 #pragma once
 
 #include <boost/mpi/collectives/broadcast.hpp>
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "../comm/agreement.hpp"
-#include "../distribute_automatic.hpp"
 #include "../optimize/optimize_tables.hpp"
 #include "../optimize/pricer.hpp"
 

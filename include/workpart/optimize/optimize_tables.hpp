@@ -1,9 +1,9 @@
 #pragma once
 /// \file optimize_tables.hpp
 /// The search over a program's priced tables, read back as map choices and edge costs
-/// (`optimized`): what wp::optimize, wp::automatic and the optimizer's tool run. Not part of the
-/// one header: the search is parsed where something is optimised (impl/optimize.ipp, compiled
-/// once in workpart::compiled; program_description.hpp).
+/// (`optimized`): what wp::optimize and wp::automatic run. Not part of the one header: the
+/// search is parsed where something is optimised (impl/optimize.ipp and
+/// impl/distribute_automatic.ipp, compiled once in workpart::compiled).
 
 #include <cstddef>
 #include <utility>

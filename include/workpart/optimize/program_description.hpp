@@ -27,7 +27,6 @@
 #include "../schedule/constraints.hpp"
 #include "../schedule/grid.hpp"
 #include "../schedule/tiling.hpp"
-#include "optimize_tables.hpp"
 #include "pricer.hpp"
 
 namespace workpart {
@@ -552,8 +551,8 @@ inline double modelled_cost(const program_description& p, const schedule& s, int
 template <class = void>
 optimized optimize(const program_description& p, index_t nprocs, const machine_model& model = {},
                    const optimize_options& opt = {}) {
-  detail::check_nprocs(nprocs);
-  return optimize_tables(program_costs(p, int(nprocs), model, opt.configs), nprocs, opt.search);
+  detail::check_nprocs(nprocs);  // (before the description's own checks, as before)
+  return detail::optimize_priced(detail::priced_views(p), nprocs, model, opt);
 }
 
 }  // namespace workpart
