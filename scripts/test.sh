@@ -77,10 +77,12 @@ plain_suite() {  # plain_suite <sanitized tests elsewhere: ON/OFF>
 # layers, expression forms -- checked against loops; their run-time paths are the ones the
 # tests built here run; WORKPART_SANITIZE_ALL=1 builds them too). Line tables only (-g1) keep
 # the template-heavy debug build fast while sanitizer reports still name files and lines.
+# No workpart::nn_compiled here: the one sanitized test that makes a layer (unit.gemm_packed)
+# compiles it itself, cheaper than the library's every layer under the sanitizers.
 sanitized_suite() {
   run_suite build-asan 2 -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
     -DWORKPART_SANITIZE=ON -DWORKPART_BUILD_BENCHMARKS=OFF -DWORKPART_TEST_COMPILE=OFF \
-    -DWORKPART_TEST_PACKAGE=OFF -DWORKPART_BUILD_EXAMPLES=OFF \
+    -DWORKPART_TEST_PACKAGE=OFF -DWORKPART_BUILD_EXAMPLES=OFF -DWORKPART_BUILD_NN_COMPILED=OFF \
     "-DWORKPART_SANITIZE_ALL=${WORKPART_SANITIZE_ALL:-0}"
 }
 

@@ -72,19 +72,20 @@ endif()
 step("build consumer" ${CMAKE_COMMAND} --build "${BINARY_DIR}" ${config_args})
 
 # (d) run: the plain consumer, the same with the precompiled header (workpart::pch) and against
-# the compiled planner (workpart::compiled), and the
+# the compiled planner (workpart::compiled), the layers compiled once (workpart::nn_compiled,
+# where the package has it), and the
 # one built against workpart::device_omp where the installed package has it (the device path
 # on the CPU)
-foreach(name app app_pch app_compiled app_device)
+foreach(name app app_pch app_compiled app_nn app_device)
   set(app "${BINARY_DIR}/${name}")
   if(CONFIG AND EXISTS "${BINARY_DIR}/${CONFIG}/${name}")
     set(app "${BINARY_DIR}/${CONFIG}/${name}")
   endif()
   if(NOT EXISTS "${app}")
-    if(NOT name STREQUAL "app_device")
+    if(NOT name MATCHES "^app_(device|nn)$")
       message(FATAL_ERROR "package.find_package: the consumer '${app}' was not built")
     endif()
-    message(STATUS "package.find_package: no ${name} (the package has no workpart::device_omp)")
+    message(STATUS "package.find_package: no ${name} (the package has no workpart::device_omp or workpart::nn_compiled)")
     continue()
   endif()
   if(MPIEXEC)

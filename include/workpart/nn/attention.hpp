@@ -114,8 +114,8 @@ void check_attention(const std::string& name, const array<T, 3>& x, const array<
 /// `<name>.Wq`, `.Wk`, `.Wv` (E, heads, D) and `<name>.Wo` (heads, D, E), uniform in
 /// +-1/sqrt(E); no biases.
 template <class T>
-auto multi_head_attention(const std::string& name, array<T, 3>& x, index_t heads,
-                          attention_options o = {}) {
+layer_of<T, 3, 3, 3, 3, 3> multi_head_attention(const std::string& name, array<T, 3>& x,
+                                                index_t heads, attention_options o = {}) {
   detail::check_attention(name, x, static_cast<const array<T, 3>*>(nullptr), heads);
   detail::layer_arrays a;
   detail::attention_arrays<T> t(a, name, x, x, heads);
@@ -142,8 +142,9 @@ auto multi_head_attention(const std::string& name, array<T, 3>& x, index_t heads
 /// split the memory's gradient is combined once), then as above over t < T (causal: t <= s).
 /// The same parameters; x and the memory must agree in batch and embedding.
 template <class T>
-auto multi_head_attention(const std::string& name, array<T, 3>& x, array<T, 3>& memory,
-                          index_t heads, attention_options o = {}) {
+layer_of<T, 3, 3, 3, 3, 3> multi_head_attention(const std::string& name, array<T, 3>& x,
+                                                array<T, 3>& memory, index_t heads,
+                                                attention_options o = {}) {
   detail::check_attention(name, x, &memory, heads);
   detail::layer_arrays a;
   detail::attention_arrays<T> t(a, name, x, memory, heads);
@@ -164,5 +165,13 @@ auto multi_head_attention(const std::string& name, array<T, 3>& x, array<T, 3>& 
       t.after_projections(name, o));
   return detail::make_layer(std::move(p), t.y, t.params());
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_ATTENTION_INSTANCES(EXTERN, T)                    \
+  EXTERN template layer_of<T, 3, 3, 3, 3, 3> multi_head_attention<T>( \
+      const std::string&, array<T, 3>&, index_t, attention_options);  \
+  EXTERN template layer_of<T, 3, 3, 3, 3, 3> multi_head_attention<T>( \
+      const std::string&, array<T, 3>&, array<T, 3>&, index_t, attention_options);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_ATTENTION_INSTANCES)
 
 }  // namespace workpart::nn

@@ -53,8 +53,8 @@ inline void check_window(const std::string& name, index_t n, index_t kernel, ind
 /// (batch, group, Kg, Ho, Wo, Cg, Rh, Rw)); parameters `<name>.w` (K, Cg, Rh, Rw) and
 /// `<name>.b` (K), uniform in +-1/sqrt(Cg Rh Rw).
 template <class T>
-auto conv2d(const std::string& name, array<T, 4>& x, index_t out_channels, size2d kernel,
-            conv2d_options o = {}) {
+layer_of<T, 4, 4, 1> conv2d(const std::string& name, array<T, 4>& x, index_t out_channels,
+                            size2d kernel, conv2d_options o = {}) {
   const index_t N = x.extent(0), C = x.extent(1), H = x.extent(2), W = x.extent(3);
   const index_t K = out_channels, G = o.groups, Rh = kernel.height, Rw = kernel.width;
   if (K < 1 || G < 1) detail::refuse(name, "out_channels and groups must be at least 1");
@@ -85,5 +85,11 @@ auto conv2d(const std::string& name, array<T, 4>& x, index_t out_channels, size2
           xp(n, Cg * g + c, st * i + r - ph, st * j + s - pw) * w(Kg * g + k, c, r, s)));
   return detail::make_layer(std::move(p), y, std::tuple{wrt(w, dw), wrt(b, db)});
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_CONV_INSTANCES(EXTERN, T)                                               \
+  EXTERN template layer_of<T, 4, 4, 1> conv2d<T>(const std::string&, array<T, 4>&, index_t, \
+                                                 size2d, conv2d_options);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_CONV_INSTANCES)
 
 }  // namespace workpart::nn

@@ -27,7 +27,7 @@ namespace workpart::nn {
 /// counter can serve every dropout layer (each mixes in its own name). p = 0 keeps every
 /// element.
 template <class T, int N, class S>
-auto dropout(const std::string& name, array<T, N>& x, double p, array<S, 0>& step) {
+layer_of<T, N> dropout(const std::string& name, array<T, N>& x, double p, array<S, 0>& step) {
   static_assert(std::is_integral_v<S>,
                 "wp::nn::dropout: the step counter must be an integer array");
   if (!(p >= 0.0 && p < 1.0)) {
@@ -55,10 +55,21 @@ auto dropout(const std::string& name, array<T, N>& x, double p, array<S, 0>& ste
 /// (wp::program(fwd, backward, sgd, next_step(step))): each execute() then runs with the next
 /// counter, on every rank, as the weights it updates.
 template <class S>
-auto next_step(array<S, 0>& step, const std::string& name = "step.next") {
+workpart::program next_step(array<S, 0>& step, const std::string& name = "step.next") {
   static_assert(std::is_integral_v<S>,
                 "wp::nn::next_step: the step counter must be an integer array");
   return workpart::program(forward_only, workpart::map(name, space(), step() += S(1)));
 }
+
+/// The instances compiled once in workpart::nn_compiled, ranks 2 to 4 with a step counter of
+/// std::int64_t (see layer.hpp).
+#define WORKPART_NN_DROPOUT_INSTANCES(EXTERN, T)                                               \
+  EXTERN template layer_of<T, 2> dropout<T, 2, std::int64_t>(const std::string&, array<T, 2>&, \
+                                                             double, array<std::int64_t, 0>&); \
+  EXTERN template layer_of<T, 3> dropout<T, 3, std::int64_t>(const std::string&, array<T, 3>&, \
+                                                             double, array<std::int64_t, 0>&); \
+  EXTERN template layer_of<T, 4> dropout<T, 4, std::int64_t>(const std::string&, array<T, 4>&, \
+                                                             double, array<std::int64_t, 0>&);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_DROPOUT_INSTANCES)
 
 }  // namespace workpart::nn

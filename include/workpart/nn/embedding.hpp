@@ -3,6 +3,7 @@
 /// `wp::nn::embedding(name, tokens, vocabulary, dim)`: y(b, s, d) = E(tokens(b, s), d).
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -16,7 +17,8 @@ namespace workpart::nn {
 /// (batch, sequence, dim): an indirect read, whose gradient is a scatter-add into the
 /// table's. A token outside [0, vocabulary) is an out-of-bounds error when the map runs.
 template <class T, class I>
-auto embedding(const std::string& name, array<I, 2>& tokens, index_t vocabulary, index_t dim) {
+layer_of<T, 3, 2> embedding(const std::string& name, array<I, 2>& tokens, index_t vocabulary,
+                            index_t dim) {
   static_assert(std::is_integral_v<I>, "wp::nn::embedding: tokens are integers");
   if (vocabulary < 1 || dim < 1) detail::refuse(name, "vocabulary and dim must be at least 1");
   const index_t B = tokens.extent(0), S = tokens.extent(1);
@@ -29,5 +31,13 @@ auto embedding(const std::string& name, array<I, 2>& tokens, index_t vocabulary,
   auto p = detail::program_of(a, map(name, space(B, S, dim), y(b, s, d) = E(tokens(b, s), d)));
   return detail::make_layer(std::move(p), y, std::tuple{wrt(E, dE)});
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_EMBEDDING_INSTANCES(EXTERN, T)                    \
+  EXTERN template layer_of<T, 3, 2> embedding<T, std::int32_t>(       \
+      const std::string&, array<std::int32_t, 2>&, index_t, index_t); \
+  EXTERN template layer_of<T, 3, 2> embedding<T, std::int64_t>(       \
+      const std::string&, array<std::int64_t, 2>&, index_t, index_t);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_EMBEDDING_INSTANCES)
 
 }  // namespace workpart::nn

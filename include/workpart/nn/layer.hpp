@@ -34,6 +34,23 @@ struct layer {
   Out& out() const noexcept { return *output; }
 };
 
+/// What a layer function returns: its output an array<T, N>, its parameters wp::wrt of arrays
+/// of the ranks ParamRanks, in order (none: std::tuple<>).
+template <class T, int N, int... ParamRanks>
+using layer_of = layer<workpart::program, array<T, N>, std::tuple<wrt_t<T, ParamRanks>...>>;
+
+/// Where the layers are compiled. With WORKPART_NN_SEPARATE_COMPILATION (the CMake target
+/// workpart::nn_compiled) each header declares its layer functions for float and double
+/// `extern template`: they are instantiated once, in src/nn/*.cpp, and a network's file does
+/// not compile its layers' maps (their plans, kernels and derivatives) again. Other element
+/// types, ranks and forms are instantiated where used, as header-only. Each header names its
+/// instances in a macro LIST(EXTERN, T) that src/nn/ expands with EXTERN empty.
+#if defined(WORKPART_NN_SEPARATE_COMPILATION)
+#define WORKPART_NN_EXTERN_TEMPLATES(LIST) LIST(extern, float) LIST(extern, double)
+#else
+#define WORKPART_NN_EXTERN_TEMPLATES(LIST)
+#endif
+
 namespace detail {
 
 /// The arrays one layer makes, kept alive by its program (and every program made from it).

@@ -40,7 +40,7 @@ inline void check_linear(const std::string& name, const std::string& x, index_t 
 /// `<name>` (y += x W over (batch, out, in): the local GEMM path). Parameters `<name>.W`
 /// (in, out) and `<name>.b` (out), initialised uniform in +-1/sqrt(in) from their names.
 template <class T>
-auto linear(const std::string& name, array<T, 2>& x, index_t out_features) {
+layer_of<T, 2, 2, 1> linear(const std::string& name, array<T, 2>& x, index_t out_features) {
   const index_t B = x.extent(0), I = x.extent(1), O = out_features;
   detail::check_linear(name, x.name(), I, O);
   detail::layer_arrays a;
@@ -56,7 +56,7 @@ auto linear(const std::string& name, array<T, 2>& x, index_t out_features) {
 /// sum_k x(b, s, k) W(k, o). Maps `<name>.bias` and `<name>` (over (batch, positions, out,
 /// in)); the same parameters.
 template <class T>
-auto linear(const std::string& name, array<T, 3>& x, index_t out_features) {
+layer_of<T, 3, 2, 1> linear(const std::string& name, array<T, 3>& x, index_t out_features) {
   const index_t B = x.extent(0), S = x.extent(1), I = x.extent(2), O = out_features;
   detail::check_linear(name, x.name(), I, O);
   detail::layer_arrays a;
@@ -67,5 +67,11 @@ auto linear(const std::string& name, array<T, 3>& x, index_t out_features) {
                               map(name, space(B, S, O, I), y(i, s, j) += x(i, s, k) * w.W(k, j)));
   return detail::make_layer(std::move(p), y, w.params());
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_LINEAR_INSTANCES(EXTERN, T)                                              \
+  EXTERN template layer_of<T, 2, 2, 1> linear<T>(const std::string&, array<T, 2>&, index_t); \
+  EXTERN template layer_of<T, 3, 2, 1> linear<T>(const std::string&, array<T, 3>&, index_t);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_LINEAR_INSTANCES)
 
 }  // namespace workpart::nn

@@ -21,7 +21,8 @@ namespace workpart::nn {
 /// gradient is a scatter-add). `out()` is L. A label outside [0, classes) is an out-of-bounds
 /// error when the map runs.
 template <class T, class I>
-auto softmax_cross_entropy(const std::string& name, array<T, 2>& logits, array<I, 1>& labels) {
+layer_of<T, 0> softmax_cross_entropy(const std::string& name, array<T, 2>& logits,
+                                     array<I, 1>& labels) {
   static_assert(std::is_integral_v<I>, "wp::nn::softmax_cross_entropy: labels are integers");
   const index_t B = logits.extent(0), C = logits.extent(1);
   if (labels.extent(0) != B)
@@ -45,7 +46,8 @@ auto softmax_cross_entropy(const std::string& name, array<T, 2>& logits, array<I
 /// logits (batch, positions, classes), labels (batch, positions): L = the mean over (b, s)
 /// of lse(b, s) - logits(b, s, labels(b, s)). The same maps over (batch, positions).
 template <class T, class I>
-auto softmax_cross_entropy(const std::string& name, array<T, 3>& logits, array<I, 2>& labels) {
+layer_of<T, 0> softmax_cross_entropy(const std::string& name, array<T, 3>& logits,
+                                     array<I, 2>& labels) {
   static_assert(std::is_integral_v<I>, "wp::nn::softmax_cross_entropy: labels are integers");
   const index_t B = logits.extent(0), S = logits.extent(1), C = logits.extent(2);
   if (labels.extent(0) != B || labels.extent(1) != S)
@@ -66,5 +68,17 @@ auto softmax_cross_entropy(const std::string& name, array<T, 3>& logits, array<I
       map(name, space(B, S), L() += (lse(b, s) - logits(b, s, labels(b, s))) * (T(1) / T(B * S))));
   return detail::make_layer(std::move(p), L, std::tuple<>{});
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_LOSS_INSTANCES(EXTERN, T)                            \
+  EXTERN template layer_of<T, 0> softmax_cross_entropy<T, std::int32_t>( \
+      const std::string&, array<T, 2>&, array<std::int32_t, 1>&);        \
+  EXTERN template layer_of<T, 0> softmax_cross_entropy<T, std::int64_t>( \
+      const std::string&, array<T, 2>&, array<std::int64_t, 1>&);        \
+  EXTERN template layer_of<T, 0> softmax_cross_entropy<T, std::int32_t>( \
+      const std::string&, array<T, 3>&, array<std::int32_t, 2>&);        \
+  EXTERN template layer_of<T, 0> softmax_cross_entropy<T, std::int64_t>( \
+      const std::string&, array<T, 3>&, array<std::int64_t, 2>&);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_LOSS_INSTANCES)
 
 }  // namespace workpart::nn

@@ -35,7 +35,7 @@ namespace workpart::nn {
 /// (4, hidden; one bias, PyTorch's b_ih + b_hh), uniform in +-1/sqrt(hidden) as PyTorch's;
 /// every step reads the same parameters, so their gradients sum over the steps.
 template <class T>
-auto lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
+layer_of<T, 3, 3, 3, 2> lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
   if (hidden < 1) detail::refuse(name, "hidden must be at least 1");
   const index_t Steps = x.extent(1);
   if (Steps < 1) detail::refuse(name, "its input '" + x.name() + "' holds no steps");
@@ -110,5 +110,10 @@ auto lstm(const std::string& name, array<T, 3>& x, index_t hidden) {
                              " steps, the layer " + std::to_string(Steps));
   return lstm(name, x, hidden);
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_LSTM_INSTANCES(EXTERN, T) \
+  EXTERN template layer_of<T, 3, 3, 3, 2> lstm<T>(const std::string&, array<T, 3>&, index_t);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_LSTM_INSTANCES)
 
 }  // namespace workpart::nn

@@ -37,7 +37,7 @@ struct scale_shift {
 /// `<name>.mean`, `<name>.var` (inner sums over the features) and `<name>`; parameters
 /// `<name>.gamma`, `<name>.beta` (features).
 template <class T>
-auto layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
+layer_of<T, 2, 1, 1> layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
   const index_t B = x.extent(0), F = x.extent(1);
   if (F < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
   detail::layer_arrays a;
@@ -61,7 +61,7 @@ auto layer_norm(const std::string& name, array<T, 2>& x, double eps = 1e-5) {
 /// var(b, s) over the features (maps `<name>.mean`, `<name>.var`, `<name>`), the same
 /// parameters (features).
 template <class T>
-auto layer_norm(const std::string& name, array<T, 3>& x, double eps = 1e-5) {
+layer_of<T, 3, 1, 1> layer_norm(const std::string& name, array<T, 3>& x, double eps = 1e-5) {
   const index_t B = x.extent(0), S = x.extent(1), F = x.extent(2);
   if (F < 1) detail::refuse(name, "its input '" + x.name() + "' has no features");
   detail::layer_arrays a;
@@ -89,7 +89,7 @@ auto layer_norm(const std::string& name, array<T, 3>& x, double eps = 1e-5) {
 /// `<name>.var` and `<name>`; parameters `<name>.gamma`, `<name>.beta` (C). No running
 /// statistics are kept (training mode only).
 template <class T>
-auto batch_norm(const std::string& name, array<T, 4>& x, double eps = 1e-5) {
+layer_of<T, 4, 1, 1> batch_norm(const std::string& name, array<T, 4>& x, double eps = 1e-5) {
   const index_t N = x.extent(0), C = x.extent(1), H = x.extent(2), W = x.extent(3);
   if (N * H * W < 1) detail::refuse(name, "its input '" + x.name() + "' is empty");
   detail::layer_arrays a;
@@ -112,5 +112,12 @@ auto batch_norm(const std::string& name, array<T, 4>& x, double eps = 1e-5) {
               (x(n, c, h, w) - mean(c)) / workpart::sqrt(var(c) + e) * gamma(c) + beta(c)));
   return detail::make_layer(std::move(p), y, ss.params());
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_NORM_INSTANCES(EXTERN, T)                                                   \
+  EXTERN template layer_of<T, 2, 1, 1> layer_norm<T>(const std::string&, array<T, 2>&, double); \
+  EXTERN template layer_of<T, 3, 1, 1> layer_norm<T>(const std::string&, array<T, 3>&, double); \
+  EXTERN template layer_of<T, 4, 1, 1> batch_norm<T>(const std::string&, array<T, 4>&, double);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_NORM_INSTANCES)
 
 }  // namespace workpart::nn

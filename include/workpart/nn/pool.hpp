@@ -41,7 +41,8 @@ struct pool_windows {
 /// PyTorch). Maps `<name>.init` (y = -infinity) and `<name>` (max_into over (batch, channels,
 /// Ho, Wo, kernel, kernel)); its gradient goes to the window's maximum, shared among ties.
 template <class T>
-auto max_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_options o = {}) {
+layer_of<T, 4> max_pool2d(const std::string& name, array<T, 4>& x, index_t kernel,
+                          pool2d_options o = {}) {
   const detail::pool_windows win(name, x, kernel, o);
   const index_t st = win.stride, pd = win.padding, N = win.N, C = win.C, Ho = win.Ho, Wo = win.Wo;
   if (2 * pd > kernel)
@@ -61,7 +62,8 @@ auto max_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_
 /// y(n, c, i, j) = the mean of x over the window, padding counted as zeros (PyTorch's
 /// count_include_pad). Maps `<name>.init` (y = 0) and `<name>` (y += x / kernel^2).
 template <class T>
-auto avg_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_options o = {}) {
+layer_of<T, 4> avg_pool2d(const std::string& name, array<T, 4>& x, index_t kernel,
+                          pool2d_options o = {}) {
   const detail::pool_windows win(name, x, kernel, o);
   const index_t st = win.stride, pd = win.padding, N = win.N, C = win.C, Ho = win.Ho, Wo = win.Wo;
   detail::layer_arrays a;
@@ -74,5 +76,13 @@ auto avg_pool2d(const std::string& name, array<T, 4>& x, index_t kernel, pool2d_
           y(n, c, i, j) += padded(x, T(0))(n, c, st * i + r - pd, st * j + s - pd) * scale));
   return detail::make_layer(std::move(p), y, std::tuple<>{});
 }
+
+/// The instances compiled once in workpart::nn_compiled (see layer.hpp).
+#define WORKPART_NN_POOL_INSTANCES(EXTERN, T)                                             \
+  EXTERN template layer_of<T, 4> max_pool2d<T>(const std::string&, array<T, 4>&, index_t, \
+                                               pool2d_options);                           \
+  EXTERN template layer_of<T, 4> avg_pool2d<T>(const std::string&, array<T, 4>&, index_t, \
+                                               pool2d_options);
+WORKPART_NN_EXTERN_TEMPLATES(WORKPART_NN_POOL_INSTANCES)
 
 }  // namespace workpart::nn

@@ -2,7 +2,11 @@
 // contraction runs as a GEMM (Eigen, BLAS where found), distributed over every rank, checked
 // on root against a plain loop. Prints "workpart package ok" only when the result is right.
 #include <workpart/workpart.hpp>
+#if defined(WORKPART_PACKAGE_NN)
+#include <workpart/nn.hpp>
+#endif
 
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 
@@ -34,6 +38,22 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+#if defined(WORKPART_PACKAGE_NN)
+  // A layer from workpart::nn_compiled: fc = b + C W, run on root, against a loop.
+  auto fc = wp::nn::linear("fc", C, 3);
+  wp::run(fc.program);
+  auto& W = *std::get<0>(fc.params).param;
+  auto& b = *std::get<1>(fc.params).param;
+  for (std::int64_t a = 0; a < M; ++a)
+    for (std::int64_t o = 0; o < 3; ++o) {
+      double s = b.data()[o];
+      for (std::int64_t c = 0; c < N; ++c) s += C.data()[a * N + c] * W.data()[c * 3 + o];
+      if (std::abs(fc.out().data()[a * 3 + o] - s) > 1e-9 * (1 + std::abs(s))) {
+        std::cout << "workpart package: wrong fc(" << a << ", " << o << ")" << std::endl;
+        return 1;
+      }
+    }
+#endif
   std::cout << "workpart package ok, ranks=" << ctx.size() << std::endl;
   return 0;
 }
