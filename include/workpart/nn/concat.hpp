@@ -7,10 +7,10 @@
 #include <array>
 #include <cstddef>
 #include <string>
-#include <vector>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../core/space.hpp"
 #include "layer.hpp"
