@@ -55,7 +55,8 @@ plain_suite() {  # plain_suite <sanitized tests elsewhere: ON/OFF>
   local config=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG"
                 -DWORKPART_TEST_OPTIMIZED_FLAGS=-O1 -DWORKPART_SANITIZE=OFF "-DWORKPART_TEST_SANITIZED_ELSEWHERE=$1"
                 -DWORKPART_BUILD_BENCHMARKS=ON -DWORKPART_BENCHMARK_OPT=-fsyntax-only
-                -DWORKPART_TEST_COMPILE=ON -DWORKPART_TEST_PACKAGE=ON -DWORKPART_BUILD_EXAMPLES=ON)
+                -DWORKPART_TEST_COMPILE=ON -DWORKPART_TEST_PACKAGE=ON -DWORKPART_BUILD_EXAMPLES=ON
+                -DWORKPART_NN_COMPILED_TYPES=double)
   if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
     # host code at -O0, as the other tests (the device code is ptxas's, optimised either way;
     # nothing runs here without a GPU)

@@ -1,8 +1,7 @@
-// workpart::nn_compiled: the layers of <workpart/nn/residual.hpp> for float and double, compiled
-// once (the header declares them extern template with WORKPART_NN_SEPARATE_COMPILATION).
+// workpart::nn_compiled: the layers of <workpart/nn/residual.hpp> for the element types of
+// WORKPART_NN_COMPILED_TYPES, compiled once (the header declares them extern template with WORKPART_NN_SEPARATE_COMPILATION).
 #include <workpart/nn/residual.hpp>
 
 namespace workpart::nn {
-WORKPART_NN_RESIDUAL_INSTANCES(, float)
-WORKPART_NN_RESIDUAL_INSTANCES(, double)
+WORKPART_NN_DEFINE_TEMPLATES(WORKPART_NN_RESIDUAL_INSTANCES)
 }  // namespace workpart::nn

@@ -59,10 +59,10 @@ TEST_CASE("ResNet101 built at run time has the maps of the three-block step leng
   // describes the same maps, in the same order, and arrays.
   wp::context ctx(g_argc, g_argv);
   if (ctx.size() != 1) return;
-  wpnet::resnet<float> r101(wpnet::resnet_size{});
-  auto step101 = r101.step(0.01f);
-  wpnet::resnet<float> r3({.blocks = {3, 3, 3, 3}});
-  auto step3 = r3.step(0.01f);
+  wpnet::resnet<double> r101(wpnet::resnet_size{});
+  auto step101 = r101.step(0.01);
+  wpnet::resnet<double> r3({.blocks = {3, 3, 3, 3}});
+  auto step3 = r3.step(0.01);
   const wp::program_description typed = wp::describe(step101.program);
   const wp::program_description lengthened =
       wpnet::resnet101_description(wp::describe(step3.program));

@@ -40,13 +40,34 @@ template <class T, int N, int... ParamRanks>
 using layer_of = layer<workpart::program, array<T, N>, std::tuple<wrt_t<T, ParamRanks>...>>;
 
 /// Where the layers are compiled. With WORKPART_NN_SEPARATE_COMPILATION (the CMake target
-/// workpart::nn_compiled) each header declares its layer functions for float and double
-/// `extern template`: they are instantiated once, in src/nn/*.cpp, and a network's file does
-/// not compile its layers' maps (their plans, kernels and derivatives) again. Other element
-/// types, ranks and forms are instantiated where used, as header-only. Each header names its
-/// instances in a macro LIST(EXTERN, T) that src/nn/ expands with EXTERN empty.
+/// workpart::nn_compiled) each header declares its layer functions for the element types the
+/// library was built for (WORKPART_NN_COMPILED_FLOAT and _DOUBLE, 1 or 0: CMake's
+/// WORKPART_NN_COMPILED_TYPES; both by default) `extern template`: they are instantiated once,
+/// in src/nn/*.cpp, and a network's file does not compile its layers' maps (their plans,
+/// kernels and derivatives) again. Other element types, ranks and forms are instantiated where
+/// used, as header-only. Each header names its instances in a macro LIST(EXTERN, T) that
+/// src/nn/ expands with EXTERN empty (WORKPART_NN_DEFINE_TEMPLATES).
+#if !defined(WORKPART_NN_COMPILED_FLOAT)
+#define WORKPART_NN_COMPILED_FLOAT 1
+#endif
+#if !defined(WORKPART_NN_COMPILED_DOUBLE)
+#define WORKPART_NN_COMPILED_DOUBLE 1
+#endif
+#if WORKPART_NN_COMPILED_FLOAT
+#define WORKPART_NN_FOR_FLOAT(LIST, EXTERN) LIST(EXTERN, float)
+#else
+#define WORKPART_NN_FOR_FLOAT(LIST, EXTERN)
+#endif
+#if WORKPART_NN_COMPILED_DOUBLE
+#define WORKPART_NN_FOR_DOUBLE(LIST, EXTERN) LIST(EXTERN, double)
+#else
+#define WORKPART_NN_FOR_DOUBLE(LIST, EXTERN)
+#endif
+#define WORKPART_NN_DEFINE_TEMPLATES(LIST) \
+  WORKPART_NN_FOR_FLOAT(LIST, ) WORKPART_NN_FOR_DOUBLE(LIST, )
 #if defined(WORKPART_NN_SEPARATE_COMPILATION)
-#define WORKPART_NN_EXTERN_TEMPLATES(LIST) LIST(extern, float) LIST(extern, double)
+#define WORKPART_NN_EXTERN_TEMPLATES(LIST) \
+  WORKPART_NN_FOR_FLOAT(LIST, extern) WORKPART_NN_FOR_DOUBLE(LIST, extern)
 #else
 #define WORKPART_NN_EXTERN_TEMPLATES(LIST)
 #endif
