@@ -14,9 +14,7 @@
 
 #include <mpi.h>
 
-#include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-#include <boost/mpi/operations.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -45,9 +43,10 @@
 namespace workpart::detail {
 
 /// A map's plan less what needs the map's type: built by map_plan<Map>, which extracts the
-/// constraints and provides run_block(), run_on_root() and check_inspection(); driven phase by
-/// phase by program_plan through map_plan::runtime(). Members are public: this is the
-/// library's own interface between the two plans (users see map_plan's API only).
+/// constraints and provides run_block(), run_on_root() and check_inspection() (its state is
+/// protected: map_plan plans into it); driven phase by phase by a program's runtime
+/// (program_runtime) and agreed on in batches (plan_batch) through the narrow interface below,
+/// each call one step of a phase. Users see map_plan's API only.
 class map_runtime {
  public:
   /// Checks that this rank belongs to the communicator (the typed plan then plans the map).
@@ -79,44 +78,6 @@ class map_runtime {
     return root_only_ &&
            std::none_of(generated_.begin(), generated_.end(), [](char g) { return g; });
   }
-
-  /// A moved-from plan holds nothing to run.
-  void require_live(const char* what) const { live_.require(what); }
-  /// The arrays must outlive the plan's use of them: a destroyed array is refused, not read.
-  void check_alive() const;
-  /// Two views of overlapping root memory in one map, one of them written: what the other
-  /// reads would depend on the grid. Only root knows the buffers; agree() tells every rank.
-  void check_views_disjoint() const;
-  /// Runs the local part of a phase (f), then agrees with every rank on whether it failed.
-  template <class F>
-  void local_then_agree(F&& f) {
-    workpart::detail::local_then_agree(comm_, f);
-  }
-  /// Root's copy of every array a phase exchanges with root, made before the phase's
-  /// collectives (allocating it, or generating it from init(), may fail on root alone).
-  void materialize_on_root(bool for_scatter);
-  /// Root's whole array (made on first use), nullptr on the other ranks.
-  void* root_data(const array_use& u) const { return rank_ == 0 ? u.root_data() : nullptr; }
-  static bool from_root(step_op op) {
-    return op == step_op::scatterv || op == step_op::scatterv_part;
-  }
-  static index_t elements(const array_use& u) {
-    index_t n = 1;
-    for (int a = 0; a < u.rank; ++a) n *= u.shape[a];
-    return n;
-  }
-  /// Fills this rank's boxes from init() where the plan generates them in place, and the
-  /// write buffers of +=, max_into and min_into with the identity.
-  void generate_local();
-
-  /// Root may have gathered an init() array since the plan was built (another plan's
-  /// gather()), or made its copy by asking for data(): from then on its values are scattered.
-  void refresh_generated();
-  void scatter_agreed();
-
-  /// run() of a root-only plan: root runs the map on its global arrays; every rank learns of
-  /// a failure (a data-dependent subscript) as in execute().
-  void run_in_place();
 
   /// Runs the map on this rank's block (again on the current values if called again).
   void execute();
@@ -229,30 +190,85 @@ class map_runtime {
     return v;
   }
 
-  // ---------- planning (no communication) ----------
+  // ---------- what a program's runtime (program_runtime) and plan_batch drive ----------
+  // Each call is one step of a phase that the program runs over all its maps, in its order.
 
-  /// Per array: 1 when every rank generates its boxes from init() in place (root holds no copy
-  /// of the array), 0 when root's values are sent. Root decides; one Allreduce tells every rank
-  /// alike, and also whether every rank holds the generator, so that an init() called on some
-  /// ranks only is an error on all of them before any data moves.
-  std::vector<char> agree_generated() const;
-  /// agree_generated() in two halves, for plans agreed together (plan_batch): this rank's
-  /// votes per array, and the decision from the minima over the ranks (throws alike everywhere).
-  std::vector<int> generated_votes() const;
-  std::vector<char> generated_from(const int* minima) const;
-
-  void build_arrays() {
-    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) arrays_.push_back(plan_array(u));
+  const std::string& name() const { return name_; }
+  /// The arrays must outlive the plan's use of them: a destroyed array is refused, not read.
+  void check_alive() const;
+  /// The map's array slots: the program's solver (plan/program.hpp) reads them, moves values
+  /// between them and plans their steps (replan_steps).
+  std::vector<array_buffers>& slots() { return arrays_; }
+  /// Every array's steps re-planned by `steps(u, slot u as this map alone plans it, slot u)`;
+  /// then the predicted bytes and the text.
+  template <class F>
+  void replan_steps(F&& steps) {
+    for (std::size_t u = 0; u < arrays_.size(); ++u) steps(u, plan_array(u), arrays_[u]);
     update_predictions();
+    explain_ = make_explain();
   }
+  /// refresh_generated(); whether it changed which arrays are generated in place.
+  bool refresh_generated_changed() {
+    const auto before = generated_;
+    refresh_generated();
+    return before != generated_;
+  }
+  /// Root holds array u's values now (the program gathered it): they are scattered from now
+  /// on, not generated in place. Whether that changed anything.
+  bool stop_generating(std::size_t u) {
+    if (!generated_[u]) return false;
+    generated_[u] = 0;
+    return true;
+  }
+  /// The scatter's local steps: this rank's buffers (made once), then root's copies of the
+  /// arrays it sends and the boxes generated in place or filled with an identity.
+  void make_buffers() {
+    if (!allocated_) allocate();
+  }
+  void prepare_inputs() {
+    materialize_on_root(true);
+    generate_local();
+  }
+  /// The scatter's collectives of this map's arrays (timed in its stats).
+  void scatter_arrays();
+  /// This map's scatter figures, which the program's moves from root into its blocks add to.
+  phase_stats& scatter_stats() { return stats_.scatter; }
+  /// The map on this rank's block (timed in its stats).
+  void run_block_timed();
+  /// One more execute() of the program (whether this block ran or an earlier map failed).
+  void count_run() { ++stats_.runs; }
+  /// Whether a failure of run_block() on some ranks must be agreed on right after it: the
+  /// block reads data (indirect subscripts, data-dependent ranges) or runs on a device.
+  bool agree_after_run() const { return run_reads_data_ || device_ != nullptr; }
+  /// Gathers slot `ap` (an array this map writes) to root now; `phase` counts its bytes too.
+  void gather_slot(array_buffers& ap, phase_stats& phase);
+  /// backend::cuda: the device context, which a program's maps share (one mirror per block).
+  const std::shared_ptr<device_context>& device() const { return device_; }
+  void share_device(std::shared_ptr<device_context> d) { device_ = std::move(d); }
 
-  void update_predictions();
+  /// plan_batch: agree_generated() in two halves, for plans agreed together: this rank's votes
+  /// per array, and the decision from the minima over the ranks (throws alike everywhere).
+  std::vector<int> generated_votes() const;
+  void set_generated_from(const int* minima) { generated_ = generated_from(minima); }
+  /// The message of ranks that planned this map differently (root's, raised everywhere).
+  std::string mismatch_text() const;
+  /// finish_plan() with the group communicators of the batch's maps shared (split()).
+  void finish_plan_sharing(std::map<std::vector<index_t>, boost::mpi::communicator>& splits);
+  /// WORKPART_LOG=info: the line saying the plan was built in `seconds`.
+  void log_planned(double seconds) const;
 
-  /// The solver's view of this plan's arrays.
-  solutions solution_views() const;
-  /// Array u as the solver plans it (no communication).
-  array_buffers plan_array(std::size_t u) const;
-  // ---------- what the typed plan (map_plan<Map>) provides ----------
+ protected:
+  // ---------- what the typed plan (map_plan<Map>) plans with and provides ----------
+  /// Two views of overlapping root memory in one map, one of them written: what the other
+  /// reads would depend on the grid. Only root knows the buffers; agree() tells every rank.
+  void check_views_disjoint() const;
+  /// What this rank planned, for the check that every rank planned the same (the space's
+  /// bounds per dimension).
+  std::uint64_t fingerprint(const index_t* lo, const index_t* hi) const;
+  /// The first collective: every rank raises the same error (f), or the ranks built the same
+  /// plan; then the groups, the arrays' solutions and the text.
+  void agree_and_finish(const failure& f, std::uint64_t print);
+  void finish_plan();
   /// The map on this rank's block, on its buffers (no communication).
   virtual void run_block() = 0;
   /// Root runs the map on its global arrays (an in-place run()).
@@ -285,17 +301,60 @@ class map_runtime {
     return true;
   }
 
-  /// What this rank planned, for the check that every rank planned the same (the space's
-  /// bounds per dimension).
-  std::uint64_t fingerprint(const index_t* lo, const index_t* hi) const;
-  /// The first collective: every rank raises the same error (f), or the ranks built the same
-  /// plan; then the groups, the arrays' solutions and the text.
-  void agree_and_finish(const failure& f, std::uint64_t print);
-  /// WORKPART_LOG=info: the line saying the plan was built in `seconds`.
-  void log_planned(double seconds) const;
-  /// The message of ranks that planned this map differently (root's, raised everywhere).
-  std::string mismatch_text() const;
-  void finish_plan();
+ private:
+  /// A moved-from plan holds nothing to run.
+  void require_live(const char* what) const { live_.require(what); }
+  /// Runs the local part of a phase (f), then agrees with every rank on whether it failed.
+  template <class F>
+  void local_then_agree(F&& f) {
+    workpart::detail::local_then_agree(comm_, f);
+  }
+  /// Root's copy of every array a phase exchanges with root, made before the phase's
+  /// collectives (allocating it, or generating it from init(), may fail on root alone).
+  void materialize_on_root(bool for_scatter);
+  /// Root's whole array (made on first use), nullptr on the other ranks.
+  void* root_data(const array_use& u) const { return rank_ == 0 ? u.root_data() : nullptr; }
+  static bool from_root(step_op op) {
+    return op == step_op::scatterv || op == step_op::scatterv_part;
+  }
+  static index_t elements(const array_use& u) {
+    index_t n = 1;
+    for (int a = 0; a < u.rank; ++a) n *= u.shape[a];
+    return n;
+  }
+  /// Fills this rank's boxes from init() where the plan generates them in place, and the
+  /// write buffers of +=, max_into and min_into with the identity.
+  void generate_local();
+
+  /// Root may have gathered an init() array since the plan was built (another plan's
+  /// gather()), or made its copy by asking for data(): from then on its values are scattered.
+  void refresh_generated();
+  void scatter_agreed();
+
+  /// run() of a root-only plan: root runs the map on its global arrays; every rank learns of
+  /// a failure (a data-dependent subscript) as in execute().
+  void run_in_place();
+
+  // ---------- planning (no communication) ----------
+
+  /// Per array: 1 when every rank generates its boxes from init() in place (root holds no copy
+  /// of the array), 0 when root's values are sent. Root decides; one Allreduce tells every rank
+  /// alike, and also whether every rank holds the generator, so that an init() called on some
+  /// ranks only is an error on all of them before any data moves.
+  std::vector<char> agree_generated() const;
+  std::vector<char> generated_from(const int* minima) const;
+
+  void build_arrays() {
+    for (std::size_t u = 0; u < cons_.arrays.size(); ++u) arrays_.push_back(plan_array(u));
+    update_predictions();
+  }
+
+  void update_predictions();
+
+  /// The solver's view of this plan's arrays.
+  solutions solution_views() const;
+  /// Array u as the solver plans it (no communication).
+  array_buffers plan_array(std::size_t u) const;
   std::string make_explain() const;
 
   // ---------- first collectives: group communicators ----------
@@ -382,26 +441,32 @@ class map_runtime {
     }
   }
 
-  std::string name_;        // the map's
-  std::string space_text_;  // its space in words
-  int n_ = 0;               // its space's rank
+  // ---------- state ----------
+ protected:           // what map_plan plans into and runs with
+  std::string name_;  // the map's
   grid_shape grid_;
   boost::mpi::communicator comm_;
   int rank_ = 0, size_ = 1;
   map_constraints cons_;
   range_inspection inspection_;  // data-dependent ranges as root found them
   rank_block block_;
+  plan_stats stats_;
+  // Whether run_block() can fail on some ranks only from the values it reads (indirect
+  // subscripts, data-dependent ranges) or on a device: a program agrees right after such a map.
+  bool run_reads_data_ = true;
+  std::shared_ptr<device_context> device_;  // backend::cuda only (a program's maps share one)
+  std::string local_text_;  // explain(): how each rank runs its block (set by the typed plan)
+
+ private:
+  std::string space_text_;  // its space in words
+  int n_ = 0;               // its space's rank
   std::vector<array_buffers> arrays_;
   std::string explain_;
-  plan_stats stats_;
   std::vector<char> generated_;
   /// The splits made so far by the maps planned with this one (plan_batch::finish), by their
   /// grid, dimensions and holders; null: every split is made anew.
   std::map<std::vector<index_t>, boost::mpi::communicator>* splits_ = nullptr;
   bool stale_reads_ = false;
-  // Whether run_block() can fail on some ranks only from the values it reads (indirect
-  // subscripts, data-dependent ranges) or on a device: a program agrees right after such a map.
-  bool run_reads_data_ = true;
   bool root_only_ = false;       // run() works in place on root's arrays
   bool buffers_behind_ = false;  // an in-place run() left root's arrays ahead of the buffers
   std::string failed_;           // the phase that failed last ("execute() failed"), until scatter
@@ -409,8 +474,6 @@ class map_runtime {
   bool allocated_ = false;
   scratch_buffer scratch_;  // the gather's reduce onto this rank (reserved with the buffers)
   bool scattered_ = false;  // execute() before any scatter() scatters first
-  std::shared_ptr<device_context> device_;  // backend::cuda only (a program's maps share one)
-  std::string local_text_;  // explain(): how each rank runs its block (set by the typed plan)
 };
 
 }  // namespace workpart::detail

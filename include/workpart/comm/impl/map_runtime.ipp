@@ -4,6 +4,9 @@
 /// (header-only, the default), or compiled once into workpart::compiled
 /// (WORKPART_SEPARATE_COMPILATION; see config.hpp).
 
+#include <boost/mpi/collectives/all_reduce.hpp>
+#include <boost/mpi/operations.hpp>
+
 #include "../map_runtime.hpp"
 
 namespace workpart::detail {
@@ -574,10 +577,10 @@ WORKPART_DECL void map_runtime::gather_writes_now(array_buffers& ap) {
 WORKPART_DECL map_runtime::map_runtime(std::string name, int space_rank, std::string space_text,
                                        const grid_shape& g, const boost::mpi::communicator& comm)
     : name_(std::move(name)),
-      space_text_(std::move(space_text)),
-      n_(space_rank),
       grid_(g),
-      comm_(comm) {
+      comm_(comm),
+      space_text_(std::move(space_text)),
+      n_(space_rank) {
   if (!comm_)
     throw plan_error(
         "wp::distribute: this rank is not in the context's communicator; build "
@@ -615,6 +618,38 @@ WORKPART_DECL void map_runtime::split(const std::vector<int>& dims, const std::v
   WORKPART_MPI_CHECK(MPI_Comm_split, (comm_, color, key, &c));
   if (c != MPI_COMM_NULL) out = boost::mpi::communicator(c, boost::mpi::comm_take_ownership);
   if (splits_) splits_->emplace(std::move(what), out);
+}
+
+WORKPART_DECL void map_runtime::scatter_arrays() {
+  const phase_scope ps(stats_.scatter);
+  for (auto& ap : arrays_) {
+    if (ap.use.read) scatter_reads(ap);
+    if (ap.use.written) init_writes(ap);
+  }
+}
+
+WORKPART_DECL void map_runtime::run_block_timed() {
+  const phase_scope ps(stats_.execute);  // (run_block: the device copies)
+  run_block();
+}
+
+WORKPART_DECL void map_runtime::gather_slot(array_buffers& ap, phase_stats& phase) {
+  const phase_stats before = stats_.gather;
+  gather_writes_now(ap);
+  phase.bytes_sent += stats_.gather.bytes_sent - before.bytes_sent;
+  phase.bytes_received += stats_.gather.bytes_received - before.bytes_received;
+}
+
+WORKPART_DECL void map_runtime::finish_plan_sharing(
+    std::map<std::vector<index_t>, boost::mpi::communicator>& splits) {
+  splits_ = &splits;
+  try {
+    finish_plan();
+  } catch (...) {
+    splits_ = nullptr;
+    throw;
+  }
+  splits_ = nullptr;
 }
 
 }  // namespace workpart::detail

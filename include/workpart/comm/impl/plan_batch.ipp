@@ -2,6 +2,8 @@
 /// \file plan_batch.ipp
 /// plan_batch's agreements for a program's maps at once, and their finishing in order.
 
+#include <boost/mpi/collectives/all_reduce.hpp>
+#include <boost/mpi/operations.hpp>
 #include <string>
 #include <vector>
 
@@ -56,14 +58,12 @@ WORKPART_DECL void plan_batch::finish(const boost::mpi::communicator& comm) {
       boost::mpi::all_reduce(comm, mine.data(), int(mine.size()), minima.data(),
                              boost::mpi::minimum<int>());
     for (std::size_t m = 0; m < maps_.size(); ++m)
-      maps_[m]->generated_ = maps_[m]->generated_from(minima.data() + at[m]);
+      maps_[m]->set_generated_from(minima.data() + at[m]);
   });
   for (std::size_t m = 0; m < maps_.size(); ++m) {
     map_runtime& r = *maps_[m];
     const log_clock clock;
-    r.splits_ = &splits_;
-    r.finish_plan();
-    r.splits_ = nullptr;
+    r.finish_plan_sharing(splits_);
     r.log_planned(local_seconds_[m] + clock.seconds());
   }
 }

@@ -16,9 +16,7 @@ WORKPART_DECL void program_runtime::scatter() {
   detail::with_comm_errors([&] {
     std::vector<int> changed;
     for_each_plan([&](int m, detail::map_runtime& mp) {
-      const auto before = mp.generated_;
-      mp.refresh_generated();
-      if (before != mp.generated_) changed.push_back(m);
+      if (mp.refresh_generated_changed()) changed.push_back(m);
     });
     if (!changed.empty()) apply_program_steps(changed);
   });
@@ -28,23 +26,14 @@ WORKPART_DECL void program_runtime::scatter() {
     detail::blocks_to_host(device_.get(), stats_.scatter);
     for_each_plan([&](int, detail::map_runtime& mp) {
       mp.check_alive();
-      if (!mp.allocated_) mp.allocate();
+      mp.make_buffers();
     });
     reserve_combine_scratch();
     link_shared_reads();
-    for_each_plan([&](int, detail::map_runtime& mp) {
-      mp.materialize_on_root(true);
-      mp.generate_local();
-    });
+    for_each_plan([&](int, detail::map_runtime& mp) { mp.prepare_inputs(); });
   });
   detail::with_comm_errors([&] {
-    for_each_plan([&](int, detail::map_runtime& mp) {
-      const detail::phase_scope map_ps(mp.stats_.scatter);
-      for (auto& ap : mp.arrays_) {
-        if (ap.use.read) mp.scatter_reads(ap);
-        if (ap.use.written) mp.init_writes(ap);
-      }
-    });
+    for_each_plan([&](int, detail::map_runtime& mp) { mp.scatter_arrays(); });
     for (std::size_t x = 0; x < sol_.redists().size(); ++x)
       if (sol_.redists()[x].root_part) scatter_part(x);
   });
@@ -84,20 +73,18 @@ WORKPART_DECL void program_runtime::execute() {
     });
     if (!pending) {
       std::optional<detail::log_scope> l;
-      if (log) l.emplace(rank_, run_no + "map '" + mp.name_ + "' (rank 0's block)");
-      const detail::phase_scope map_ps(mp.stats_.execute);  // (run_block: device copies)
+      if (log) l.emplace(rank_, run_no + "map '" + mp.name() + "' (rank 0's block)");
       pending = detail::capture([&] {
         const auto& inject = detail::injected_run_failure_for_tests();
-        if (inject.rank == rank_ && inject.map == mp.name_)
-          throw error("map '" + mp.name_ + "': injected failure (tests)");
-        mp.run_block();
+        if (inject.rank == rank_ && inject.map == mp.name())
+          throw error("map '" + mp.name() + "': injected failure (tests)");
+        mp.run_block_timed();
       });
       pending.when = std::uint32_t(m);
     }
-    ++mp.stats_.runs;
+    mp.count_run();
     detail::with_comm_errors([&] {
-      if (mp.run_reads_data_ || mp.device_)
-        detail::agree(comm_, pending, 0, detail::name_rank::always);
+      if (mp.agree_after_run()) detail::agree(comm_, pending, 0, detail::name_rank::always);
       for (std::size_t c : sol_.combines_after(m)) {
         std::optional<detail::log_scope> l;
         if (log) l.emplace(rank_, run_no + redist_name(sol_.combines()[c].entry));
@@ -157,7 +144,7 @@ WORKPART_DECL std::string program_runtime::summary() const {
   std::string s = "program of " + std::to_string(runtimes_.size()) + " maps, " +
                   std::to_string(size_) + " ranks (bytes over all ranks):\n";
   for_each_plan([&](int m, const detail::map_runtime& mp) {
-    s += "map '" + mp.name_ + "' on grid " + mp.grid().str() + "\n";
+    s += "map '" + mp.name() + "' on grid " + mp.grid().str() + "\n";
     for (std::size_t x : sol_.into(m)) {
       const auto& r = sol_.redists()[x];
       if (!sol_.shown(r)) continue;
@@ -181,7 +168,7 @@ WORKPART_DECL std::string program_runtime::draw_array(const void* id,
                                                       const std::string& name) const {
   std::string s;
   for_each_plan([&](int, const detail::map_runtime& mp) {
-    for (const auto& p : mp.pictures_of(id)) s += draw_text(p, mp.name_, mp.grid().str());
+    for (const auto& p : mp.pictures_of(id)) s += draw_text(p, mp.name(), mp.grid().str());
   });
   if (s.empty())
     throw plan_error("program plan: draw(" + name + "): no map of the program uses '" + name + "'");
@@ -240,12 +227,10 @@ WORKPART_DECL void program_runtime::check_views_disjoint() const {
 
 WORKPART_DECL void program_runtime::apply_program_steps(const std::vector<int>& only) {
   auto apply = [&](int m, detail::map_runtime& mp) {
-    for (std::size_t u = 0; u < mp.arrays_.size(); ++u) {
-      auto& ap = mp.arrays_[u];
-      sol_.program_steps(m, mp.plan_array(u), ap.in_steps, ap.init_steps, ap.out_steps);
-    }
-    mp.update_predictions();
-    mp.explain_ = mp.make_explain();
+    mp.replan_steps(
+        [&](std::size_t, const detail::array_buffers& alone, detail::array_buffers& ap) {
+          sol_.program_steps(m, alone, ap.in_steps, ap.init_steps, ap.out_steps);
+        });
   };
   if (only.empty())
     for_each_plan(apply);
@@ -266,7 +251,7 @@ WORKPART_DECL void program_runtime::mark_shared_reads() {
 WORKPART_DECL void program_runtime::scatter_part(std::size_t x) {
   const auto& r = sol_.redists()[x];
   auto& dst = slot(r.to_map, r.array);
-  detail::phase_scope ps(runtime(r.to_map).stats_.scatter);
+  detail::phase_scope ps(runtime(r.to_map).scatter_stats());
   const detail::held_buffer target =
       r.old_values ? detail::held_buffer{detail::buf_data(dst.wbuf), dst.wbox[std::size_t(rank_)]}
                    : detail::held_buffer{detail::read_data(dst), dst.rbox[std::size_t(rank_)]};
@@ -419,10 +404,7 @@ WORKPART_DECL void program_runtime::gather_arrays(const std::vector<std::size_t>
       if (sol_.gathered_by_map(a)) {
         const int m = sol_.arrays()[a].writers.front();
         detail::map_runtime& mp = runtime(m);
-        const auto before = mp.stats_.gather;
-        mp.gather_writes_now(slot(m, a));
-        stats_.gather.bytes_sent += mp.stats_.gather.bytes_sent - before.bytes_sent;
-        stats_.gather.bytes_received += mp.stats_.gather.bytes_received - before.bytes_received;
+        mp.gather_slot(slot(m, a), stats_.gather);
         note_gathered(a);
         continue;
       }
@@ -442,10 +424,7 @@ WORKPART_DECL void program_runtime::note_gathered(std::size_t a) {
   std::vector<int> changed;
   for_each_plan([&](int m, detail::map_runtime& mp) {
     const int u = sol_.arrays()[a].slot[std::size_t(m)];
-    if (u >= 0 && mp.generated_[std::size_t(u)]) {
-      mp.generated_[std::size_t(u)] = 0;
-      changed.push_back(m);
-    }
+    if (u >= 0 && mp.stop_generating(std::size_t(u))) changed.push_back(m);
   });
   if (!changed.empty()) apply_program_steps(changed);
 }
@@ -471,8 +450,8 @@ WORKPART_DECL void program_runtime::init(std::vector<map_runtime*> runtimes,
   const int M = int(runtimes_.size());
   // The device backend: one context for all maps, so that a block one map leaves on the
   // device is the block the next one reads there (shared buffers have one mirror).
-  device_ = runtimes_.front()->device_;
-  for_each_plan([&](int, map_runtime& mp) { mp.device_ = device_; });
+  device_ = runtimes_.front()->device();
+  for_each_plan([&](int, map_runtime& mp) { mp.share_device(device_); });
   program_maps maps;
   maps.nranks = size_;
   maps.grids = grids;
@@ -480,7 +459,7 @@ WORKPART_DECL void program_runtime::init(std::vector<map_runtime*> runtimes,
   slot_ptr_.assign(std::size_t(M), {});
   maps.arrays.assign(std::size_t(M), {});
   for_each_plan([&](int m, map_runtime& mp) {
-    for (auto& ap : mp.arrays_) {
+    for (auto& ap : mp.slots()) {
       slot_ptr_[std::size_t(m)].push_back(&ap);
       maps.arrays[std::size_t(m)].push_back(&ap);
     }
