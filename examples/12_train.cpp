@@ -2,9 +2,10 @@
 // pass is derived by wp::backward from the forward maps, and one training step (forward,
 // backward, optimizer update) is one program, distributed with wp::automatic.
 //
-//   mpirun -np 4 ./12_train [B I H O steps optimizer [fall]]
+//   mpirun -np 4 ./12_train [B I H O steps optimizer [fall|-] [profile.svg]]
 //       (default 64 16 32 8 50 adam; optimizer: adam, momentum or sgd; with "fall", the
-//        loss must also fall tenfold, as it does with the defaults)
+//        loss must also fall tenfold, as it does with the defaults; a file name after it:
+//        the profile's timeline written there as SVG)
 //
 //   h(b,n) += x(b,k) W1(k,n);  a = tanh(h);  y(b,o) += a(b,n) W2(n,o)
 //   L = sum (y - t)^2 / (2B)                                            the forward program
@@ -13,7 +14,8 @@
 //   adam:     m = b1 m + (1-b1) dW;  v = b2 v + (1-b2) dW^2;  p1 = b1 p1;  p2 = b2 p2;
 //             W -= lr (m / (1 - p1)) / (sqrt(v / (1 - p2)) + eps)
 // Root prints the grids the optimizer chose, the loss after every step and the bytes each
-// step moves rank to rank, then checks the loss of every step against the same training in
+// step moves rank to rank, the step's profile (plan.profile(): per map and transfer, measured
+// beside modelled seconds), then checks the loss of every step against the same training in
 // plain loops (double).
 #include <workpart/workpart.hpp>
 
@@ -22,6 +24,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -134,6 +138,7 @@ int main(int argc, char** argv) {
   const int steps = given ? std::atoi(argv[5]) : 50;
   const std::string opt = given ? argv[6] : "adam";
   const bool must_fall = !given || (argc > 7 && std::string(argv[7]) == "fall");
+  const std::string svg = argc > 8 ? argv[8] : "";  // the profile's timeline, as SVG
   if (opt != "sgd" && opt != "momentum" && opt != "adam") {
     if (ctx.is_root()) std::fprintf(stderr, "optimizer: sgd, momentum or adam\n");
     return 2;
@@ -210,6 +215,11 @@ int main(int argc, char** argv) {
                     (long long)(after.bytes_received - before.bytes_received));
       }
     }
+    // where a step's time went: per map and transfer, measured (median step, slowest rank)
+    // beside the model's seconds; rank 0 prints, every rank takes part
+    const wp::plan_profile profile = plan.profile();
+    std::cout << profile;
+    if (ctx.is_root() && !svg.empty()) std::ofstream(svg) << profile.to_svg();
   };
   if (opt != "adam")
     train(wp::program(forward, backward, momentum(W1, dW1, m1, "momentum1"),

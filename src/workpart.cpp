@@ -17,12 +17,13 @@
 #include <workpart/comm/collectives/impl/all_reduce.ipp>
 #include <workpart/comm/collectives/impl/root_exchange.ipp>
 #include <workpart/comm/impl/agreement.ipp>
-#include <workpart/comm/impl/inspect.ipp>
-#include <workpart/comm/impl/map_pictures.ipp>
-#include <workpart/comm/impl/map_runtime.ipp>
-#include <workpart/comm/impl/plan_batch.ipp>
-#include <workpart/comm/impl/program_plan.ipp>
-#include <workpart/comm/impl/program_runtime.ipp>
+#include <workpart/runtime/impl/inspect.ipp>
+#include <workpart/runtime/impl/map_pictures.ipp>
+#include <workpart/runtime/impl/map_runtime.ipp>
+#include <workpart/runtime/impl/plan_batch.ipp>
+#include <workpart/runtime/impl/profile.ipp>
+#include <workpart/runtime/impl/program_plan.ipp>
+#include <workpart/runtime/impl/program_runtime.ipp>
 #include <workpart/expr/impl/interval.ipp>
 #include <workpart/expr/impl/map.ipp>
 #include <workpart/plan/impl/combine_choice.ipp>
@@ -34,6 +35,7 @@
 #include <workpart/plan/impl/validate.ipp>
 #include <workpart/entries/impl/backward.ipp>
 #include <workpart/impl/distribute_automatic.ipp>
+#include <workpart/impl/profile.ipp>
 #include <workpart/optimize/impl/optimize.ipp>
 #include <workpart/schedule/impl/constraints.ipp>
 

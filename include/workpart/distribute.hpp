@@ -1,7 +1,7 @@
 #pragma once
 /// \file distribute.hpp
 /// wp::distribute: a map or a program, and a grid or a schedule, to a plan. The top of the
-/// data flow: it joins the schedule (schedule/) and the runtime (comm/). wp::automatic's
+/// data flow: it joins the schedule (schedule/) and the runtime (runtime/). wp::automatic's
 /// overloads, which need the optimizer, are distribute_automatic.hpp's (workpart.hpp
 /// includes both).
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "comm/context.hpp"
-#include "comm/map_plan.hpp"
-#include "comm/program_plan.hpp"
+#include "runtime/map_plan.hpp"
+#include "runtime/program_plan.hpp"
 #include "exec/options.hpp"
 #include "entries/map_model.hpp"
 #include "program/program.hpp"

@@ -30,7 +30,6 @@
 #include "exec/options.hpp"
 #include "exec/run.hpp"
 
-#include "comm/calibrate.hpp"
 #include "comm/context.hpp"
 
 #include "entries/backward.hpp"
@@ -40,5 +39,7 @@
 #include "optimize/optimize.hpp"
 #include "optimize/paper_plan.hpp"
 
+#include "calibrate.hpp"
 #include "distribute.hpp"
 #include "distribute_automatic.hpp"
+#include "profile.hpp"

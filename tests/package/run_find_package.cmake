@@ -72,20 +72,20 @@ endif()
 step("build consumer" ${CMAKE_COMMAND} --build "${BINARY_DIR}" ${config_args})
 
 # (d) run: the plain consumer, the same with the precompiled header (workpart::pch) and against
-# the compiled planner (workpart::compiled), the layers compiled once (workpart::nn_compiled,
-# where the package has it), and the
+# the compiled planner (workpart::compiled), with OpenMP (workpart::openmp), the layers
+# compiled once (workpart::nn_compiled, where the package has them), and the
 # one built against workpart::device_omp where the installed package has it (the device path
 # on the CPU)
-foreach(name app app_pch app_compiled app_nn app_device)
+foreach(name app app_pch app_compiled app_openmp app_nn app_device)
   set(app "${BINARY_DIR}/${name}")
   if(CONFIG AND EXISTS "${BINARY_DIR}/${CONFIG}/${name}")
     set(app "${BINARY_DIR}/${CONFIG}/${name}")
   endif()
   if(NOT EXISTS "${app}")
-    if(NOT name MATCHES "^app_(device|nn)$")
+    if(NOT name MATCHES "^app_(device|nn|openmp)$")
       message(FATAL_ERROR "package.find_package: the consumer '${app}' was not built")
     endif()
-    message(STATUS "package.find_package: no ${name} (the package has no workpart::device_omp or workpart::nn_compiled)")
+    message(STATUS "package.find_package: no ${name} (the package has no workpart::device_omp, workpart::nn_compiled or workpart::openmp)")
     continue()
   endif()
   if(MPIEXEC)

@@ -1,6 +1,6 @@
 /// \file log_lines.cpp
 /// A two-map program run twice and one map run once, for the WORKPART_LOG=info test
-/// (comm/log.hpp): with the variable rank 0 writes one line per plan built, per map and
+/// (runtime/log.hpp): with the variable rank 0 writes one line per plan built, per map and
 /// redistribution of each execute(), per scatter and gather; without it nothing.
 
 #include <workpart/workpart.hpp>

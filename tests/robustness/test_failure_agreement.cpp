@@ -143,7 +143,7 @@ TEST_CASE("ranks that built different maps are refused on every rank", "[robustn
 
 TEST_CASE("a program's maps, agreed on together, raise the earliest map's error everywhere",
           "[robustness][programs]") {
-  // A program's maps plan their blocks locally and are agreed on once (comm/map_runtime.hpp,
+  // A program's maps plan their blocks locally and are agreed on once (runtime/map_runtime.hpp,
   // plan_batch): the error must still be the one of the earliest map that failed or differs,
   // the same on every rank, and no rank left behind.
   wp::context ctx(g_argc, g_argv);

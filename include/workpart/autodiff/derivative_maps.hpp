@@ -24,8 +24,8 @@
 #include "../expr/access_list.hpp"
 #include "../expr/interval.hpp"
 #include "../expr/map.hpp"
+#include "adjoint_kinds/kind.hpp"
 #include "gradient_table.hpp"
-#include "padded_gradient.hpp"
 #include "swap_dims.hpp"
 #include "rules.hpp"
 
@@ -224,24 +224,16 @@ auto derivative_map(const std::string& name, const space<N>& sp, const Terms& te
 }
 
 /// The maps `unpad.dX.padded` adding the part over X of each padded read's gradient among a
-/// derivative's terms into dX (padded_gradient.hpp), after the map that wrote them.
+/// derivative's terms into dX (padded_gradient.hpp), after the map that wrote them: what each
+/// term's kind adds last (adjoint_kinds/).
 template <class... C>
 auto unpad_maps(const std::tuple<C...>& terms, gradient_table& grads) {
-  auto one = [&](const auto& c) {
-    if constexpr (is_padded_adjoint_v<std::remove_cvref_t<decltype(c)>>) {
-      const auto sp = space_of(*c.acc.arr);
-      using T = typename std::remove_cvref_t<decltype(c.acc)>::value_type;
-      const std::string& padded =
-          static_cast<array<T, std::remove_cvref_t<decltype(c.acc)>::array_type::rank>*>(c.grad)
-              ->name();
-      return std::tuple{
-          derivative_map("unpad." + padded, sp, std::tuple{unpad_statement(c, grads)}, grads)};
-    } else {
-      return std::tuple<>{};
-    }
-  };
   return std::apply(
-      [&](const auto&... c) { return flatten(std::tuple<decltype(one(c))...>{one(c)...}); }, terms);
+      [&](const auto&... c) {
+        return flatten(std::tuple<decltype(adjoint_kind<C>::unpad(c, grads))...>{
+            adjoint_kind<C>::unpad(c, grads)...});
+      },
+      terms);
 }
 
 }  // namespace workpart::detail

@@ -23,6 +23,7 @@
 #include "../expr/access_list.hpp"
 #include "../expr/interval.hpp"
 #include "../expr/map.hpp"
+#include "adjoint_kinds/kind.hpp"
 #include "derivative_maps.hpp"
 #include "gradient_table.hpp"
 #include "padded_gradient.hpp"
@@ -45,16 +46,10 @@ void check_inner_reduction_order(const map_t<N, S...>& m, const Terms& terms,
                        fst.lhs.arr->name() + "' in an earlier map");
   };
   auto against_map = [&](const auto& term) {
-    using C = std::remove_cvref_t<decltype(term)>;
-    if constexpr (!is_inner_reduction_adjoint_v<C>) {  // a nested one: checked at its level
-      const void* origin = [&] {  // the forward array whose gradient the term writes
-        if constexpr (is_padded_adjoint_v<C>)
-          return static_cast<const void*>(term.acc.arr);
-        else
-          return grads.origin_of(term.lhs.arr);
-      }();
+    // the forward array whose gradient the term writes (none: a nested reduction's terms are
+    // checked at its level)
+    if (const void* origin = adjoint_kind_of<decltype(term)>::gradient_origin(term, grads))
       std::apply([&](const auto&... fst) { (refuse_if(origin, fst), ...); }, m.statements());
-    }
   };
   std::apply([&](const auto&... term) { (against_map(term), ...); }, terms);
 }
@@ -133,34 +128,24 @@ auto inner_reduction_maps(const Fwd& m, const space<N>& outer, const std::string
       }
     }
   };
-  // The body's derivative seeded by `s`: its map, its nested reductions' maps, its unpads.
+  // The body's derivative seeded by `s`: its map, its nested reductions' maps, its unpads,
+  // each what its terms' kinds give (adjoint_kinds/).
   auto level = [&](const auto& s) {
     auto terms = with_origin(adjoint(body, s, grads), it.origin);
     check_inner_reduction_order(m, terms, grads);
-    int sums = 0;
-    auto form_of = [&](auto& c) {
-      using C = std::remove_cvref_t<decltype(c)>;
-      if constexpr (is_inner_reduction_adjoint_v<C>)
-        return inner_reduction_stores(sp, name.substr(1), c, grads, sums++);
-      else if constexpr (is_padded_adjoint_v<C>)
-        return padded_write(c, sp, grads);
-      else
-        return with_assign_form<N + 1>(c);
-    };
+    derivative_site<N + 1> site{sp, name, name.substr(1), grads, 0};
+    auto stores_of = [&](auto& c) { return adjoint_kind_of<decltype(c)>::stores(c, site); };
     auto forms = std::apply(
-        [&](auto&... c) { return flatten(std::tuple<decltype(form_of(c))...>{form_of(c)...}); },
+        [&](auto&... c) { return flatten(std::tuple<decltype(stores_of(c))...>{stores_of(c)...}); },
         terms);
     auto dm = over_hull(name, [&] {
       auto d = std::apply([&](const auto&... st) { return workpart::map(name, sp, st...); }, forms);
       choose_forms(d, grads);
       return d;
     });
-    sums = 0;
+    site.sums = 0;
     auto nested_of = [&](const auto& c) {
-      if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>)
-        return inner_reduction_maps(m, sp, name, c, grads, sums++);
-      else
-        return std::tuple<>{};
+      return adjoint_kind_of<decltype(c)>::maps_after(c, m, site);
     };
     auto nested = std::apply(
         [&](const auto&... c) {

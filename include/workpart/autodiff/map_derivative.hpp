@@ -13,11 +13,10 @@
 #include <utility>
 
 #include "../expr/map.hpp"
+#include "adjoint_kinds.hpp"
 #include "derivative_maps.hpp"
 #include "differentiable.hpp"
 #include "gradient_table.hpp"
-#include "inner_reduction.hpp"
-#include "padded_gradient.hpp"
 #include "rules.hpp"
 #include "swap_dims.hpp"
 
@@ -25,7 +24,8 @@ namespace workpart::detail {
 
 /// `d<map>`: the contributions of a forward map's statements, in reverse statement order;
 /// before it `d<map>.ties` where it takes max_into/min_into shares, after it a `d<map>.sum`
-/// map for each inner sum differentiated.
+/// map for each inner sum differentiated: at each step, what each contribution's kind gives
+/// (adjoint_kinds/).
 template <int N, class... S>
 auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
   constexpr std::size_t n = sizeof...(S);
@@ -36,14 +36,9 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
   if constexpr (std::tuple_size_v<decltype(contributions)> == 0) {
     return std::tuple<>{};
   } else {
-    auto ties_of = [](const auto& c) {
-      if constexpr (is_ties_count_v<std::remove_cvref_t<decltype(c)>>)
-        return std::tuple{c.st};
-      else
-        return std::tuple<>{};
-    };
-    auto ties =
-        std::apply([&](const auto&... c) { return std::tuple_cat(ties_of(c)...); }, contributions);
+    auto ties = std::apply(
+        [&](const auto&... c) { return std::tuple_cat(adjoint_kind_of<decltype(c)>::ties(c)...); },
+        contributions);
     auto ties_maps = [&] {
       if constexpr (std::tuple_size_v<decltype(ties)> == 0) {
         return std::tuple<>{};
@@ -52,33 +47,18 @@ auto backward_map(const map_t<N, S...>& m, gradient_table& grads) {
             derivative_map("d" + m.name() + ".ties", m.iteration_space(), ties, grads)};
       }
     }();
-    int sums = 0;
-    auto form_of = [&](auto& c) {
-      using C = std::remove_cvref_t<decltype(c)>;
-      if constexpr (is_inner_reduction_adjoint_v<C>)
-        return inner_reduction_stores(m.iteration_space(), m.name(), c, grads, sums++);
-      else if constexpr (is_ties_count_v<C>)
-        return std::tuple<>{};
-      else if constexpr (is_padded_adjoint_v<C>)
-        return padded_write(c, m.iteration_space(), grads);
-      else
-        return with_assign_form<N>(c);
-    };
+    derivative_site<N> site{m.iteration_space(), "d" + m.name(), m.name(), grads, 0};
+    auto form_of = [&](auto& c) { return adjoint_kind_of<decltype(c)>::stores(c, site); };
     auto forms = std::apply(
         [&](auto&... c) { return flatten(std::tuple<decltype(form_of(c))...>{form_of(c)...}); },
         contributions);
     auto dm = std::apply(
-        [&](const auto&... st) {
-          return workpart::map("d" + m.name(), m.iteration_space(), st...);
-        },
+        [&](const auto&... st) { return workpart::map(site.name, m.iteration_space(), st...); },
         forms);
     choose_forms(dm, grads);
-    sums = 0;
+    site.sums = 0;
     auto sum_map_of = [&](const auto& c) {
-      if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>)
-        return inner_reduction_maps(m, m.iteration_space(), "d" + m.name(), c, grads, sums++);
-      else
-        return std::tuple<>{};
+      return adjoint_kind_of<decltype(c)>::maps_after(c, m, site);
     };
     auto sum_maps = std::apply(
         [&](const auto&... c) {

@@ -50,11 +50,6 @@ affine_form<P, D, true, C...> shifted(const affine_form<P, D, O, C...>& f, index
   return g;
 }
 
-template <class T>
-inline constexpr bool is_padded_adjoint_v = false;
-template <class A, class S>
-inline constexpr bool is_padded_adjoint_v<padded_adjoint<A, S>> = true;
-
 /// The write `dX.padded(g(p) - lo) += seed` of a padded read's contribution over the space
 /// `sp` of the map it runs in; makes dX.padded (X's box widened to g's hull over sp) and notes
 /// it, with lo, in the contribution for unpad_statement.

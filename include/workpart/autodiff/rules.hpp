@@ -29,6 +29,7 @@
 #include "../expr/padded.hpp"
 #include "../expr/reduce.hpp"
 #include "../expr/statement.hpp"
+#include "adjoint_kinds/kind.hpp"
 
 namespace workpart::detail {
 
@@ -140,11 +141,6 @@ struct inner_reduction_adjoint {
   void* results = nullptr;       ///< max/min: the array<node value, N> holding the result
   std::array<index_t, std::size_t(max_dims)> at{};  ///< where the space's origin is in them
 };
-template <class T>
-inline constexpr bool is_inner_reduction_adjoint_v = false;
-template <class Red, int D, class Lo, class Hi, class Body, class S>
-inline constexpr bool
-    is_inner_reduction_adjoint_v<inner_reduction_adjoint<Red, D, Lo, Hi, Body, S>> = true;
 
 template <class B>
 constexpr bool constant_bound() {
@@ -397,18 +393,12 @@ template <class St>
 struct ties_count {
   St st;
 };
-template <class T>
-inline constexpr bool is_ties_count_v = false;
-template <class St>
-inline constexpr bool is_ties_count_v<ties_count<St>> = true;
 
-/// Contributions with the forward array their statement writes noted on its inner reductions.
+/// Contributions with the forward array their statement writes noted where their kind takes
+/// it (an inner reduction's: adjoint_kinds/).
 template <class... C>
 std::tuple<C...> with_origin(std::tuple<C...> t, const void* origin) {
-  auto note = [origin](auto& c) {
-    if constexpr (is_inner_reduction_adjoint_v<std::remove_cvref_t<decltype(c)>>) c.origin = origin;
-  };
-  std::apply([&](auto&... c) { (note(c), ...); }, t);
+  std::apply([&](auto&... c) { (adjoint_kind<C>::note_origin(c, origin), ...); }, t);
   return t;
 }
 

@@ -2,7 +2,7 @@
 /// \file map_model.hpp
 /// The program entry of a map type: map_interface (map_interface.hpp) implemented once per
 /// map type, from what the type decides -- its access events and constraints
-/// (schedule/constraints.hpp), its plan and kernels (comm/map_plan.hpp), its operations per
+/// (schedule/constraints.hpp), its plan and kernels (runtime/map_plan.hpp), its operations per
 /// point (expr/operation_count.hpp) and its derivative maps (autodiff/map_derivative.hpp). The
 /// virtual calls are per map and per phase, never per point.
 ///
@@ -19,7 +19,7 @@
 
 #include "../autodiff/differentiability.hpp"
 #include "../autodiff/map_derivative.hpp"
-#include "../comm/map_plan.hpp"
+#include "../runtime/map_plan.hpp"
 #include "../exec/run.hpp"
 #include "../expr/operation_count.hpp"
 #include "../schedule/constraints.hpp"

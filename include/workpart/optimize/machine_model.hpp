@@ -2,7 +2,7 @@
 /// \file machine_model.hpp
 /// The machine the optimizer prices schedules for: an arithmetic rate per rank and an
 /// alpha-beta network (a message costs alpha seconds plus beta seconds per byte).
-/// No MPI here; `calibrate` (comm/calibrate.hpp) measures the three on the running
+/// No MPI here; `calibrate` (calibrate.hpp) measures the three on the running
 /// machine.
 
 namespace workpart {
@@ -13,7 +13,7 @@ struct machine_model {
   double flops = 1e10;  ///< arithmetic operations per second on one rank
   double alpha = 2e-6;  ///< seconds per message
   double beta = 1e-9;   ///< seconds per byte
-  /// Measures flops, alpha and beta on the ranks of `ctx` (comm/calibrate.hpp); every
+  /// Measures flops, alpha and beta on the ranks of `ctx` (calibrate.hpp); every
   /// rank returns the same model.
   static machine_model calibrate(const context& ctx);
 

@@ -131,8 +131,8 @@ inline paper_plan paper_of(const map_solution& ms) {
 template <int N, class... S>
 map_solution solve_map_on_paper(const map_t<N, S...>& m, const grid_shape& g, int nranks) {
   m.require_valid();
-  check_grid(m.name(), g, N, nranks);
-  map_constraints cons = extract_constraints(m, g, nranks);
+  map_constraints cons = checked_constraints(m.name(), N, g, nranks,
+                                             [&] { return extract_constraints(m, g, nranks); });
   const std::vector<char> gen = generated_flags(cons);
   map_solution s = solve_map(m.name(), N, std::move(cons), g, nranks, gen);
   s.space = m.iteration_space().str();
@@ -141,8 +141,8 @@ map_solution solve_map_on_paper(const map_t<N, S...>& m, const grid_shape& g, in
 /// The same for a program's map, through its entry.
 inline map_solution solve_map_on_paper(const map_interface& m, const grid_shape& g, int nranks) {
   m.require_valid();
-  check_grid(m.name(), g, m.rank(), nranks);
-  map_constraints cons = m.constraints(g, nranks);
+  map_constraints cons =
+      checked_constraints(m.name(), m.rank(), g, nranks, [&] { return m.constraints(g, nranks); });
   const std::vector<char> gen = generated_flags(cons);
   map_solution s = solve_map(m.name(), m.rank(), std::move(cons), g, nranks, gen);
   s.space = m.space_text();

@@ -276,7 +276,8 @@ struct program_pricer {
       // writes that overlap, a box too big for an MPI count) is no candidate
       map_solution ms;
       try {
-        map_constraints cons = m.constraints(g, nranks);
+        map_constraints cons =
+            checked_constraints(m.name, N, g, nranks, [&] { return m.constraints(g, nranks); });
         const std::vector<char> generated = generated_flags(cons);  // priced as generated in place
         ms = solve_map(m.name, N, std::move(cons), g, nranks, generated);
       } catch (const plan_error& e) {

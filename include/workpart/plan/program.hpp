@@ -1,7 +1,7 @@
 #pragma once
 /// \file program.hpp
 /// `solve_program`: what a program of several maps moves between its maps, decided with no
-/// MPI and no templates, for any number of ranks. The program plan (comm/program_plan.hpp)
+/// MPI and no templates, for any number of ranks. The program plan (runtime/program_plan.hpp)
 /// runs what this decides; the optimizer's cost model (optimize/cost_model.hpp) and
 /// `wp::plan_on_paper` price it.
 ///

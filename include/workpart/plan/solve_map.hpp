@@ -3,7 +3,7 @@
 /// One map on one grid for any number of ranks, solved without MPI: every check that can
 /// fail (validate.hpp), then each array's boxes, groups and collectives (solve_array.hpp).
 /// The optimizer's cost model and `wp::plan_on_paper` solve maps through this; a map's plan
-/// (comm/map_plan.hpp) makes the same calls on its communicator's size.
+/// (runtime/map_plan.hpp) makes the same calls on its communicator's size.
 
 #include <algorithm>
 #include <string>
@@ -47,14 +47,26 @@ inline std::vector<char> generated_flags(const map_constraints& cons) {
   return g;
 }
 
-/// Solves the constraints of map `name` (space rank N) on grid g: validate() raises what
-/// distribute() would raise for that grid and size; `generated` (per array, may be empty):
-/// which arrays every rank generates from init() in place. The grid itself is checked before
-/// the constraints are extracted (check_grid).
+/// The planning sequence of map `name` (space rank N) on grid g for `nranks` ranks, up to its
+/// arrays, written once for every plan of a map -- a distributed plan on its communicator
+/// (runtime/map_plan.hpp), plans on paper and the cost model on any size: the grid checked
+/// (check_grid), the constraints made (`extract()`: from the map's type or its program
+/// entry), then every check that can fail (validate), so each raises what distribute() would.
+template <class Extract>
+map_constraints checked_constraints(const std::string& name, int N, const grid_shape& g, int nranks,
+                                    Extract&& extract) {
+  check_grid(name, g, N, nranks);
+  map_constraints cons = extract();
+  validate(name, cons, g, nranks);
+  return cons;
+}
+
+/// Solves constraints made by checked_constraints on grid g: each array's boxes, groups and
+/// collectives; `generated` (per array, may be empty): which arrays every rank generates from
+/// init() in place.
 inline map_solution solve_map(const std::string& name, int N, map_constraints cons,
                               const grid_shape& g, int nranks,
                               const std::vector<char>& generated = {}) {
-  validate(name, cons, g, nranks);
   map_solution s;
   s.name = name;
   s.grid = g;

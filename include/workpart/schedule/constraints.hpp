@@ -24,7 +24,7 @@
 namespace workpart::detail {
 
 /// An inner range whose bounds read data, as root found it over one rank's block
-/// (comm/inspect.hpp): it runs inside [lo, hi) (nowhere when hi <= lo). An unknown one
+/// (runtime/inspect.hpp): it runs inside [lo, hi) (nowhere when hi <= lo). An unknown one
 /// leaves the accesses under it whole axes.
 struct inspected_range {
   bool known = false;

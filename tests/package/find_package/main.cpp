@@ -5,6 +5,13 @@
 #if defined(WORKPART_PACKAGE_NN)
 #include <workpart/nn.hpp>
 #endif
+// OpenMP is opt-in (workpart::openmp): the other targets leave this file's flags alone.
+#if defined(WORKPART_PACKAGE_NO_OPENMP) && defined(_OPENMP)
+#error "workpart::workpart or workpart::compiled compiled a consumer's file with OpenMP"
+#endif
+#if defined(WORKPART_PACKAGE_OPENMP) && !defined(_OPENMP)
+#error "workpart::openmp did not compile the consumer's file with OpenMP"
+#endif
 
 #include <cmath>
 #include <cstdint>

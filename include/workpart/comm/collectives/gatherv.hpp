@@ -1,7 +1,7 @@
 #pragma once
 /// \file gatherv.hpp
 /// Gatherv of contiguous boxes to root, for writes whose boxes overlap between ranks (root
-/// then combines them into its array itself: see comm/map_plan.hpp).
+/// then combines them into its array itself: see runtime/map_plan.hpp).
 
 #include <mpi.h>
 

@@ -15,7 +15,7 @@
 #include "../backend.hpp"
 #include "../combine.hpp"
 #include "../contraction.hpp"
-#include "../local.hpp"
+#include "../own_output.hpp"
 #include "context.hpp"
 
 namespace workpart::detail {

@@ -28,14 +28,15 @@
 
 #include "../exec/options.hpp"
 #include "../plan/picture.hpp"
-#include "agreement.hpp"
+#include "../comm/agreement.hpp"
 #include "array_buffers.hpp"
-#include "collectives/bcast.hpp"
-#include "collectives/gatherv.hpp"
-#include "collectives/reduce.hpp"
-#include "collectives/root_exchange.hpp"
+#include "../comm/collectives/bcast.hpp"
+#include "../comm/collectives/gatherv.hpp"
+#include "../comm/collectives/reduce.hpp"
+#include "../comm/collectives/root_exchange.hpp"
 #include "device_staging.hpp"
 #include "phase_scope.hpp"
+#include "profile.hpp"
 #include "inspect.hpp"
 #include "log.hpp"
 #include "../config.hpp"
@@ -233,8 +234,9 @@ class map_runtime {
   void scatter_arrays();
   /// This map's scatter figures, which the program's moves from root into its blocks add to.
   phase_stats& scatter_stats() { return stats_.scatter; }
-  /// The map on this rank's block (timed in its stats).
-  void run_block_timed();
+  /// The map on this rank's block (timed in its stats and in its profile's samples); when it
+  /// started and ended (MPI_Wtime).
+  std::pair<double, double> run_block_timed();
   /// One more execute() of the program (whether this block ran or an earlier map failed).
   void count_run() { ++stats_.runs; }
   /// Whether a failure of run_block() on some ranks must be agreed on right after it: the
@@ -245,6 +247,12 @@ class map_runtime {
   /// backend::cuda: the device context, which a program's maps share (one mirror per block).
   const std::shared_ptr<device_context>& device() const { return device_; }
   void share_device(std::shared_ptr<device_context> d) { device_ = std::move(d); }
+
+  /// This rank's seconds of the block in each recent execute(), for plan.profile().
+  const sample_window& block_samples() const { return block_samples_; }
+  /// Collective: the profile of this map's plan alone (its block in each execute(), the
+  /// execute() with its agreement, the last one's timeline); the modelled seconds left at 0.
+  plan_profile measured_profile() const;
 
   /// plan_batch: agree_generated() in two halves, for plans agreed together: this rank's votes
   /// per array, and the decision from the minima over the ranks (throws alike everywhere).
@@ -334,6 +342,9 @@ class map_runtime {
   /// run() of a root-only plan: root runs the map on its global arrays; every rank learns of
   /// a failure (a data-dependent subscript) as in execute().
   void run_in_place();
+  /// plan.profile()'s figures of an execute() (or in-place run()) of this plan alone: its
+  /// block from `start` to `block_end`, then its agreement until `end` (MPI_Wtime).
+  void note_execute(double start, double block_end, double end);
 
   // ---------- planning (no communication) ----------
 
@@ -472,8 +483,11 @@ class map_runtime {
   std::string failed_;           // the phase that failed last ("execute() failed"), until scatter
   live_flag live_;               // false in a moved-from plan
   bool allocated_ = false;
-  scratch_buffer scratch_;  // the gather's reduce onto this rank (reserved with the buffers)
-  bool scattered_ = false;  // execute() before any scatter() scatters first
+  scratch_buffer scratch_;       // the gather's reduce onto this rank (reserved with the buffers)
+  bool scattered_ = false;       // execute() before any scatter() scatters first
+  sample_window block_samples_;  // plan.profile(): the block's seconds per execute()
+  sample_window step_samples_;   // an execute()'s, its agreement included (alone)
+  std::vector<timeline_mark> marks_;  // the last execute() (alone): the block, the wait
 };
 
 }  // namespace workpart::detail

@@ -12,6 +12,7 @@
 
 #include "../exec/run.hpp"
 #include "../expr/map.hpp"
+#include "../plan/solve_map.hpp"
 #include "map_runtime.hpp"
 #include "plan_batch.hpp"
 
@@ -28,14 +29,14 @@ class map_plan : private detail::map_runtime {
   static constexpr int N = Map::rank;
 
  public:
-  /// inspect: root may evaluate data-dependent range bounds on its values (comm/inspect.hpp);
+  /// inspect: root may evaluate data-dependent range bounds on its values (runtime/inspect.hpp);
   /// a program's maps pass false (an earlier map may write what the bounds read). batch: a
   /// program's maps plan their blocks here and are agreed on and finished together
   /// (plan_batch::finish, which must follow before the plan is used).
   map_plan(const Map& m, const grid_shape& g, const boost::mpi::communicator& comm, options opt,
            bool inspect = true, detail::plan_batch* batch = nullptr)
       : map_runtime(m.name(), N, m.iteration_space().str(), g, comm), map_(m) {
-    const detail::log_clock clock;  // WORKPART_LOG=info (comm/log.hpp)
+    const detail::log_clock clock;  // WORKPART_LOG=info (runtime/log.hpp)
     std::uint64_t print = 0;
     const detail::failure f = detail::capture([&] {
       map_.require_valid();  // an out-of-bounds access or a race found when the map was built
@@ -43,10 +44,10 @@ class map_plan : private detail::map_runtime {
       // has no device system or this rank no device.
       if (opt.backend == workpart::backend::cuda)
         device_ = detail::make_device_context(name_, MPI_Comm(comm_));
-      detail::check_grid(name_, grid_, N, size_);
-      cons_ = detail::extract_constraints(map_, grid_, size_);
+      // (plan/solve_map.hpp: the grid, the constraints, every check that can fail)
+      cons_ = detail::checked_constraints(
+          name_, N, grid_, size_, [&] { return detail::extract_constraints(map_, grid_, size_); });
       block_ = cons_.blocks[std::size_t(rank_)];
-      detail::validate(name_, cons_, grid_, size_);  // every check that can fail
       check_alive();
       check_views_disjoint();
       const auto& sp = map_.iteration_space();
@@ -85,6 +86,13 @@ class map_plan : private detail::map_runtime {
   using map_runtime::to_json;
   using map_runtime::to_svg;
 
+  /// Collective: where execute() spends its time -- the map's block in each execute() (the
+  /// median over the executes so far, the slowest rank's) beside the seconds `model` gives it
+  /// (machine_model's defaults unless given), and the last execute()'s timeline on every
+  /// rank (profile.hpp; program_plan::profile()).
+  plan_profile profile() const;
+  plan_profile profile(const machine_model& model) const;
+
   /// The plan of `m` as the runtime a program's plan drives (entries/map_model.hpp).
   static std::unique_ptr<detail::map_runtime> make_runtime(const Map& m, const grid_shape& g,
                                                            const boost::mpi::communicator& comm,
@@ -121,7 +129,7 @@ class map_plan : private detail::map_runtime {
   }
 
   /// Root evaluates the bounds of inner ranges that read data over every rank's block and
-  /// broadcasts what it found; the boxes are then cut to it (comm/inspect.hpp).
+  /// broadcasts what it found; the boxes are then cut to it (runtime/inspect.hpp).
   void inspect_ranges() {
     const int ranges = detail::count_data_ranges(map_);
     if (ranges == 0) return;

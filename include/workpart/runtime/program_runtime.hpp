@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "../plan/program.hpp"
-#include "collectives/all_reduce.hpp"
-#include "collectives/exchange.hpp"
-#include "collectives/reduce_scatter.hpp"
+#include "../comm/collectives/all_reduce.hpp"
+#include "../comm/collectives/exchange.hpp"
+#include "../comm/collectives/reduce_scatter.hpp"
 #include "map_runtime.hpp"
 #include "phase_scope.hpp"
+#include "profile.hpp"
 #include "../config.hpp"
 
 namespace workpart::detail {
@@ -78,6 +79,10 @@ class program_runtime {
   std::string summary() const;
   /// Terminal block maps of the array in every map that uses it.
   std::string draw_array(const void* id, const std::string& name) const;
+
+  /// Collective: the program's profile (each map's block and each transfer in execute(), the
+  /// step, the last execute()'s timeline); the modelled seconds left at 0.
+  plan_profile measured_profile() const;
 
   /// A program plan never runs in place on root's arrays (its intermediates live on the ranks).
   bool runs_in_place() const { return false; }
@@ -149,6 +154,9 @@ class program_runtime {
 
   void gather_arrays(const std::vector<std::size_t>& which);
 
+  /// plan.profile()'s rows (their names, kinds and bytes) in the order execute() runs them.
+  void make_profile_rows();
+
   /// Root now holds array a: later scatters send root's values instead of init()'s.
   void note_gathered(std::size_t a);
 
@@ -217,6 +225,14 @@ class program_runtime {
   bool scattered_ = false, first_ = true, executed_ = false;
   std::shared_ptr<detail::device_context> device_;  // backend::cuda: the maps' one context
   detail::live_flag live_;
+  // plan.profile(): the rows, each map's and redistribution's row (-2: none; a redistribution
+  // stats() does not list, or a gather), each redistribution's seconds per execute(), the
+  // step's, and the last execute()'s intervals on this rank
+  std::vector<plan_profile::row> profile_rows_;
+  std::vector<int> profile_row_of_map_, profile_row_of_redist_;
+  std::vector<detail::sample_window> redist_samples_;
+  detail::sample_window step_samples_;
+  std::vector<detail::timeline_mark> marks_;
 };
 
 }  // namespace workpart::detail

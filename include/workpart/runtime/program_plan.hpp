@@ -16,6 +16,7 @@
 #include "../schedule/schedule.hpp"
 #include "map_runtime.hpp"
 #include "plan_batch.hpp"
+#include "profile.hpp"
 #include "program_runtime.hpp"
 #include "../config.hpp"
 
@@ -114,6 +115,13 @@ class program_plan : private detail::program_runtime {
   /// The number of maps.
   std::size_t map_count() const noexcept { return plans_.size(); }
 
+  /// Collective: where execute() spends its time -- per map and per transfer the median
+  /// seconds over the executes so far (the slowest rank's) beside the seconds `model` gives
+  /// them (machine_model's defaults unless given), and the last execute()'s timeline on
+  /// every rank. The same on every rank; `std::cout << p` prints the table on rank 0.
+  WORKPART_DECL plan_profile profile() const;
+  WORKPART_DECL plan_profile profile(const machine_model& model) const;
+
   /// This rank's block of an array, in the last map that writes it (or the first that reads
   /// it). Where that map's partial sums are combined, exactly the part that holds combined
   /// values: after a reduce-scatter the rank's own part, after a Reduce the whole box on the
@@ -140,7 +148,9 @@ class program_plan : private detail::program_runtime {
   std::vector<std::unique_ptr<detail::map_runtime>> plans_;  // [map]: its plan, on the heap
   // arrays the program made (wp::backward's gradients): alive while the plan is
   std::vector<std::shared_ptr<const void>> owned_;
-  bool single_ = false;  // a program of one map: that map's plan
+  bool single_ = false;            // a program of one map: that map's plan
+  program program_;                // what profile() prices (its maps' entries)
+  std::vector<grid_shape> grids_;  // [map]: its grid
 };
 
 }  // namespace workpart

@@ -26,7 +26,7 @@
 #include "../schedule/constraints.hpp"
 #include "../schedule/grid.hpp"
 #include "../schedule/tiling.hpp"
-#include "collectives/datatypes.hpp"
+#include "../comm/collectives/datatypes.hpp"
 #include "../plan/explain.hpp"
 #include "../plan/solve_array.hpp"
 #include "../plan/validate.hpp"

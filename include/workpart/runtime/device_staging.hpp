@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "../exec/device/executor.hpp"
-#include "collectives/exchange.hpp"
+#include "../comm/collectives/exchange.hpp"
 #include "array_buffers.hpp"
 
 #if __has_include(<mpi-ext.h>)

@@ -6,7 +6,7 @@
 
 #include <mpi.h>
 
-#include "collectives/datatypes.hpp"
+#include "../comm/collectives/datatypes.hpp"
 #include "device_staging.hpp"
 #include "stats.hpp"
 

@@ -44,7 +44,7 @@ int count_data_ranges(const map_t<N, S...>& m) {
 /// an indirect subscript (checked element by element) or an inner range whose bounds read
 /// data. A map with neither reads only where its plan proved in bounds: its run fails on a
 /// rank only by running out of memory, which a program's execute() agrees on once, at its end
-/// or at the next map that reads data (comm/impl/program_runtime.ipp), not map by map.
+/// or at the next map that reads data (runtime/impl/program_runtime.ipp), not map by map.
 struct data_read_finder {
   bool found = false;
   template <class A>

@@ -4,7 +4,9 @@
 /// multiply-add loop over an array larger than cache lines but small enough to stay in L2),
 /// and alpha and beta from ping-pongs between ranks 0 and 1 (1 byte and 4 MiB, the medians
 /// of several). Rank 0's figures are broadcast: every rank returns the same model. On one
-/// rank alpha and beta keep machine_model's defaults.
+/// rank alpha and beta keep machine_model's defaults. At the top, beside distribute.hpp: it
+/// joins comm/ (it measures over MPI) and optimize/ (whose model it fills), which know
+/// nothing of each other.
 
 #include <mpi.h>
 
@@ -12,8 +14,8 @@
 #include <boost/mpi/collectives/broadcast.hpp>
 #include <vector>
 
-#include "context.hpp"
-#include "../optimize/machine_model.hpp"
+#include "comm/context.hpp"
+#include "optimize/machine_model.hpp"
 
 namespace workpart {
 
@@ -60,7 +62,7 @@ inline machine_model machine_model::calibrate(const context& ctx) {
     m.beta = std::max(1e-13, (big - small) / big_bytes);
   }
   double v[3] = {m.flops, m.alpha, m.beta};
-  MPI_Bcast(v, 3, MPI_DOUBLE, 0, comm);
+  boost::mpi::broadcast(comm, v, 3, 0);
   m.flops = v[0];
   m.alpha = v[1];
   m.beta = v[2];

@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "agreement.hpp"
+#include "../comm/agreement.hpp"
 #include "map_runtime.hpp"
 #include "../config.hpp"
 

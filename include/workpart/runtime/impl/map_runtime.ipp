@@ -118,7 +118,7 @@ WORKPART_DECL void map_runtime::refresh_generated() {
 }
 
 WORKPART_DECL void map_runtime::scatter_agreed() {
-  std::optional<log_scope> log;  // WORKPART_LOG=info (comm/log.hpp)
+  std::optional<log_scope> log;  // WORKPART_LOG=info (runtime/log.hpp)
   if (log_on()) log.emplace(rank_, "map '" + name_ + "': scatter (rank 0)");
   const phase_scope ps(stats_.scatter);  // (blocks_to_host counts its device copies itself)
   // Until this scatter completes the ranks' buffers hold nothing to gather.
@@ -147,6 +147,7 @@ WORKPART_DECL void map_runtime::scatter_agreed() {
 
 WORKPART_DECL void map_runtime::run_in_place() {
   failure f;
+  const double t0 = MPI_Wtime();
   {
     const phase_scope ps(stats_.execute);
     if (rank_ == 0)
@@ -156,11 +157,19 @@ WORKPART_DECL void map_runtime::run_in_place() {
         run_on_root();
       });
   }
+  const double t1 = MPI_Wtime();
   // Root's arrays are ahead of the buffers even after a failure: what the statements wrote
   // before it stays written, as with wp::run (the distributed path leaves root untouched).
   buffers_behind_ = true;
   ++stats_.runs;
   with_comm_errors([&] { agree(comm_, f, 0, name_rank::always); });
+  note_execute(t0, t1, MPI_Wtime());
+}
+
+WORKPART_DECL void map_runtime::note_execute(double start, double block_end, double end) {
+  block_samples_.add(block_end - start);
+  step_samples_.add(end - start);
+  marks_ = {{0, 0.0, block_end - start}, {-1, block_end - start, end - start}};
 }
 
 WORKPART_DECL void map_runtime::execute() {
@@ -172,16 +181,19 @@ WORKPART_DECL void map_runtime::execute() {
   std::optional<log_scope> log;
   if (log_on()) log.emplace(rank_, "map '" + name_ + "': execute (rank 0's block)");
   failure f;
+  const double t0 = MPI_Wtime();
   {
     const phase_scope ps(stats_.execute);  // (run_block counts its device copies itself)
     f = capture([&] { run_block(); });
   }
+  const double t1 = MPI_Wtime();
   ++stats_.runs;
   // A failure (on any rank) leaves partial results in the blocks: nothing to gather, and
   // the next execute() starts from root's values again.
   failed_ = "execute() failed";
   scattered_ = false;
   with_comm_errors([&] { agree(comm_, f, 0, name_rank::always); });
+  note_execute(t0, t1, MPI_Wtime());
   failed_.clear();
   scattered_ = true;
   for (const auto& ap : arrays_)
@@ -628,9 +640,27 @@ WORKPART_DECL void map_runtime::scatter_arrays() {
   }
 }
 
-WORKPART_DECL void map_runtime::run_block_timed() {
-  const phase_scope ps(stats_.execute);  // (run_block: the device copies)
-  run_block();
+WORKPART_DECL std::pair<double, double> map_runtime::run_block_timed() {
+  const double t0 = MPI_Wtime();
+  {
+    const phase_scope ps(stats_.execute);  // (run_block: the device copies)
+    run_block();
+  }
+  const double t1 = MPI_Wtime();
+  block_samples_.add(t1 - t0);
+  return {t0, t1};
+}
+
+WORKPART_DECL plan_profile map_runtime::measured_profile() const {
+  require_live("profile");
+  plan_profile::row r;
+  r.kind = "map";
+  r.name = name_;
+  r.grid = grid_.str();
+  r.map = 0;
+  r.executes = block_samples_.size();
+  r.measured = block_samples_.median();
+  return collect_profile(comm_, {r}, step_samples_, marks_);
 }
 
 WORKPART_DECL void map_runtime::gather_slot(array_buffers& ap, phase_stats& phase) {

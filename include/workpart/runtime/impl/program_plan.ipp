@@ -54,8 +54,9 @@ WORKPART_DECL std::vector<grid_shape> schedule_grids(const std::vector<std::stri
 
 WORKPART_DECL program_plan::program_plan(const program& p, const schedule& s,
                                          const boost::mpi::communicator& comm, options opt)
-    : program_runtime(comm), owned_(p.owned_arrays()), single_(p.size() == 1) {
+    : program_runtime(comm), owned_(p.owned_arrays()), single_(p.size() == 1), program_(p) {
   const std::vector<grid_shape> grids = detail::schedule_grids(p, s, comm);
+  grids_ = grids;
   const detail::log_clock clock;  // (the maps' plans log their own times)
   if (single_) {                  // a program of one map is that map's plan (collective)
     plans_.push_back(p.map(0).plan(grids[0], comm, opt, true));

@@ -10,7 +10,7 @@ namespace workpart::detail {
 
 WORKPART_DECL void program_runtime::scatter() {
   require_live("scatter");
-  std::optional<detail::log_scope> log;  // WORKPART_LOG=info (comm/log.hpp)
+  std::optional<detail::log_scope> log;  // WORKPART_LOG=info (runtime/log.hpp)
   if (detail::log_on()) log.emplace(rank_, "program: scatter of root's inputs (rank 0)");
   const detail::phase_scope ps(stats_.scatter);  // (blocks_to_host counts device copies)
   detail::with_comm_errors([&] {
@@ -62,12 +62,23 @@ WORKPART_DECL void program_runtime::execute() {
   // A rank that failed runs no more maps but takes part in every redistribution, so no rank
   // waits in a collective another skipped; every rank then raises the earliest failure.
   detail::failure pending;
+  // plan.profile(): each transfer's seconds in this execute() (its figures' growth), and the
+  // intervals of this execute() from its start (one clock read per map and transfer)
+  const double origin = MPI_Wtime();
+  std::vector<double> before(rstats_.size());
+  for (std::size_t x = 0; x < rstats_.size(); ++x) before[x] = rstats_[x].measured.seconds;
+  marks_.clear();
+  auto mark = [&](int row, double t0) {
+    if (row >= 0 || row == -1) marks_.push_back({row, t0 - origin, MPI_Wtime() - origin});
+  };
   for_each_plan([&](int m, detail::map_runtime& mp) {
     detail::with_comm_errors([&] {
       for (std::size_t x : sol_.into(m)) {
         std::optional<detail::log_scope> l;
         if (log && sol_.shown(sol_.redists()[x])) l.emplace(rank_, run_no + redist_name(x));
+        const double t0 = MPI_Wtime();
         move_into(x);
+        mark(profile_row_of_redist_[x], t0);
       }
       refill_identity(m);
     });
@@ -78,21 +89,37 @@ WORKPART_DECL void program_runtime::execute() {
         const auto& inject = detail::injected_run_failure_for_tests();
         if (inject.rank == rank_ && inject.map == mp.name())
           throw error("map '" + mp.name() + "': injected failure (tests)");
-        mp.run_block_timed();
+        const auto [t0, t1] = mp.run_block_timed();
+        marks_.push_back({profile_row_of_map_[std::size_t(m)], t0 - origin, t1 - origin});
       });
       pending.when = std::uint32_t(m);
     }
     mp.count_run();
     detail::with_comm_errors([&] {
-      if (mp.agree_after_run()) detail::agree(comm_, pending, 0, detail::name_rank::always);
+      if (mp.agree_after_run()) {
+        const double t0 = MPI_Wtime();
+        detail::agree(comm_, pending, 0, detail::name_rank::always);
+        mark(-1, t0);
+      }
       for (std::size_t c : sol_.combines_after(m)) {
         std::optional<detail::log_scope> l;
-        if (log) l.emplace(rank_, run_no + redist_name(sol_.combines()[c].entry));
+        const std::size_t x = sol_.combines()[c].entry;
+        if (log) l.emplace(rank_, run_no + redist_name(x));
+        const double t0 = MPI_Wtime();
         combine_partials(c);
+        mark(profile_row_of_redist_[x], t0);
       }
     });
   });
-  detail::with_comm_errors([&] { detail::agree(comm_, pending, 0, detail::name_rank::always); });
+  detail::with_comm_errors([&] {
+    const double t0 = MPI_Wtime();
+    detail::agree(comm_, pending, 0, detail::name_rank::always);
+    mark(-1, t0);
+  });
+  step_samples_.add(MPI_Wtime() - origin);
+  for (std::size_t x = 0; x < rstats_.size(); ++x)
+    if (profile_row_of_redist_[x] >= 0)
+      redist_samples_[x].add(rstats_[x].measured.seconds - before[x]);
   failed_.clear();
   scattered_ = true;
   first_ = false;
@@ -490,6 +517,57 @@ WORKPART_DECL void program_runtime::init(std::vector<map_runtime*> runtimes,
                          ? sol_.group_parts(c.array, c.map, rank_)
                          : std::vector<detail::box>{});
   apply_program_steps();
+  make_profile_rows();
+}
+
+WORKPART_DECL void program_runtime::make_profile_rows() {
+  // the rows in the order execute() runs them: what moves into a map, the map, its combines
+  std::vector<int> shown(sol_.redists().size(), -1);  // [x]: its place in stats()'s list
+  int n = 0;
+  for (std::size_t x = 0; x < sol_.redists().size(); ++x)
+    if (sol_.shown(sol_.redists()[x])) shown[x] = n++;
+  profile_row_of_redist_.assign(sol_.redists().size(), -2);
+  profile_row_of_map_.assign(runtimes_.size(), -2);
+  redist_samples_.assign(sol_.redists().size(), {});
+  profile_rows_.clear();
+  auto transfer = [&](std::size_t x) {
+    const auto& r = sol_.redists()[x];
+    if (shown[x] < 0 || r.gather) return;
+    profile_row_of_redist_[x] = int(profile_rows_.size());
+    plan_profile::row row;
+    row.kind = r.kind;
+    row.name = sol_.arrays()[r.array].name + ": " + r.from + " -> " + r.to;
+    row.transfer = shown[x];
+    for (int k = 0; k < size_; ++k) row.bytes += sol_.redist_bytes(x, k, false, false);
+    profile_rows_.push_back(std::move(row));
+  };
+  for_each_plan([&](int m, const map_runtime& mp) {
+    for (std::size_t x : sol_.into(m)) transfer(x);
+    profile_row_of_map_[std::size_t(m)] = int(profile_rows_.size());
+    plan_profile::row row;
+    row.kind = "map";
+    row.name = mp.name();
+    row.grid = mp.grid().str();
+    row.map = m;
+    profile_rows_.push_back(std::move(row));
+    for (std::size_t c : sol_.combines_after(m)) transfer(sol_.combines()[c].entry);
+  });
+}
+
+WORKPART_DECL plan_profile program_runtime::measured_profile() const {
+  std::vector<plan_profile::row> rows = profile_rows_;
+  for_each_plan([&](int m, const map_runtime& mp) {
+    auto& r = rows[std::size_t(profile_row_of_map_[std::size_t(m)])];
+    r.executes = mp.block_samples().size();
+    r.measured = mp.block_samples().median();
+  });
+  for (std::size_t x = 0; x < redist_samples_.size(); ++x)
+    if (profile_row_of_redist_[x] >= 0) {
+      auto& r = rows[std::size_t(profile_row_of_redist_[x])];
+      r.executes = redist_samples_[x].size();
+      r.measured = redist_samples_[x].median();
+    }
+  return detail::collect_profile(comm_, std::move(rows), step_samples_, marks_);
 }
 
 WORKPART_DECL void program_runtime::move_pieces(std::size_t x, bool first,
