@@ -78,14 +78,19 @@ class sample_window {
     else
       v_[next_] = seconds;
     next_ = (next_ + 1) % std::size_t(plan_profile::sample_capacity);
+    ++added_;
   }
+  /// Samples held: the most recent sample_capacity at most.
   int size() const { return int(v_.size()); }
+  /// Samples ever added (the executes so far, for the step's window).
+  int added() const { return added_; }
   /// The median (the mean of the middle two of an even count); 0 when empty.
   WORKPART_DECL double median() const;
 
  private:
   std::vector<double> v_;
   std::size_t next_ = 0;
+  int added_ = 0;
 };
 
 /// One interval of an execute() on this rank: `row` as plan_profile::event's.

@@ -35,7 +35,7 @@ WORKPART_DECL plan_profile collect_profile(const boost::mpi::communicator& comm,
   plan_profile p;
   p.ranks = comm.size();
   p.rank = comm.rank();
-  p.executes = steps.size();
+  p.executes = steps.added();
   // each row's median and the step's: the slowest rank's (one all_reduce)
   std::vector<double> mine, most(rows.size() + 1);
   for (const auto& r : rows) mine.push_back(r.measured);
