@@ -2,11 +2,10 @@
 /// \file profile.ipp
 /// program_plan::profile() and the profile's modelled seconds: included by profile.hpp
 /// (header-only, the default), or compiled once into workpart::compiled
-/// (WORKPART_SEPARATE_COMPILATION; see config.hpp).
+/// (WORKPART_SEPARATE_COMPILATION; see config.hpp), after profile.hpp in both (src/workpart.cpp
+/// includes workpart.hpp first), so the folder is not included back from impl/.
 
 #include <cstdio>
-
-#include "../profile.hpp"
 
 namespace workpart {
 
