@@ -2,8 +2,9 @@
 /// \file log.hpp
 /// The opt-in progress log: with WORKPART_LOG=info in the environment, rank 0 writes one line
 /// to stderr per plan built (how long planning took) and, per execute(), one per map run and
-/// per redistribution (the seconds rank 0 spent in it). Off by default: nothing is timed or
-/// printed.
+/// per redistribution (the seconds rank 0 spent in it), and at each gather() after executes
+/// the plan's measured profile (runtime/profile.hpp; root's variable, agreed with the plan,
+/// decides for every rank, since the profile is collective). Off by default: nothing printed.
 
 #include <chrono>
 #include <cstdio>

@@ -255,9 +255,13 @@ class map_runtime {
   plan_profile measured_profile() const;
 
   /// plan_batch: agree_generated() in two halves, for plans agreed together: this rank's votes
-  /// per array, and the decision from the minima over the ranks (throws alike everywhere).
+  /// per array (and root's WORKPART_LOG, last), and the decision from the minima over the
+  /// ranks (throws alike everywhere).
   std::vector<int> generated_votes() const;
-  void set_generated_from(const int* minima) { generated_ = generated_from(minima); }
+  void set_generated_from(const int* minima);
+  /// Whether gather() logs the profile (WORKPART_LOG=info on root, agreed by every rank with
+  /// the plan, so that the collective profile is never asked of some ranks only).
+  bool logs_profile() const { return log_profile_; }
   /// The message of ranks that planned this map differently (root's, raised everywhere).
   std::string mismatch_text() const;
   /// finish_plan() with the group communicators of the batch's maps shared (split()).
@@ -352,7 +356,8 @@ class map_runtime {
   /// of the array), 0 when root's values are sent. Root decides; one Allreduce tells every rank
   /// alike, and also whether every rank holds the generator, so that an init() called on some
   /// ranks only is an error on all of them before any data moves.
-  std::vector<char> agree_generated() const;
+  std::vector<char> agree_generated() const { return generated_from(agreed_votes().data()); }
+  std::vector<int> agreed_votes() const;
   std::vector<char> generated_from(const int* minima) const;
 
   void build_arrays() {
@@ -485,6 +490,7 @@ class map_runtime {
   bool allocated_ = false;
   scratch_buffer scratch_;       // the gather's reduce onto this rank (reserved with the buffers)
   bool scattered_ = false;       // execute() before any scatter() scatters first
+  bool log_profile_ = false;     // gather() logs the profile (set_generated_from)
   sample_window block_samples_;  // plan.profile(): the block's seconds per execute()
   sample_window step_samples_;   // an execute()'s, its agreement included (alone)
   std::vector<timeline_mark> marks_;  // the last execute() (alone): the block, the wait

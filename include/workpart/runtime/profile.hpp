@@ -107,6 +107,10 @@ WORKPART_DECL plan_profile collect_profile(const boost::mpi::communicator& comm,
                                            const sample_window& steps,
                                            const std::vector<timeline_mark>& marks);
 
+/// WORKPART_LOG=info: the measured profile's table in the log (rank 0; no modelled column:
+/// the model is above the runtime), each line prefixed as the log's.
+WORKPART_DECL void log_profile(const plan_profile& p);
+
 }  // namespace detail
 }  // namespace workpart
 

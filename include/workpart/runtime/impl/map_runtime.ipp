@@ -222,6 +222,9 @@ WORKPART_DECL void map_runtime::gather_these(const std::vector<array_buffers*>& 
     for (array_buffers* ap : which)
       if (ap->use.written) gather_writes(*ap);
   });
+  log.reset();
+  // WORKPART_LOG=info: where the executes' time went (collective; every rank agreed on it)
+  if (log_profile_ && step_samples_.added() > 0) detail::log_profile(measured_profile());
 }
 
 WORKPART_DECL bool map_runtime::ready_to_gather() const {
@@ -240,12 +243,16 @@ WORKPART_DECL bool map_runtime::ready_to_gather() const {
 // destroyed array is the same plan_error everywhere, not a use after free.
 constexpr int generated_votes_per_array = 5;
 
-WORKPART_DECL std::vector<char> map_runtime::agree_generated() const {
+WORKPART_DECL std::vector<int> map_runtime::agreed_votes() const {
   std::vector<int> mine = generated_votes(), all(mine.size());
-  if (!mine.empty())
-    boost::mpi::all_reduce(comm_, mine.data(), int(mine.size()), all.data(),
-                           boost::mpi::minimum<int>());
-  return generated_from(all.data());
+  boost::mpi::all_reduce(comm_, mine.data(), int(mine.size()), all.data(),
+                         boost::mpi::minimum<int>());
+  return all;
+}
+
+WORKPART_DECL void map_runtime::set_generated_from(const int* minima) {
+  generated_ = generated_from(minima);
+  log_profile_ = minima[generated_votes_per_array * cons_.arrays.size()] != 0;
 }
 
 WORKPART_DECL std::vector<int> map_runtime::generated_votes() const {
@@ -265,6 +272,7 @@ WORKPART_DECL std::vector<int> map_runtime::generated_votes() const {
     mine[K * u + 3] = holds || rank_ == 0 ? -calls : none;
     mine[K * u + 4] = alive;
   }
+  mine.push_back(rank_ == 0 ? int(log_on()) : 1);  // root's WORKPART_LOG decides
   return mine;
 }
 
@@ -350,7 +358,7 @@ WORKPART_DECL std::string map_runtime::mismatch_text() const {
 WORKPART_DECL void map_runtime::agree_and_finish(const failure& f, std::uint64_t print) {
   with_comm_errors([&] {
     agree(comm_, f, print, name_rank::when_partial, mismatch_text());
-    generated_ = agree_generated();
+    set_generated_from(agreed_votes().data());
   });
 }
 

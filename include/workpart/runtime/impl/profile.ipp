@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "../../core/json_text.hpp"
+#include "../log.hpp"
 #include "../profile.hpp"
 
 namespace workpart {
@@ -107,8 +108,13 @@ WORKPART_DECL std::string plan_profile::str() const {
   };
   add_line("kind", "name", "grid", "measured", "modelled", "ratio");
   // measured over modelled, three significant digits whatever its size
-  auto ratio = [](double m, double d) {
-    if (d <= 0) return std::string("-");
+  // (a profile without a model, as the log prints it: no modelled column)
+  const bool modelled = !model.empty();
+  auto model_seconds = [&](double d) {
+    return modelled ? detail::profile_seconds(d) : std::string("-");
+  };
+  auto ratio = [&](double m, double d) {
+    if (d <= 0 || !modelled) return std::string("-");
     char b[32];
     std::snprintf(b, sizeof b, "%.3g", m / d);
     return std::string(b);
@@ -121,14 +127,14 @@ WORKPART_DECL std::string plan_profile::str() const {
       quiet_seconds += r.measured;
       continue;
     }
-    add_line(r.kind, r.name, r.grid, detail::profile_seconds(r.measured),
-             detail::profile_seconds(r.modelled), ratio(r.measured, r.modelled));
+    add_line(r.kind, r.name, r.grid, detail::profile_seconds(r.measured), model_seconds(r.modelled),
+             ratio(r.measured, r.modelled));
   }
   if (quiet > 0)
     add_line("none", std::to_string(quiet) + " transfers moving nothing", "",
-             detail::profile_seconds(quiet_seconds), detail::profile_seconds(0), "-");
+             detail::profile_seconds(quiet_seconds), model_seconds(0), "-");
   add_line("step", "execute(), waits included", "", detail::profile_seconds(step_measured),
-           detail::profile_seconds(step_modelled), ratio(step_measured, step_modelled));
+           model_seconds(step_modelled), ratio(step_measured, step_modelled));
   return s;
 }
 
@@ -232,6 +238,19 @@ WORKPART_DECL std::string plan_profile::to_svg() const {
   }
   return s + "</svg>\n";
 }
+
+namespace detail {
+WORKPART_DECL void log_profile(const plan_profile& p) {
+  if (p.rank != 0) return;
+  const std::string t = p.str();
+  std::size_t from = 0;
+  while (from < t.size()) {
+    const std::size_t to = std::min(t.find('\n', from), t.size());
+    log_line(0, t.substr(from, to - from));
+    from = to + 1;
+  }
+}
+}  // namespace detail
 
 WORKPART_DECL std::ostream& operator<<(std::ostream& os, const plan_profile& p) {
   if (p.rank == 0) os << p.str();

@@ -445,6 +445,11 @@ WORKPART_DECL void program_runtime::gather_arrays(const std::vector<std::size_t>
       note_gathered(a);
     }
   });
+  log.reset();
+  // WORKPART_LOG=info: where the executes' time went (collective; the maps' plans agreed on
+  // root's WORKPART_LOG, so every rank asks for it or none)
+  if (!runtimes_.empty() && runtimes_.front()->logs_profile() && step_samples_.added() > 0)
+    detail::log_profile(measured_profile());
 }
 
 WORKPART_DECL void program_runtime::note_gathered(std::size_t a) {
