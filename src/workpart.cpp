@@ -35,6 +35,7 @@
 #include <workpart/plan/impl/validate.ipp>
 #include <workpart/entries/impl/backward.ipp>
 #include <workpart/impl/distribute_automatic.ipp>
+#include <workpart/impl/calibrate.ipp>
 #include <workpart/impl/profile.ipp>
 #include <workpart/optimize/impl/optimize.ipp>
 #include <workpart/schedule/impl/constraints.ipp>

@@ -2,8 +2,9 @@
 //
 //   workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]
 //                     [--max-inflated BYTES]
-//   workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]
-//                     [--use-all-ranks] [--powers-of-two] [--max-split-dims K] [--threads N]
+//   workpart-optimize --program FILE.json --nprocs P [--machine FILE.json] [--flops F]
+//                     [--alpha A] [--beta B] [--use-all-ranks] [--powers-of-two] [--max-split-dims
+//                     K] [--threads N]
 //                     [--tie-backward] [--tie-blocks STEM]... [--replicas] [--repeat STEM=N]...
 //                     [--time-budget S]
 //                     [--no-runner-ups]
@@ -20,6 +21,7 @@
 // Needs no MPI: it includes the optimize headers only (no Boost.MPI, no MPI library).
 
 #include <workpart/optimize/optimize.hpp>
+#include <workpart/io/machine_file.hpp>
 #include <workpart/io/program_reader.hpp>
 #include <workpart/optimize/repeat_blocks.hpp>
 #include <workpart/optimize/search.hpp>
@@ -44,7 +46,8 @@ namespace {
 constexpr const char* usage_text =
     "usage: workpart-optimize --tables FILE.json[.gz] [--time-budget SECONDS] [--no-runner-ups]\n"
     "                         [--max-inflated BYTES]\n"
-    "       workpart-optimize --program FILE.json --nprocs P [--flops F] [--alpha A] [--beta B]\n"
+    "       workpart-optimize --program FILE.json --nprocs P [--machine FILE.json] [--flops F]\n"
+    "                         [--alpha A] [--beta B]\n"
     "                         [--use-all-ranks] [--powers-of-two] [--max-split-dims K]\n"
     "                         [--threads N] [--tie-backward] [--tie-blocks STEM]... [--replicas]\n"
     "                         [--repeat STEM=N]... [--time-budget S] [--no-runner-ups]\n"
@@ -53,6 +56,8 @@ constexpr const char* usage_text =
     "                       flops_per_point and accesses; see program_reader.hpp), priced\n"
     "                       under workpart's cost model for --nprocs ranks\n"
     "  --nprocs P           ranks to plan for (with --program)\n"
+    "  --machine FILE       the machine model (JSON, as workpart-calibrate writes it); flags\n"
+    "                       after it change its fields\n"
     "  --flops F            arithmetic operations per second per rank (default 1e10)\n"
     "  --alpha A            seconds per message (default 2e-6)\n"
     "  --beta B             seconds per byte (default 1e-9)\n"
@@ -147,11 +152,8 @@ int optimize_program(const std::string& path, long nprocs, const wp::machine_mod
   }
   std::size_t accesses = 0;
   for (const auto& m : p.maps) accesses += m.accesses.size();
-  std::printf(
-      "workpart-optimize: %s: %zu maps, %zu arrays, %zu accesses; %ld ranks; flops %.4g/s, alpha "
-      "%.4g s, "
-      "beta %.4g s/B\n",
-      path.c_str(), p.maps.size(), p.arrays.size(), accesses, nprocs, mm.flops, mm.alpha, mm.beta);
+  std::printf("workpart-optimize: %s: %zu maps, %zu arrays, %zu accesses; %ld ranks; %s\n",
+              path.c_str(), p.maps.size(), p.arrays.size(), accesses, nprocs, mm.str().c_str());
   const wp::program_cost_tables t = wp::program_costs(p, int(nprocs), mm, opt.configs);
   const double t_price = now() - t0;
   progress_line progress;
@@ -218,7 +220,7 @@ int main(int argc, char** argv) {
   bool program_flags = false, table_flags = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--nprocs" || a == "--flops" || a == "--alpha" || a == "--beta" ||
+    if (a == "--nprocs" || a == "--machine" || a == "--flops" || a == "--alpha" || a == "--beta" ||
         a == "--use-all-ranks" || a == "--powers-of-two" || a == "--max-split-dims" ||
         a == "--threads" || a == "--repeat" || a == "--tie-backward" || a == "--tie-blocks" ||
         a == "--replicas")
@@ -260,6 +262,13 @@ int main(int argc, char** argv) {
       if (end == s || *end != '\0' || nprocs < 1 || nprocs > (1L << 20))
         return usage(
             ("--nprocs: '" + std::string(s) + "' is not a number of ranks from 1 to 2^20").c_str());
+    } else if (a == "--machine") {
+      try {
+        mm = wp::read_machine_model(value("a file name"));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "workpart-optimize: %s\n", e.what());
+        return 1;
+      }
     } else if (a == "--flops") {
       mm.flops = positive(a, value("operations per second"));
     } else if (a == "--alpha") {

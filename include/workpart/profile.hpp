@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "exec/local_kind.hpp"
 #include "expr/operation_count.hpp"
 #include "optimize/machine_model.hpp"
 #include "optimize/paper_plan.hpp"
@@ -36,9 +37,9 @@ plan_profile map_plan<Map>::profile() const {
 template <class Map>
 plan_profile map_plan<Map>::profile(const machine_model& model) const {
   plan_profile p = measured_profile();
-  const detail::map_solution s = detail::solve_map_on_paper(map_, grid_, size_);
+  const paper_plan paper = detail::paper_of(detail::solve_map_on_paper(map_, grid_, size_));
   p.rows.front().modelled =
-      model.compute_seconds(double(s.largest_block) * detail::ops_per_point(map_));
+      paper.block_seconds(model, detail::ops_per_point(map_), detail::runs_as_gemm(map_));
   p.step_modelled = p.rows.front().modelled;
   p.model = detail::model_text(model);
   return p;

@@ -20,6 +20,7 @@
 #include "../autodiff/differentiability.hpp"
 #include "../autodiff/map_derivative.hpp"
 #include "../runtime/map_plan.hpp"
+#include "../exec/local_kind.hpp"
 #include "../exec/run.hpp"
 #include "../expr/operation_count.hpp"
 #include "../schedule/constraints.hpp"
@@ -75,6 +76,7 @@ class map_model final : public map_interface {
   std::vector<access_event> access_events() const override { return map_.access_events(); }
   void require_valid() const override { map_.require_valid(); }
   double ops_per_point() const override { return detail::ops_per_point(map_); }
+  bool runs_as_gemm() const override { return detail::runs_as_gemm(map_); }
   std::vector<array_use> array_uses(const std::vector<access_event>& ev) const override {
     return detail::array_uses(map_, ev);
   }

@@ -12,12 +12,9 @@ namespace workpart {
 namespace detail {
 
 WORKPART_DECL std::string model_text(const machine_model& m) {
-  char b[200];
-  std::snprintf(b, sizeof b,
-                "machine_model{.flops = %.3g, .alpha = %.3g, .beta = %.3g} (operations per "
-                "second, seconds per message, seconds per byte)",
-                m.flops, m.alpha, m.beta);
-  return b;
+  return m.str() +
+         " (operations per second, seconds per message, seconds per byte; GEMM rates by a "
+         "block's operations, streamed bytes per second, seconds per map, ranks per core)";
 }
 
 WORKPART_DECL void add_modelled(plan_profile& p, const program& prog,
@@ -27,12 +24,16 @@ WORKPART_DECL void add_modelled(plan_profile& p, const program& prog,
   prog.for_each_map([&](const map_interface& mi) { s.set(mi.name(), grids[k++]); });
   const paper_program paper = plan_on_paper(prog, s, p.ranks);
   std::vector<double> ops;
-  prog.for_each_map([&](const map_interface& mi) { ops.push_back(mi.ops_per_point()); });
+  std::vector<char> gemm;
+  prog.for_each_map([&](const map_interface& mi) {
+    ops.push_back(mi.ops_per_point());
+    gemm.push_back(mi.runs_as_gemm());
+  });
   p.step_modelled = 0;
   for (auto& r : p.rows) {
     if (r.map >= 0) {
       const auto& pm = paper.maps[std::size_t(r.map)];
-      r.modelled = m.compute_seconds(double(pm.largest_block) * ops[std::size_t(r.map)]);
+      r.modelled = pm.block_seconds(m, ops[std::size_t(r.map)], gemm[std::size_t(r.map)] != 0);
     } else if (r.transfer >= 0 && std::size_t(r.transfer) < paper.redistributions.size()) {
       const auto& d = paper.redistributions[std::size_t(r.transfer)];
       comm_step c;

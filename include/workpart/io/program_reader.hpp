@@ -16,7 +16,9 @@
 ///  - "type": float32, float64, int32 or int64 (default float64), or "bytes": element size;
 ///    "shape": [] is a rank-0 array; "init": true marks an array every rank generates in
 ///    place (init()): it is never scattered from root;
-///  - "maps" may be called "vertices"; "flops_per_point" defaults to 1;
+///  - "maps" may be called "vertices"; "flops_per_point" defaults to 1; "kernel": "gemm" marks
+///    a map whose statements run as GEMMs (priced at the machine model's GEMM rate; default
+///    "loop");
 ///  - an access is a read unless "mode" is "=", "+=", "max_into" or "min_into"; accesses are
 ///    in the order the statements evaluate them: a statement's reads, then its write (a read
 ///    listed after a write of the same array reads what the map wrote);
@@ -263,6 +265,13 @@ inline program_description parse(scanner& s) {
             has_extents = true;
           } else if (k == "flops_per_point") {
             m.ops_per_point = s.number(("as the operations per point of " + what).c_str());
+          } else if (k == "kernel") {
+            const std::size_t at = (s.ws(), s.pos());
+            const std::string kind = s.string(("as the kernel of " + what).c_str());
+            if (kind != "gemm" && kind != "loop")
+              s.fail(at, "the kernel of " + what + " is \"" + kind +
+                             "\"; give \"gemm\" (its statements run as GEMMs) or \"loop\"");
+            m.gemm = kind == "gemm";
           } else if (k == "accesses") {
             list(s, "the accesses of " + what, [&](std::size_t j) {
               raw_access r;

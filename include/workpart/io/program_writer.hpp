@@ -49,7 +49,8 @@ inline std::string to_json(const program_description& p) {
     o += "], \"extents\": [";
     for (std::size_t d = 0; d < mp.extents.size(); ++d)
       o += (d ? ", " : "") + std::to_string(mp.extents[d]);
-    o += "], \"flops_per_point\": " + json_number(mp.ops_per_point) + ",\n   \"accesses\": [";
+    o += "], \"flops_per_point\": " + json_number(mp.ops_per_point) +
+         (mp.gemm ? ", \"kernel\": \"gemm\"" : "") + ",\n   \"accesses\": [";
     for (std::size_t k = 0; k < mp.accesses.size(); ++k) {
       const access_description& ac = mp.accesses[k];
       std::vector<std::string> names = mp.indices;

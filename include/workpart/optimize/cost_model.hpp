@@ -289,6 +289,7 @@ struct map_config {
   std::vector<std::shared_ptr<const array_solution>> arrays;
   std::vector<std::shared_ptr<const holders>> held;  // [array]: written arrays only
   index_t max_points = 0;                            // the largest block
+  index_t max_bytes = 0;  // what the busiest block streams (largest_block_bytes)
   /// [array]: partial results whose boxes overlap between the ranks, combined rank to rank on
   /// their parts (the program uses the array again: overlapping_combined); empty: none.
   std::vector<char> overlapping;

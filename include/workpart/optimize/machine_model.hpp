@@ -1,25 +1,87 @@
 #pragma once
 /// \file machine_model.hpp
-/// The machine the optimizer prices schedules for: an arithmetic rate per rank and an
-/// alpha-beta network (a message costs alpha seconds plus beta seconds per byte).
-/// No MPI here; `calibrate` (calibrate.hpp) measures the three on the running
-/// machine.
+/// The machine the optimizer prices schedules for: arithmetic rates per rank (one for loops,
+/// one per size for the GEMMs contractions run as), the bandwidth a block streams at, a fixed
+/// cost per map, how many ranks share a core, and an alpha-beta network (a message costs
+/// alpha seconds plus beta seconds per byte). No MPI here; `calibrate` (calibrate.hpp)
+/// measures them on the running machine, io/machine_file.hpp reads and writes them as JSON.
+/// The defaults of the fields after `beta` leave the model one flop rate and alpha-beta.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 namespace workpart {
 
 class context;
 
 struct machine_model {
-  double flops = 1e10;  ///< arithmetic operations per second on one rank
+  double flops = 1e10;  ///< arithmetic operations per second on one rank (loops)
   double alpha = 2e-6;  ///< seconds per message
   double beta = 1e-9;   ///< seconds per byte
-  /// Measures flops, alpha and beta on the ranks of `ctx` (calibrate.hpp); every
-  /// rank returns the same model.
+  /// The GEMM rate by size: {operations of one block's GEMMs, operations per second}, in
+  /// ascending operations; between two points the rate is interpolated in log(operations),
+  /// outside them the nearest point's. Empty: `flops` (a contraction priced as a loop).
+  struct rate_point {
+    double ops = 0, rate = 0;
+  };
+  std::vector<rate_point> gemm{};
+  /// Bytes per second one rank streams through a block (what its boxes hold, read and written
+  /// once): a map costs the longer of its arithmetic and its streaming. 0: bytes not priced.
+  double stream = 0;
+  /// Seconds every map costs per execute() whatever its block (starting it, timing it, the
+  /// plan's bookkeeping). 0: none.
+  double map_seconds = 0;
+  /// Ranks per core on a node (>= 1): ranks sharing cores compute this much slower.
+  double core_share = 1;
+
+  /// Measures the model on the ranks of `ctx` (calibrate.hpp); every rank returns the same.
   static machine_model calibrate(const context& ctx);
 
   double compute_seconds(double ops) const { return ops / flops; }
   double message_seconds(double messages, double bytes) const {
     return alpha * messages + beta * bytes;
+  }
+  /// The GEMM rate for a block of `ops` operations (see `gemm`).
+  double gemm_rate(double ops) const {
+    if (gemm.empty()) return flops;
+    if (ops <= gemm.front().ops) return gemm.front().rate;
+    if (ops >= gemm.back().ops) return gemm.back().rate;
+    std::size_t k = 1;
+    while (gemm[k].ops < ops) ++k;
+    const rate_point &a = gemm[k - 1], &b = gemm[k];
+    const double t = std::log(ops / a.ops) / std::log(b.ops / a.ops);
+    return a.rate + t * (b.rate - a.rate);
+  }
+  /// Seconds of a map's busiest block: `ops` operations (at the GEMM rate when the map's
+  /// statements run as GEMMs, else at `flops`), or streaming `bytes` if longer, slowed by the
+  /// ranks sharing a core, plus the map's fixed cost. A map with no work costs nothing.
+  double block_seconds(double ops, double bytes, bool runs_as_gemm) const {
+    if (ops <= 0 && bytes <= 0) return 0;
+    const double arithmetic = ops / (runs_as_gemm ? gemm_rate(ops) : flops);
+    const double streaming = stream > 0 ? bytes / stream : 0;
+    return map_seconds + std::max(1.0, core_share) * std::max(arithmetic, streaming);
+  }
+  /// The model in words: every field, in the units above.
+  std::string str() const {
+    char b[160];
+    std::snprintf(b, sizeof b, "machine_model{.flops = %.3g, .alpha = %.3g, .beta = %.3g", flops,
+                  alpha, beta);
+    std::string s = b;
+    if (!gemm.empty()) {
+      s += ", .gemm = {";
+      for (std::size_t k = 0; k < gemm.size(); ++k) {
+        std::snprintf(b, sizeof b, "%s{%.3g, %.3g}", k ? ", " : "", gemm[k].ops, gemm[k].rate);
+        s += b;
+      }
+      s += "}";
+    }
+    if (stream > 0) std::snprintf(b, sizeof b, ", .stream = %.3g", stream), s += b;
+    if (map_seconds > 0) std::snprintf(b, sizeof b, ", .map_seconds = %.3g", map_seconds), s += b;
+    if (core_share > 1) std::snprintf(b, sizeof b, ", .core_share = %.3g", core_share), s += b;
+    return s + "}";
   }
 };
 

@@ -46,6 +46,7 @@ struct paper_plan {
   grid_shape grid;
   int nranks = 1;
   index_t largest_block = 0;  ///< points of the largest rank's block
+  index_t largest_bytes = 0;  ///< bytes the busiest rank's block streams (its boxes)
   std::vector<paper_step> steps;
 
   /// Bytes rank r sends (or receives) in the scatter or the gather phase: what
@@ -76,9 +77,11 @@ struct paper_plan {
     return t;
   }
   /// The alpha-beta time of the collectives (each the busiest rank's messages and bytes) plus
-  /// the largest block's arithmetic at `ops_per_point`: the optimizer's model.
-  double seconds(const machine_model& mm, double ops_per_point = 0) const {
-    double t = mm.compute_seconds(double(largest_block) * ops_per_point);
+  /// the largest block's at `ops_per_point` (machine_model::block_seconds, at the GEMM rate
+  /// where the map runs as GEMMs): the optimizer's model.
+  double seconds(const machine_model& mm, double ops_per_point = 0,
+                 bool runs_as_gemm = false) const {
+    double t = block_seconds(mm, ops_per_point, runs_as_gemm);
     for (const auto& s : steps) {
       detail::comm_step c;
       c.sent = s.sent;
@@ -86,6 +89,12 @@ struct paper_plan {
       t += detail::steps_seconds(mm, {c});
     }
     return t;
+  }
+  /// The largest block's seconds alone (as the optimizer prices a map on its grid).
+  double block_seconds(const machine_model& mm, double ops_per_point,
+                       bool runs_as_gemm = false) const {
+    return mm.block_seconds(double(largest_block) * ops_per_point,
+                            ops_per_point > 0 ? double(largest_bytes) : 0.0, runs_as_gemm);
   }
   /// One line per collective: bytes of the busiest rank and over all ranks.
   std::string str() const {
@@ -125,6 +134,7 @@ inline paper_plan paper_of(const map_solution& ms) {
   p.grid = ms.grid;
   p.nranks = ms.nranks;
   p.largest_block = ms.largest_block;
+  p.largest_bytes = largest_block_bytes(ms);
   for (const auto& ap : ms.arrays) add_paper_steps(p, ap);
   return p;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../exec/local_kind.hpp"
 #include "../expr/map.hpp"
 #include "../expr/operation_count.hpp"
 #include "../program/program.hpp"
@@ -25,6 +26,8 @@ struct priced_map {
   std::string name;
   std::vector<index_t> extents;
   double ops = 1;
+  /// Its statements run as GEMMs (exec/local_kind.hpp): priced at the model's GEMM rate.
+  bool gemm = false;
   std::function<map_constraints(const grid_shape&, int)> constraints;
   /// Maps with the same non-empty key are alike but for names: the same constraints on every
   /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
@@ -43,6 +46,7 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.name = m.name();
   for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
   p.ops = ops_per_point(m);
+  p.gemm = runs_as_gemm(m);
   p.constraints = [&m](const grid_shape& g, int nranks) {
     return extract_constraints(m, g, nranks);
   };

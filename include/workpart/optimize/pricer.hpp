@@ -2,8 +2,11 @@
 /// \file pricer.hpp
 /// A program's schedule problem as cost tables for the search (optimize/search.hpp), priced
 /// with cost_model.hpp's pieces:
-///  - a map on a grid costs its slowest rank's arithmetic (points of its block times the
-///    operations per point, ops_per_point: an inner reduction counts its trips);
+///  - a map on a grid costs its slowest rank's block (machine_model::block_seconds): its
+///    arithmetic (points of its block times the operations per point, ops_per_point: an inner
+///    reduction counts its trips) at the GEMM rate where it runs as GEMMs, else the loop rate,
+///    or the bytes its boxes hold at the streaming bandwidth where that is longer, plus the
+///    fixed cost of a map;
 ///  - an array passed from the map that last wrote it to a map that reads it (or combines
 ///    into its old values) costs the redistribution between the writer's and the reader's
 ///    boxes: alpha per message of the busiest rank plus beta per byte it sends or receives;
@@ -57,7 +60,9 @@ inline program_cost_tables program_pricer::build() {
     bool replica_entry = false;
     for (const auto& c : configs[std::size_t(m)]) replica_entry |= c.grid.replica_axis;
     for (const auto& c : configs[std::size_t(m)]) {
-      double s = mm.compute_seconds(double(c.max_points) * ops[std::size_t(m)]);
+      double s = mm.block_seconds(double(c.max_points) * ops[std::size_t(m)],
+                                  ops[std::size_t(m)] > 0 ? double(c.max_bytes) : 0.0,
+                                  gemms[std::size_t(m)] != 0);
       for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
         if (!combine_on_edge(m, c, u))
           for (const auto& st : c.arrays[u]->out_steps)

@@ -84,6 +84,9 @@ struct map_description {
   std::vector<std::string> indices;  ///< one name per space dimension
   std::vector<index_t> extents;      ///< the space: [0, extent) per dimension
   double ops_per_point = 1;          ///< arithmetic operations per point of the space
+  /// Its statements run as GEMMs (JSON "kernel": "gemm"; wp::describe sets it from the map's
+  /// type): the cost model prices it at the machine model's GEMM rate, else at its loop rate.
+  bool gemm = false;
   /// In evaluation order: each statement's reads, then its write.
   std::vector<access_description> accesses;
 };
@@ -426,6 +429,7 @@ inline std::string described_shape_key(const program_description& p, const map_d
   char ops[32];
   std::snprintf(ops, sizeof ops, "o%.17g;", m.ops_per_point);
   k += ops;
+  if (m.gemm) k += "gemm;";
   for (const auto& a : m.accesses) {
     const auto [it, first] = seen.emplace(a.array, int(seen.size()));
     const std::vector<index_t>& from = at[std::size_t(it->second)];
@@ -481,6 +485,7 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.extents = m.extents;
     // a map that accesses nothing (wp::backward's pruned zeroing) runs nowhere: no work
     pm.ops = m.accesses.empty() ? 0.0 : std::max(1.0, m.ops_per_point);
+    pm.gemm = m.gemm;
     // the map's events and uses, found on the first call (the pricer asks for the
     // constraints on every candidate grid, one thread per map)
     struct found {

@@ -142,6 +142,7 @@ struct program_pricer {
   std::vector<std::string> names;
   std::vector<std::vector<map_config>> configs;  // [map][config]
   std::vector<double> ops;                       // [map]
+  std::vector<char> gemms;                       // [map]: runs as GEMMs (priced_map::gemm)
 
   const schedule* fixed = nullptr;   // price only this schedule's grids
   std::vector<std::string> unmet;    // maps whose options no grid meets
@@ -248,6 +249,7 @@ struct program_pricer {
     const int N = int(m.extents.size());
     names.push_back(m.name);
     ops.push_back(m.ops);
+    gemms.push_back(char(m.gemm));
     if (fixed) {
       const grid_shape* g = fixed->find(m.name);
       if (!g || g->space_rank() != N || g->product() > nranks)
@@ -294,6 +296,7 @@ struct program_pricer {
         continue;
       }
       c.max_points = ms.largest_block;
+      c.max_bytes = largest_block_bytes(ms);
       for (auto& ap : ms.arrays) {
         // overlapping partial results combined on their parts: each rank holds its part
         const bool parts = overlapping_combined(ap, shared(ap.use.id));

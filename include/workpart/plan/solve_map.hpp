@@ -39,6 +39,26 @@ inline index_t largest_block(const std::vector<rank_block>& blocks, int N) {
   return most;
 }
 
+/// Bytes the busiest rank's block streams: per rank, what its read and write boxes of every
+/// array hold (each read once and written once; a write that combines into the old values,
+/// `+=`, `max_into`, `min_into`, reads its box too), the most of any rank. The machine model
+/// prices it at its streaming bandwidth (machine_model::block_seconds).
+inline index_t largest_block_bytes(const map_solution& s) {
+  index_t most = 0;
+  for (int r = 0; r < s.nranks; ++r) {
+    index_t b = 0;
+    for (const auto& ap : s.arrays) {
+      const index_t es = index_t(ap.use.elem_size);
+      if (std::size_t(r) < ap.rbox.size()) b += ap.rbox[std::size_t(r)].size() * es;
+      if (std::size_t(r) < ap.wbox.size())
+        b += ap.wbox[std::size_t(r)].size() * es *
+             (ap.use.written && ap.use.write_kind != combine::assign ? 2 : 1);
+    }
+    most = std::max(most, b);
+  }
+  return most;
+}
+
 /// Which arrays every rank generates from init() in place (root holds no copy of them).
 inline std::vector<char> generated_flags(const map_constraints& cons) {
   std::vector<char> g;

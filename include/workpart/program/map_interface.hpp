@@ -62,6 +62,8 @@ class map_interface {
   virtual void require_valid() const = 0;
   /// Arithmetic operations per point of its space (the cost model's count).
   virtual double ops_per_point() const = 0;
+  /// Whether its statements run as GEMMs (exec/local_kind.hpp): the cost model's rate for it.
+  virtual bool runs_as_gemm() const = 0;
   /// Its arrays and how its statements use them (schedule/constraints.hpp).
   virtual std::vector<array_use> array_uses(const std::vector<access_event>& events) const = 0;
   /// The boxes each rank's block touches on grid `g` over `nranks` ranks.

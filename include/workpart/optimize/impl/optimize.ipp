@@ -54,6 +54,7 @@ WORKPART_DECL std::vector<priced_map> priced_views(const program& p) {
     pm.name = m.name();
     pm.extents = m.extents();
     pm.ops = m.ops_per_point();
+    pm.gemm = m.runs_as_gemm();
     pm.constraints = [&m](const grid_shape& g, int nranks) { return m.constraints(g, nranks); };
     v.push_back(std::move(pm));
   });
@@ -75,7 +76,7 @@ WORKPART_DECL optimized optimize(const program& p, index_t nprocs, const machine
 WORKPART_DECL std::vector<modelled_transfer> modelled_transfers(
     const std::vector<detail::priced_map>& maps, const schedule& s, int nranks,
     const machine_model& mm) {
-  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, nullptr, {}, {}, {}};
+  detail::program_pricer pr{maps, nranks, mm, {}, {}, {}, {}, {}, nullptr, {}, {}, {}};
   pr.fixed = &s;
   pr.add_maps();
   std::vector<modelled_transfer> out;
@@ -105,7 +106,7 @@ WORKPART_DECL double modelled_cost(const std::vector<detail::priced_map>& maps, 
                                    int nranks, const machine_model& mm, const config_options& opt) {
   if (nranks < 1)
     throw grid_error("wp::modelled_cost: " + std::to_string(nranks) + " ranks; give at least 1");
-  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}};
+  detail::program_pricer pr{maps, nranks, mm, opt, {}, {}, {}, {}, nullptr, {}, {}, {}};
   pr.fixed = &s;
   const program_cost_tables t = pr.build();  // one configuration per map: the schedule's
   double cost = 0;
@@ -123,7 +124,7 @@ WORKPART_DECL program_cost_tables program_costs(const std::vector<detail::priced
                                                 const config_options& opt) {
   if (nranks < 1)
     throw grid_error("wp::optimize: " + std::to_string(nranks) + " ranks; give at least 1");
-  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, nullptr, {}, {}, {}}.build();
+  return detail::program_pricer{maps, nranks, mm, opt, {}, {}, {}, {}, nullptr, {}, {}, {}}.build();
 }
 WORKPART_DECL program_cost_tables program_costs(const program& p, int nranks,
                                                 const machine_model& mm,

@@ -1,0 +1,173 @@
+#pragma once
+/// \file calibrate.ipp
+/// machine_model::calibrate (calibrate.hpp): included by calibrate.hpp (header-only, the
+/// default), or compiled once into workpart::compiled (WORKPART_SEPARATE_COMPILATION).
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <boost/mpi/collectives/broadcast.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../exec/cpu/gemm.hpp"
+
+namespace workpart {
+
+namespace detail {
+
+inline double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Seconds of f(), the median of `reps` runs.
+template <class F>
+double timed(int reps, F&& f) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = MPI_Wtime();
+    f();
+    t.push_back(MPI_Wtime() - t0);
+  }
+  return std::max(1e-9, median_of(std::move(t)));
+}
+
+/// The local rates, measured on this rank: flops, gemm, stream.
+inline void measure_local(machine_model& m) {
+  {  // the loop rate: 2 operations per element per pass, in L2
+    std::vector<double> x(1 << 14, 1.0), y(1 << 14, 0.5);
+    const double s = timed(5, [&] {
+      for (int pass = 0; pass < 64; ++pass)
+        for (std::size_t e = 0; e < x.size(); ++e) y[e] = y[e] * 0.999 + x[e];
+    });
+    volatile double sink = y[7];
+    (void)sink;
+    m.flops = 2.0 * 64 * double(x.size()) / s;
+  }
+  {  // GEMM: C += A B, n x n, 2 n^3 operations per call (what ops_per_point counts)
+    m.gemm.clear();
+    for (index_t n : {16, 64, 256}) {
+      std::vector<double> a(std::size_t(n * n), 0.5), b(a), c(a.size(), 0.0);
+      const int calls = int(std::max<index_t>(1, (index_t(1) << 24) / (n * n * n)));
+      const double s = timed(5, [&] {
+        for (int k = 0; k < calls; ++k)
+          gemm_strided<double>(n, n, n, 1.0, a.data(), n, 1, b.data(), n, 1, c.data(), n, 1);
+      });
+      const double ops = 2.0 * double(n) * double(n) * double(n);
+      m.gemm.push_back({ops, ops * calls / s});
+    }
+  }
+  {  // streaming: z = x + y over 64 MiB arrays (past the caches), 24 bytes per element
+    const std::size_t n = std::size_t(1) << 23;
+    std::vector<double> x(n, 1.0), y(n, 2.0), z(n, 0.0);
+    const double s = timed(5, [&] {
+      for (std::size_t e = 0; e < n; ++e) z[e] = x[e] + y[e];
+    });
+    volatile double sink = z[n / 2];
+    (void)sink;
+    m.stream = 24.0 * double(n) / s;
+  }
+}
+
+/// Waits at a barrier without spinning (a rank sharing a core with the one measuring).
+inline void quiet_barrier(const boost::mpi::communicator& comm) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  int done = 0;
+  while (MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
+/// Seconds per map of a program of one-point maps per rank (collective).
+inline double measure_map_seconds(const context& ctx) {
+  constexpr int maps = 8;
+  const index_t n = ctx.size();
+  array<double, 1> x("x", {n});
+  x.init([](std::array<index_t, 1>) { return 1.0; });  // generated in place: no scatter
+  std::vector<std::unique_ptr<array<double, 1>>> ys;  // (arrays do not move)
+  for (int k = 0; k < maps; ++k)
+    ys.push_back(std::make_unique<array<double, 1>>("y" + std::to_string(k),
+                                                    array<double, 1>::shape_type{n}));
+  auto [i] = indices<1>();
+  program p;  // forward only: nothing here is differentiated
+  schedule s;
+  for (int k = 0; k < maps; ++k) {
+    auto m = map("calibrate" + std::to_string(k), space(n), (*ys[std::size_t(k)])(i) = x(i) + 1.0);
+    s.set(m, grid_shape{ctx.size()});
+    p.add(forward_only, m);
+  }
+  auto plan = distribute(p, s, ctx);
+  plan.scatter();
+  plan.execute();  // (the first moves nothing more, but warms the buffers)
+  std::vector<double> t;
+  for (int r = 0; r < 21; ++r) {
+    ctx.comm().barrier();
+    const double t0 = MPI_Wtime();
+    plan.execute();
+    t.push_back(MPI_Wtime() - t0);
+  }
+  return median_of(std::move(t)) / maps;
+}
+
+/// Ranks on this node over its hardware threads, at least 1.
+inline double measure_core_share(const context& ctx) {
+  MPI_Comm node;
+  MPI_Comm_split_type(ctx.comm(), MPI_COMM_TYPE_SHARED, ctx.rank(), MPI_INFO_NULL, &node);
+  int ranks = 1;
+  MPI_Comm_size(node, &ranks);
+  MPI_Comm_free(&node);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  return std::max(1.0, double(ranks) / double(threads));
+}
+
+}  // namespace detail
+
+WORKPART_DECL machine_model machine_model::calibrate(const context& ctx) {
+  const auto& comm = ctx.comm();
+  machine_model m;
+  // rank 0 alone measures the local rates; the others wait without taking its core
+  if (comm.rank() == 0) detail::measure_local(m);
+  detail::quiet_barrier(comm);
+  m.map_seconds = detail::measure_map_seconds(ctx);
+  m.core_share = detail::measure_core_share(ctx);
+  if (comm.size() >= 2) {
+    auto pingpong = [&](std::size_t bytes) {
+      std::vector<char> buf(bytes, 1);
+      std::vector<double> t;
+      for (int rep = 0; rep < 7; ++rep) {
+        comm.barrier();
+        const double t0 = MPI_Wtime();
+        if (comm.rank() == 0) {
+          MPI_Send(buf.data(), int(bytes), MPI_BYTE, 1, 77, comm);
+          MPI_Recv(buf.data(), int(bytes), MPI_BYTE, 1, 77, comm, MPI_STATUS_IGNORE);
+        } else if (comm.rank() == 1) {
+          MPI_Recv(buf.data(), int(bytes), MPI_BYTE, 0, 77, comm, MPI_STATUS_IGNORE);
+          MPI_Send(buf.data(), int(bytes), MPI_BYTE, 0, 77, comm);
+        }
+        t.push_back((MPI_Wtime() - t0) / 2);
+      }
+      return detail::median_of(std::move(t));
+    };
+    const double small = pingpong(1), big_bytes = double(4 << 20), big = pingpong(4 << 20);
+    m.alpha = std::max(1e-8, small);
+    m.beta = std::max(1e-13, (big - small) / big_bytes);
+  }
+  // rank 0's figures everywhere
+  std::vector<double> v = {m.flops, m.alpha, m.beta, m.stream, m.map_seconds, m.core_share};
+  for (const auto& p : m.gemm) v.push_back(p.ops), v.push_back(p.rate);
+  int count = int(v.size());
+  boost::mpi::broadcast(comm, count, 0);
+  v.resize(std::size_t(count));
+  boost::mpi::broadcast(comm, v.data(), count, 0);
+  m.flops = v[0], m.alpha = v[1], m.beta = v[2], m.stream = v[3], m.map_seconds = v[4];
+  m.core_share = v[5];
+  m.gemm.clear();
+  for (std::size_t k = 6; k + 1 < v.size(); k += 2) m.gemm.push_back({v[k], v[k + 1]});
+  return m;
+}
+
+}  // namespace workpart

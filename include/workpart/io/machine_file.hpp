@@ -1,0 +1,111 @@
+#pragma once
+/// \file machine_file.hpp
+/// A machine model (optimize/machine_model.hpp) as JSON: what `workpart-calibrate` writes and
+/// `workpart-optimize --machine FILE` or a program (`wp::read_machine_model`) reads:
+/// \code
+///   {"flops": 2.1e9, "alpha": 3.1e-7, "beta": 2.0e-10,
+///    "gemm": [[8192, 1.9e9], [524288, 8.7e9], [33554432, 1.4e10]],
+///    "stream": 5.8e9, "map_seconds": 4.2e-6, "core_share": 1}
+/// \endcode
+/// Every key is optional (machine_model's default where absent); "gemm" lists [operations of a
+/// block's GEMMs, operations per second] in ascending operations. A rate or bandwidth that is
+/// not positive, a time that is negative, a core share below 1, GEMM points not ascending or an
+/// unknown key: a table_error naming the file and the byte. `to_json` writes every field, each
+/// number so that it reads back exactly.
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "../core/json_text.hpp"
+#include "../optimize/machine_model.hpp"
+#include "file_bytes.hpp"
+#include "json_scanner.hpp"
+#include "program_reader.hpp"
+
+namespace workpart {
+
+/// The model as JSON (machine_file.hpp's form).
+inline std::string to_json(const machine_model& m) {
+  const auto num = detail::json_number;
+  std::string s = "{\"flops\": " + num(m.flops) + ", \"alpha\": " + num(m.alpha) +
+                  ", \"beta\": " + num(m.beta) + ",\n \"gemm\": [";
+  for (std::size_t k = 0; k < m.gemm.size(); ++k)
+    s += std::string(k ? ", " : "") + "[" + num(m.gemm[k].ops) + ", " + num(m.gemm[k].rate) + "]";
+  return s + "],\n \"stream\": " + num(m.stream) + ", \"map_seconds\": " + num(m.map_seconds) +
+         ", \"core_share\": " + num(m.core_share) + "}\n";
+}
+
+namespace detail::machine_json {
+
+using tables::scanner;
+
+inline machine_model parse(scanner& s) {
+  machine_model m;
+  auto positive = [&](std::size_t at, const std::string& key, double v, bool zero_ok) {
+    if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok))
+      s.fail(at, "\"" + key + "\" is " + json_number(v) + "; give a " +
+                     (zero_ok ? "number >= 0" : "positive number"));
+    return v;
+  };
+  program_json::object(s, "the machine model", [&](const std::string& k, std::size_t) {
+    const std::size_t at = (s.ws(), s.pos());
+    const std::string what = "as \"" + k + "\"";
+    if (k == "flops") {
+      m.flops = positive(at, k, s.number(what.c_str()), false);
+    } else if (k == "alpha") {
+      m.alpha = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "beta") {
+      m.beta = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "stream") {
+      m.stream = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "map_seconds") {
+      m.map_seconds = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "core_share") {
+      m.core_share = s.number(what.c_str());
+      if (!(m.core_share >= 1) || !std::isfinite(m.core_share))
+        s.fail(at, "\"core_share\" is " + json_number(m.core_share) +
+                       "; give the ranks per core, at least 1");
+    } else if (k == "gemm") {
+      program_json::list(s, "\"gemm\"", [&](std::size_t j) {
+        const std::size_t pat = (s.ws(), s.pos());
+        machine_model::rate_point p;
+        int n = 0;
+        program_json::list(s, "a point of \"gemm\"", [&](std::size_t) {
+          const double v = s.number("in a point of \"gemm\"");
+          (n == 0 ? p.ops : p.rate) = v;
+          if (++n > 2) s.fail(pat, "a point of \"gemm\" has more than [operations, rate]");
+        });
+        if (n != 2) s.fail(pat, "a point of \"gemm\" is [operations, operations per second]");
+        if (!(p.ops > 0) || !(p.rate > 0) || !std::isfinite(p.ops) || !std::isfinite(p.rate))
+          s.fail(pat, "a point of \"gemm\" needs positive operations and rate");
+        if (j > 0 && !(p.ops > m.gemm.back().ops))
+          s.fail(pat, "the points of \"gemm\" are not in ascending operations");
+        m.gemm.push_back(p);
+      });
+    } else {
+      s.fail(at, "unknown key \"" + k +
+                     "\" in the machine model (flops, alpha, beta, gemm, stream, map_seconds, "
+                     "core_share)");
+    }
+  });
+  s.at_end();
+  return m;
+}
+
+}  // namespace detail::machine_json
+
+/// Parses a machine model's JSON; `source` names it in error messages.
+inline machine_model parse_machine_model(std::string_view text,
+                                         std::string_view source = "<input>") {
+  detail::tables::scanner s(text, source);
+  return detail::tables::scan_guarded(s, "machine model", detail::machine_json::parse);
+}
+
+/// Reads a machine model file (what workpart-calibrate writes).
+inline machine_model read_machine_model(const std::string& path) {
+  return detail::tables::scan_file(path, "machine model file", "machine model", 0,
+                                   detail::machine_json::parse);
+}
+
+}  // namespace workpart

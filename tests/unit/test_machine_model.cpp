@@ -1,0 +1,184 @@
+/// \file test_machine_model.cpp
+/// The machine model per kind of local work (optimize/machine_model.hpp): a block's seconds at
+/// the GEMM rate (interpolated by its operations), the loop rate or the streaming bandwidth,
+/// the fixed cost of a map and ranks sharing cores, against figures computed here by hand; the
+/// optimizer's tables pricing a typed contraction at the GEMM rate and an element-wise map at
+/// the streaming bandwidth (its boxes' bytes counted here), on 1 and 3 ranks, and a program
+/// description (read back from wp::describe's JSON, "kernel": "gemm") priced alike; the JSON
+/// form of a model (io/machine_file.hpp) read back exactly, and its errors.
+
+#include <catch2/catch.hpp>
+
+#include <workpart/workpart.hpp>
+#include <workpart/io/machine_file.hpp>
+#include <workpart/io/program_reader.hpp>
+#include <workpart/io/program_writer.hpp>
+#include <workpart/optimize/describe.hpp>
+#include <workpart/optimize/program_description.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace wp = workpart;
+using workpart::index_t;
+using Catch::Matchers::Contains;
+
+namespace {
+
+bool close(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(b), 1e-300); }
+
+/// The cost table entry of map vertex 1 (the only map) on the configuration whose grid is g.
+double map_cost(const wp::program_cost_tables& t, const std::vector<std::int64_t>& g) {
+  for (std::size_t k = 0; k < t.graph.num_configs(1); ++k) {
+    const auto c = t.graph.config(1, k);
+    if (std::vector<std::int64_t>(c.begin(), c.end()) == g) return t.graph.vertex_cost(1, k);
+  }
+  FAIL("no configuration " << g.size());
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("machine_model: a block's seconds by the kind of its kernel", "[unit][optimize]") {
+  SECTION("the defaults are one loop rate: operations over flops, bytes not priced") {
+    const wp::machine_model m;
+    CHECK(close(m.block_seconds(3e9, 1e12, false), 0.3));
+    CHECK(close(m.block_seconds(3e9, 1e12, true), 0.3));
+    CHECK(m.block_seconds(0, 0, false) == 0.0);
+    CHECK(m.str() == "machine_model{.flops = 1e+10, .alpha = 2e-06, .beta = 1e-09}");
+  }
+  SECTION("GEMM rates interpolated in log(operations), held at the ends") {
+    wp::machine_model m;
+    m.gemm = {{1e3, 1e9}, {1e6, 4e9}, {1e9, 7e9}};
+    CHECK(close(m.gemm_rate(10), 1e9));
+    CHECK(close(m.gemm_rate(1e3), 1e9));
+    CHECK(close(m.gemm_rate(std::sqrt(1e3 * 1e6)), 2.5e9));  // halfway in log
+    CHECK(close(m.gemm_rate(1e6), 4e9));
+    CHECK(close(m.gemm_rate(1e8), 4e9 + 3e9 * 2.0 / 3.0));
+    CHECK(close(m.gemm_rate(1e12), 7e9));
+    CHECK(close(m.block_seconds(1e6, 0, true), 1e6 / 4e9));
+    CHECK(close(m.block_seconds(1e6, 0, false), 1e6 / 1e10));  // a loop: flops
+  }
+  SECTION("the longer of arithmetic and streaming, slowed by sharing, plus a map's cost") {
+    wp::machine_model m{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+    m.stream = 2e9;
+    m.map_seconds = 1e-5;
+    CHECK(close(m.block_seconds(1e6, 1e6, false), 1e-5 + 1e-3));   // arithmetic longer
+    CHECK(close(m.block_seconds(1e6, 8e6, false), 1e-5 + 4e-3));   // streaming longer
+    m.core_share = 2;
+    CHECK(close(m.block_seconds(1e6, 8e6, false), 1e-5 + 8e-3));
+    CHECK(m.block_seconds(0, 0, false) == 0.0);  // a map with no work (pruned) costs nothing
+    CHECK_THAT(m.str(), Contains(".stream = 2e+09, .map_seconds = 1e-05, .core_share = 2"));
+  }
+}
+
+TEST_CASE("optimize: a contraction at the GEMM rate, an element-wise map at the bandwidth",
+          "[unit][optimize]") {
+  constexpr index_t n = 37, m = 23, k = 19;  // uneven: 3 ranks split 37 rows 13, 12, 12
+  auto [i, j, q] = wp::indices<3>();
+  wp::array<double, 2> A("A", {n, k}), B("B", {k, m}), C("C", {n, m}), X("X", {n, m}),
+      Z("Z", {n, m}), Y("Y", {n, m});
+  auto mm = wp::map("mm", wp::space(n, m, k), C(i, j) += A(i, q) * B(q, j));
+  auto ew = wp::map("ew", wp::space(n, m), Y(i, j) = X(i, j) * 2.0 + Z(i, j));
+  REQUIRE_THAT(wp::explain_local(mm), Contains("gemm"));
+  REQUIRE_THAT(wp::explain_local(ew), !Contains("gemm"));
+  REQUIRE(wp::detail::ops_per_point(mm) == 2.0);
+
+  wp::machine_model model{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+  model.gemm = {{1e3, 2e9}, {1e6, 8e9}};
+  model.map_seconds = 3e-6;
+  const double ops = 2.0 * n * m * k;  // a matmul's multiply-adds
+  const double rate = 2e9 + 6e9 * std::log(ops / 1e3) / std::log(1e3);
+  SECTION("the contraction: its operations at the interpolated GEMM rate") {
+    model.stream = 1e18;  // (its bytes negligible)
+    const auto t = wp::program_costs(wp::program(mm), 1, model);
+    CHECK(close(map_cost(t, {1, 1, 1}), 3e-6 + ops / rate));
+    // described and read back, it is priced the same
+    const std::string json = wp::to_json(wp::describe(wp::program(mm)));
+    REQUIRE_THAT(json, Contains("\"kernel\": \"gemm\""));
+    const auto back = wp::program_costs(wp::parse_program_description(json), 1, model);
+    CHECK(close(map_cost(back, {1, 1, 1}), 3e-6 + ops / rate));
+    // on 3 ranks split by rows: the busiest block is 13 rows
+    const auto t3 = wp::program_costs(wp::program(mm), 3, model);
+    const double ops3 = 2.0 * 13 * m * k;
+    const double rate3 = 2e9 + 6e9 * std::log(ops3 / 1e3) / std::log(1e3);
+    CHECK(close(map_cost(t3, {3, 1, 1}), 3e-6 + ops3 / rate3));
+    // its bytes where they take longer: A and B read, C read and written (+=)
+    wp::machine_model streaming = model;
+    streaming.gemm = {{1, 1e18}};
+    streaming.stream = 1e9;
+    const auto ts = wp::program_costs(wp::program(mm), 1, streaming);
+    CHECK(close(map_cost(ts, {1, 1, 1}), 3e-6 + 8.0 * (n * k + k * m + 2 * n * m) / 1e9));
+    model.core_share = 1.5;
+    const auto shared = wp::program_costs(wp::program(mm), 1, model);
+    CHECK(close(map_cost(shared, {1, 1, 1}), 3e-6 + 1.5 * ops / rate));
+  }
+  SECTION("the element-wise map: its boxes' bytes at the streaming bandwidth") {
+    model.flops = 1e18;  // (its arithmetic negligible)
+    model.stream = 4e9;
+    const double bytes1 = 3.0 * n * m * 8;  // X, Z read, Y written, each whole
+    const auto t = wp::program_costs(wp::program(ew), 1, model);
+    CHECK(close(map_cost(t, {1, 1}), 3e-6 + bytes1 / 4e9));
+    const auto t3 = wp::program_costs(wp::program(ew), 3, model);
+    CHECK(close(map_cost(t3, {3, 1}), 3e-6 + 3.0 * 13 * m * 8 / 4e9));
+    CHECK(close(map_cost(t3, {1, 3}), 3e-6 + 3.0 * n * 8 * 8 / 4e9));  // 23 columns: 8, 8, 7
+    const std::string json = wp::to_json(wp::describe(wp::program(ew)));
+    CHECK_THAT(json, !Contains("kernel"));
+  }
+}
+
+TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit][optimize]") {
+  wp::machine_model m{.flops = 2.5e9, .alpha = 3.25e-7, .beta = 1.0 / 3e9};
+  m.gemm = {{8192, 1.9e9}, {524288, 8.7e9 / 3}};
+  m.stream = 5.8e9;
+  m.map_seconds = 4.2e-6;
+  m.core_share = 2;
+  const wp::machine_model back = wp::parse_machine_model(wp::to_json(m));
+  CHECK(back.flops == m.flops);
+  CHECK(back.alpha == m.alpha);
+  CHECK(back.beta == m.beta);
+  REQUIRE(back.gemm.size() == 2);
+  CHECK(back.gemm[1].ops == m.gemm[1].ops);
+  CHECK(back.gemm[1].rate == m.gemm[1].rate);
+  CHECK(back.stream == m.stream);
+  CHECK(back.map_seconds == m.map_seconds);
+  CHECK(back.core_share == m.core_share);
+  // every key optional: the defaults
+  const wp::machine_model d = wp::parse_machine_model("{\"flops\": 3e9}");
+  CHECK(d.flops == 3e9);
+  CHECK(d.alpha == wp::machine_model{}.alpha);
+  CHECK(d.gemm.empty());
+
+  auto refused = [](const std::string& text) {
+    try {
+      (void)wp::parse_machine_model(text, "m.json");
+    } catch (const wp::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused("{\"flops\": 0}"), Contains("m.json: byte 10: \"flops\" is 0"));
+  CHECK_THAT(refused("{\"beta\": -1}"), Contains("\"beta\" is -1; give a number >= 0"));
+  CHECK_THAT(refused("{\"core_share\": 0.5}"), Contains("give the ranks per core, at least 1"));
+  CHECK_THAT(refused("{\"gemm\": [[100, 1e9], [10, 2e9]]}"),
+             Contains("byte 22: the points of \"gemm\" are not in ascending operations"));
+  CHECK_THAT(refused("{\"gemm\": [[100]]}"), Contains("is [operations, operations per second]"));
+  CHECK_THAT(refused("{\"gemm\": [[100, -1]]}"), Contains("needs positive operations and rate"));
+  CHECK_THAT(refused("{\"flop\": 1}"), Contains("unknown key \"flop\""));
+  CHECK_THAT(refused("{\"flops\": 1e9} x"), Contains("after the end of the top-level object"));
+  CHECK_THAT(refused("{\"flops\": 1e9, \"flops\": 2e9}"), Contains("appears twice"));
+
+  // a description's kernel: "gemm" or "loop"
+  const std::string desc =
+      "{\"arrays\": [{\"name\": \"x\", \"shape\": [4]}], \"maps\": [{\"name\": \"m\", "
+      "\"indices\": [\"i\"], \"extents\": [4], \"kernel\": \"blas\", \"accesses\": "
+      "[{\"array\": \"x\", \"index\": [\"i\"], \"mode\": \"=\"}]}]}";
+  try {
+    (void)wp::parse_program_description(desc, "d.json");
+    FAIL("accepted");
+  } catch (const wp::error& e) {
+    CHECK_THAT(std::string(e.what()), Contains("d.json: byte 109: the kernel of map 0 is \"blas\""));
+  }
+}
