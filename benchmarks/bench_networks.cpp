@@ -50,26 +50,32 @@
 // expert_s, speedup_vs_data_parallel, speedup_vs_expert, optimize_s, candidates,
 // peak_rss_bytes, proven_optimal.
 //
-//   mpirun -np P ./bench_networks --run [--reps=9] [--batch=16] [--image=67] [--width=8]
-//                                       [--csv FILE] [--only=...]
+//   mpirun -np P ./bench_networks --run [--reps=9] [--strategies=7] [--batch=16] [--image=67]
+//                                       [--width=8] [--csv FILE] [--only=...]
 //
-// The same three strategies run: AlexNet scaled down (batch 16, 67 x 67 images, channels and
-// features / 8, float), ResNet scaled down (one block per stage, the same images, batch and
-// width divisor; searched with tie_backward), InceptionV3 scaled down (one module of each
-// kind, 75 x 75 images, the same batch and width divisor; searched with tie_backward), RNNLM
-// scaled down (the same batch, 16 positions,
-// vocabulary 10000, embedding 256, two LSTM layers of 256 units, float) and the Transformer scaled
-// down (the same batch, 32 positions, vocabulary 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks,
-// float) trained on the P ranks under data parallelism, the experts' strategy and the one
-// wp::optimize finds with a model calibrated on these ranks (wp::machine_model::calibrate; over
-// the rows' space: replicated maps offered, ResNet's, InceptionV3's, the Transformer's and RNNLM's
-// backward maps tied, RNNLM's steps tied as its rows), each
-// one execute() (a training step) timed alternately with the others in a balanced order, the median
-// of --reps rounds of the slowest rank's seconds, beside the step's modelled seconds
-// (wp::modelled_cost, the same calibrated model), so the model's ranking of the strategies is
-// checked against measurement. --csv FILE: benchmark, network, p, strategy, measured_s, modelled_s,
-// measured_over_modelled, appended to (one run per rank count; the header where the file
-// starts). benchmarks/plot.py draws both modes' files (networks.png, networks_run.png).
+// (bench_model, issue 68's check of the model against measurement: scripts/bench.sh bench_model
+// builds this; docs/model.md has its figures.) The same three strategies and --strategies=N
+// random valid schedules (default 7: ten in all) run: AlexNet scaled down (batch 16, 67 x 67
+// images, channels and features / 8, float), ResNet scaled down (one block per stage, the same
+// images, batch and width divisor; searched with tie_backward), InceptionV3 scaled down (one module
+// of each kind, 75 x 75 images, the same batch and width divisor; searched with tie_backward),
+// RNNLM scaled down (the same batch, 16 positions, vocabulary 10000, embedding 256, two LSTM layers
+// of 256 units, float) and the Transformer scaled down (the same batch, 32 positions, vocabulary
+// 4000, E 128 in 4 heads, FFN 512, 2 + 2 blocks, float) trained on the P ranks under data
+// parallelism, the experts' strategy and the one wp::optimize finds with a model calibrated on
+// these ranks (wp::machine_model::calibrate; over the rows' space: replicated maps offered,
+// ResNet's, InceptionV3's, the Transformer's and RNNLM's backward maps tied, RNNLM's steps tied as
+// its rows), each one execute() (a training step) timed alternately with the others in a balanced
+// order, the median of --reps rounds of the slowest rank's seconds, beside the step's modelled
+// seconds (wp::modelled_cost, the same calibrated model), so the model's ranking of the strategies
+// is checked against measurement: per network, Kendall's tau between the measured and modelled
+// seconds of the strategies, the found strategy's seconds over the fastest's, and per map
+// (plan.profile() under the same model) measured over modelled seconds for the maps over 1 % of a
+// step -- how many within 0.67-1.5x, the median by kind of kernel (GEMM or loop), the five maps
+// furthest off. --csv FILE: benchmark, network, p, strategy, measured_s, modelled_s,
+// measured_over_modelled, maps_within_0.67_1.5, maps_over_1pct, appended to (one run per rank
+// count; the header where the file starts). benchmarks/plot.py draws both modes' files
+// (networks.png, networks_run.png).
 //
 // --only=NAME,...: those networks alone (alexnet, resnet, inception, transformer, rnnlm), in
 // either mode.
@@ -141,12 +147,14 @@ bool among_candidates(const Program& prog, const wp::schedule& s, int P,
 
 int usage(const wp::context& ctx) {
   if (ctx.is_root())
-    std::fprintf(stderr,
-                 "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=F] "
-                 "[--bandwidth=B] [--latency=A] [--csv FILE] [--only=NAME,...]\n"
-                 "       mpirun -np P bench_networks --run [--reps=9] [--batch=16] [--image=67] "
-                 "[--width=8] [--csv FILE] [--only=NAME,...]\n"
-                 "       NAME: alexnet, resnet, inception, transformer, rnnlm\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=F] "
+        "[--bandwidth=B] [--latency=A] [--csv FILE] [--only=NAME,...]\n"
+        "       mpirun -np P bench_networks --run [--reps=9] [--strategies=7] [--batch=16] "
+        "[--image=67] "
+        "[--width=8] [--csv FILE] [--only=NAME,...]\n"
+        "       NAME: alexnet, resnet, inception, transformer, rnnlm\n");
   return 2;
 }
 
@@ -230,7 +238,9 @@ int run_strategies(wp::context& ctx, int reps, wpnet::alexnet_size size, const s
     std::ifstream existing(csv);
     const bool fresh = !existing || existing.peek() == std::ifstream::traits_type::eof();
     out.open(csv, std::ios::app);
-    if (fresh) out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled\n";
+    if (fresh)
+      out << "benchmark,network,p,strategy,measured_s,modelled_s,measured_over_modelled,"
+             "maps_within_0.67_1.5,maps_over_1pct\n";
   }
   if (wanted("alexnet")) {
     wpnet::alexnet<float> net(size);
@@ -313,6 +323,9 @@ int main(int argc, char** argv) {
       latency = std::atof(l);
     } else if (arg == "--run") {
       run = true;
+    } else if (const char* k = option_value(arg, "--strategies=")) {
+      bench_networks::random_strategies = std::atoi(k);
+      if (bench_networks::random_strategies < 0) return usage(ctx);
     } else if (const char* r = option_value(arg, "--reps=")) {
       reps = std::atoi(r);
     } else if (const char* n = option_value(arg, "--batch=")) {

@@ -21,7 +21,9 @@ together:
   bench_networks -> networks.png: modelled seconds per training step against P, the found
       strategy beside data parallelism and the experts', one panel per network.
   bench_networks_run (--run) -> networks_run.png: measured seconds per step (solid) and the
-      calibrated model's (dashed) against the rank count, per strategy, one panel per network.
+      calibrated model's (dashed) against the rank count, per strategy, one panel per network;
+      model.png (bench_model): measured against modelled seconds, a point per strategy and
+      rank count, with the diagonal and the 0.67-1.5x band, one panel per network.
 Rows of other benchmarks are reported and skipped.
 """
 import argparse
@@ -266,9 +268,39 @@ def plot_networks_run(rows, out_dir, plt):
         "ranks (mpirun -np)", "seconds per training step", draw)
 
 
+def plot_model(rows, out_dir, plt):
+    """bench_model: each strategy's measured seconds against its modelled seconds, one point
+    per strategy and rank count, with the diagonal and the 0.67-1.5x band."""
+    def draw(ax, sel):
+        for k, p in enumerate(sorted({int(r["p"]) for r in sel})):
+            pts = [r for r in sel if int(r["p"]) == p]
+            xs = [float(r["modelled_s"]) for r in pts]
+            ys = [float(r["measured_s"]) for r in pts]
+            ax.plot(xs, ys, "o", color=f"C{k}", label=f"np {p}")
+            for r, x, y in zip(pts, xs, ys):
+                if r["strategy"] in ("found", "data parallel", "experts'"):
+                    ax.annotate(r["strategy"], (x, y), fontsize=6)
+        lo = min(min(float(r["modelled_s"]), float(r["measured_s"])) for r in sel) / 1.5
+        hi = max(max(float(r["modelled_s"]), float(r["measured_s"])) for r in sel) * 1.5
+        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="measured = modelled")
+        ax.plot([lo, hi], [0.67 * lo, 0.67 * hi], "k:", lw=0.6)
+        ax.plot([lo, hi], [1.5 * lo, 1.5 * hi], "k:", lw=0.6, label="0.67-1.5x")
+        ax.set_xscale("log")
+        ax.set_xlabel("modelled seconds per step (calibrated model)")
+
+    return plot_per_network(
+        rows, out_dir, plt, "model.png",
+        "bench_model: measured against modelled seconds per training step, per strategy",
+        "modelled seconds per step", "measured seconds per step", draw)
+
+
+def plot_networks_run_and_model(rows, out_dir, plt):
+    return plot_networks_run(rows, out_dir, plt) + plot_model(rows, out_dir, plt)
+
+
 PLOTTERS = {
     "bench_networks": plot_networks,
-    "bench_networks_run": plot_networks_run,
+    "bench_networks_run": plot_networks_run_and_model,
     "bench_distributed_matmul": plot_matmul,
     "bench_attention_softmax": plot_attention_softmax,
 }

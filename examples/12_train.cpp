@@ -15,8 +15,8 @@
 //             W -= lr (m / (1 - p1)) / (sqrt(v / (1 - p2)) + eps)
 // Root prints the grids the optimizer chose, the loss after every step and the bytes each
 // step moves rank to rank, the step's profile (plan.profile(): per map and transfer, measured
-// beside modelled seconds), then checks the loss of every step against the same training in
-// plain loops (double).
+// beside the calibrated model's seconds), then checks the loss of every step against the same
+// training in plain loops (double).
 #include <workpart/workpart.hpp>
 
 #include <boost/mpi/collectives/broadcast.hpp>
@@ -216,8 +216,9 @@ int main(int argc, char** argv) {
       }
     }
     // where a step's time went: per map and transfer, measured (median step, slowest rank)
-    // beside the model's seconds; rank 0 prints, every rank takes part
-    const wp::plan_profile profile = plan.profile();
+    // beside the seconds of the model calibrated on these ranks (each map at its kernel's
+    // rate: GEMM or loop, streaming, a map's fixed cost); rank 0 prints, every rank takes part
+    const wp::plan_profile profile = plan.profile(wp::machine_model::calibrate(ctx));
     std::cout << profile;
     if (ctx.is_root() && !svg.empty()) std::ofstream(svg) << profile.to_svg();
   };

@@ -5,7 +5,8 @@
 #   scripts/bench.sh bench_train ...       the ones named
 # Then run them from build-bench/benchmarks/, e.g.
 #   mpirun --allow-run-as-root --oversubscribe -np 4 build-bench/benchmarks/bench_train --reps 11
-# (bench_ilp also installs coinor-cbc, its exact solver, where it is missing)
+# (bench_ilp also installs coinor-cbc, its exact solver, where it is missing; bench_model builds
+# bench_networks, whose --run mode it is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,8 +28,14 @@ if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
   config+=(-DWORKPART_ENABLE_CUDA=ON)
 fi
 cmake -S . -B build-bench -G Ninja "${config[@]}"
+# bench_model (the model against measurement) is bench_networks --run:
+#   mpirun -np 2 build-bench/benchmarks/bench_networks --run --csv model_np2.csv
+targets=()
+for t in "$@"; do
+  if [[ $t == bench_model ]]; then targets+=(bench_networks); else targets+=("$t"); fi
+done
 if [[ $# -gt 0 ]]; then
-  cmake --build build-bench -j2 --target "$@"
+  cmake --build build-bench -j2 --target "${targets[@]}"
 else
   cmake --build build-bench -j2
 fi

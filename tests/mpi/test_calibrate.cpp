@@ -55,7 +55,8 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
   int on_node = 1;
   MPI_Comm_size(node, &on_node);
   MPI_Comm_free(&node);
-  const double share = std::max(1.0, double(on_node) / std::max(1u, std::thread::hardware_concurrency()));
+  const double share =
+      std::max(1.0, double(on_node) / std::max(1u, std::thread::hardware_concurrency()));
   // (rank 0's node decides; on one machine every rank's is the same)
   CHECK(m.core_share == Approx(share));
   if (P == 1) {
@@ -94,13 +95,14 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
     for (const auto& r : p.rows) {
       if (r.map == 0) {
         ++seen;
-        const double want = m.map_seconds + m.core_share * std::max(mm_ops / gemm_rate_here(m, mm_ops),
-                                                                    mm_bytes / m.stream);
+        const double want =
+            m.map_seconds +
+            m.core_share * std::max(mm_ops / gemm_rate_here(m, mm_ops), mm_bytes / m.stream);
         CHECK(r.modelled == Approx(want).epsilon(1e-9));
       } else if (r.map == 1) {
         ++seen;
-        const double want =
-            m.map_seconds + m.core_share * std::max(double(rows * J) / m.flops, act_bytes / m.stream);
+        const double want = m.map_seconds + m.core_share * std::max(double(rows * J) / m.flops,
+                                                                    act_bytes / m.stream);
         CHECK(r.modelled == Approx(want).epsilon(1e-9));
       }
     }

@@ -22,8 +22,8 @@
 #include <vector>
 
 namespace wp = workpart;
-using workpart::index_t;
 using Catch::Matchers::Contains;
+using workpart::index_t;
 
 namespace {
 
@@ -65,8 +65,8 @@ TEST_CASE("machine_model: a block's seconds by the kind of its kernel", "[unit][
     wp::machine_model m{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
     m.stream = 2e9;
     m.map_seconds = 1e-5;
-    CHECK(close(m.block_seconds(1e6, 1e6, false), 1e-5 + 1e-3));   // arithmetic longer
-    CHECK(close(m.block_seconds(1e6, 8e6, false), 1e-5 + 4e-3));   // streaming longer
+    CHECK(close(m.block_seconds(1e6, 1e6, false), 1e-5 + 1e-3));  // arithmetic longer
+    CHECK(close(m.block_seconds(1e6, 8e6, false), 1e-5 + 4e-3));  // streaming longer
     m.core_share = 2;
     CHECK(close(m.block_seconds(1e6, 8e6, false), 1e-5 + 8e-3));
     CHECK(m.block_seconds(0, 0, false) == 0.0);  // a map with no work (pruned) costs nothing
@@ -179,6 +179,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
     (void)wp::parse_program_description(desc, "d.json");
     FAIL("accepted");
   } catch (const wp::error& e) {
-    CHECK_THAT(std::string(e.what()), Contains("d.json: byte 109: the kernel of map 0 is \"blas\""));
+    CHECK_THAT(std::string(e.what()),
+               Contains("d.json: byte 109: the kernel of map 0 is \"blas\""));
   }
 }

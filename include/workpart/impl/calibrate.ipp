@@ -88,7 +88,7 @@ inline double measure_map_seconds(const context& ctx) {
   const index_t n = ctx.size();
   array<double, 1> x("x", {n});
   x.init([](std::array<index_t, 1>) { return 1.0; });  // generated in place: no scatter
-  std::vector<std::unique_ptr<array<double, 1>>> ys;  // (arrays do not move)
+  std::vector<std::unique_ptr<array<double, 1>>> ys;   // (arrays do not move)
   for (int k = 0; k < maps; ++k)
     ys.push_back(std::make_unique<array<double, 1>>("y" + std::to_string(k),
                                                     array<double, 1>::shape_type{n}));
