@@ -52,3 +52,7 @@ WORKPART_GEMM_TYPES(float)
 WORKPART_GEMM_TYPES(double)
 #undef WORKPART_GEMM_TYPES
 }  // namespace workpart::detail
+
+// machine_model::calibrate, a template so that header-only TUs instantiate it only where called
+template workpart::machine_model workpart::machine_model::calibrate<workpart::context>(
+    const workpart::context&);

@@ -30,4 +30,9 @@
 
 #if WORKPART_HEADER_ONLY
 #include "impl/calibrate.ipp"
+#else
+namespace workpart {
+// (instantiated once in workpart::compiled: src/workpart.cpp)
+extern template machine_model machine_model::calibrate<context>(const context&);
+}  // namespace workpart
 #endif

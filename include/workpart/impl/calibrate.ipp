@@ -1,7 +1,10 @@
 #pragma once
 /// \file calibrate.ipp
 /// machine_model::calibrate (calibrate.hpp): included by calibrate.hpp (header-only, the
-/// default), or compiled once into workpart::compiled (WORKPART_SEPARATE_COMPILATION).
+/// default), or instantiated once into workpart::compiled (WORKPART_SEPARATE_COMPILATION; the
+/// header then declares the instance extern). The measuring maps' and kernels' types depend on
+/// the template parameter (`measured_t`), so that nothing here is instantiated in a translation
+/// unit that does not call calibrate: the umbrella header's compile time stays as it was.
 
 #include <mpi.h>
 
@@ -11,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "../exec/cpu/gemm.hpp"
@@ -18,6 +22,10 @@
 namespace workpart {
 
 namespace detail {
+
+/// double, as a type that depends on Ctx (what the calibration measures in).
+template <class Ctx>
+using measured_t = std::conditional_t<sizeof(Ctx) != 0, double, float>;
 
 inline double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -37,7 +45,9 @@ double timed(int reps, F&& f) {
 }
 
 /// The local rates, measured on this rank: flops, gemm, stream.
-inline void measure_local(machine_model& m) {
+template <class Ctx>
+void measure_local(machine_model& m) {
+  using T = measured_t<Ctx>;
   {  // the loop rate: 2 operations per element per pass, in L2
     std::vector<double> x(1 << 14, 1.0), y(1 << 14, 0.5);
     const double s = timed(5, [&] {
@@ -51,11 +61,11 @@ inline void measure_local(machine_model& m) {
   {  // GEMM: C += A B, n x n, 2 n^3 operations per call (what ops_per_point counts)
     m.gemm.clear();
     for (index_t n : {16, 64, 256}) {
-      std::vector<double> a(std::size_t(n * n), 0.5), b(a), c(a.size(), 0.0);
+      std::vector<T> a(std::size_t(n * n), T(0.5)), b(a), c(a.size(), T(0));
       const int calls = int(std::max<index_t>(1, (index_t(1) << 24) / (n * n * n)));
       const double s = timed(5, [&] {
         for (int k = 0; k < calls; ++k)
-          gemm_strided<double>(n, n, n, 1.0, a.data(), n, 1, b.data(), n, 1, c.data(), n, 1);
+          gemm_strided<T>(n, n, n, T(1), a.data(), n, 1, b.data(), n, 1, c.data(), n, 1);
       });
       const double ops = 2.0 * double(n) * double(n) * double(n);
       m.gemm.push_back({ops, ops * calls / s});
@@ -83,20 +93,22 @@ inline void quiet_barrier(const boost::mpi::communicator& comm) {
 }
 
 /// Seconds per map of a program of one-point maps per rank (collective).
-inline double measure_map_seconds(const context& ctx) {
+template <class Ctx>
+double measure_map_seconds(const Ctx& ctx) {
+  using T = measured_t<Ctx>;
   constexpr int maps = 8;
   const index_t n = ctx.size();
-  array<double, 1> x("x", {n});
-  x.init([](std::array<index_t, 1>) { return 1.0; });  // generated in place: no scatter
-  std::vector<std::unique_ptr<array<double, 1>>> ys;   // (arrays do not move)
+  array<T, 1> x("x", {n});
+  x.init([](std::array<index_t, 1>) { return T(1); });  // generated in place: no scatter
+  std::vector<std::unique_ptr<array<T, 1>>> ys;         // (arrays do not move)
   for (int k = 0; k < maps; ++k)
-    ys.push_back(std::make_unique<array<double, 1>>("y" + std::to_string(k),
-                                                    array<double, 1>::shape_type{n}));
+    ys.push_back(std::make_unique<array<T, 1>>("y" + std::to_string(k),
+                                               typename array<T, 1>::shape_type{n}));
   auto [i] = indices<1>();
   program p;  // forward only: nothing here is differentiated
   schedule s;
   for (int k = 0; k < maps; ++k) {
-    auto m = map("calibrate" + std::to_string(k), space(n), (*ys[std::size_t(k)])(i) = x(i) + 1.0);
+    auto m = map("calibrate" + std::to_string(k), space(n), (*ys[std::size_t(k)])(i) = x(i) + T(1));
     s.set(m, grid_shape{ctx.size()});
     p.add(forward_only, m);
   }
@@ -126,11 +138,12 @@ inline double measure_core_share(const context& ctx) {
 
 }  // namespace detail
 
-WORKPART_DECL machine_model machine_model::calibrate(const context& ctx) {
+template <class Context>
+machine_model machine_model::calibrate(const Context& ctx) {
   const auto& comm = ctx.comm();
   machine_model m;
   // rank 0 alone measures the local rates; the others wait without taking its core
-  if (comm.rank() == 0) detail::measure_local(m);
+  if (comm.rank() == 0) detail::measure_local<Context>(m);
   detail::quiet_barrier(comm);
   m.map_seconds = detail::measure_map_seconds(ctx);
   m.core_share = detail::measure_core_share(ctx);

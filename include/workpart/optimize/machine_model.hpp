@@ -38,7 +38,10 @@ struct machine_model {
   double core_share = 1;
 
   /// Measures the model on the ranks of `ctx` (calibrate.hpp); every rank returns the same.
-  static machine_model calibrate(const context& ctx);
+  /// (A template only so that a translation unit that never calls it never instantiates the
+  /// maps and kernels it measures with; `Context` is always `wp::context`.)
+  template <class Context = context>
+  static machine_model calibrate(const Context& ctx);
 
   double compute_seconds(double ops) const { return ops / flops; }
   double message_seconds(double messages, double bytes) const {
