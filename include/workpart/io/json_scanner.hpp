@@ -419,4 +419,13 @@ auto scan_guarded(scanner& s, std::string_view content, Parse&& parse) -> declty
                       "may use");
 }
 
+/// scan_guarded over a text all in memory (`source` names it in errors): what each format's
+/// parse_* function is.
+template <class Parse>
+auto scan_text(std::string_view text, std::string_view source, std::string_view content,
+               Parse&& parse) -> decltype(parse(std::declval<scanner&>())) {
+  scanner s(text, source);
+  return scan_guarded(s, content, parse);
+}
+
 }  // namespace workpart::detail::tables

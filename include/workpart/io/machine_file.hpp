@@ -98,8 +98,7 @@ inline machine_model parse(scanner& s) {
 /// Parses a machine model's JSON; `source` names it in error messages.
 inline machine_model parse_machine_model(std::string_view text,
                                          std::string_view source = "<input>") {
-  detail::tables::scanner s(text, source);
-  return detail::tables::scan_guarded(s, "machine model", detail::machine_json::parse);
+  return detail::tables::scan_text(text, source, "machine model", detail::machine_json::parse);
 }
 
 /// Reads a machine model file (what workpart-calibrate writes).

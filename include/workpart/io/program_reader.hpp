@@ -470,8 +470,8 @@ inline program_description parse(scanner& s) {
 /// Parses the text of a program description; `source` names it in error messages.
 inline program_description parse_program_description(std::string_view text,
                                                      std::string_view source = "<input>") {
-  detail::tables::scanner s(text, source);
-  return detail::tables::scan_guarded(s, "program description", detail::program_json::parse);
+  return detail::tables::scan_text(text, source, "program description",
+                                   detail::program_json::parse);
 }
 
 /// Reads a program description file (plain JSON, or .json.gz where zlib is linked: inflated as

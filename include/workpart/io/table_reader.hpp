@@ -183,8 +183,7 @@ inline cost_graph parse(scanner& s);
 }  // namespace detail::tables
 
 inline cost_graph parse_cost_tables(std::string_view text, std::string_view source = "<input>") {
-  detail::tables::scanner s(text, source);
-  return detail::tables::scan_guarded(s, "cost tables", detail::tables::parse);
+  return detail::tables::scan_text(text, source, "cost tables", detail::tables::parse);
 }
 
 inline cost_graph detail::tables::parse(scanner& s) {
