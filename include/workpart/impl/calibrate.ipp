@@ -140,6 +140,8 @@ inline double measure_core_share(const context& ctx) {
 
 template <class Context>
 machine_model machine_model::calibrate(const Context& ctx) {
+  static_assert(std::is_same_v<Context, context>,
+                "wp::machine_model::calibrate(ctx) takes the wp::context of the ranks to measure");
   const auto& comm = ctx.comm();
   machine_model m;
   // rank 0 alone measures the local rates; the others wait without taking its core
