@@ -84,11 +84,12 @@ struct map_description {
   std::vector<std::string> indices;  ///< one name per space dimension
   std::vector<index_t> extents;      ///< the space: [0, extent) per dimension
   double ops_per_point = 1;          ///< arithmetic operations per point of the space
-  /// Its statements run as GEMMs (JSON "kernel": "gemm"; wp::describe sets it from the map's
-  /// type): the cost model prices it at the machine model's GEMM rate, else at its loop rate.
-  bool gemm = false;
   /// In evaluation order: each statement's reads, then its write.
   std::vector<access_description> accesses;
+  /// Its statements run as GEMMs (JSON "kernel": "gemm"; wp::describe sets it from the map's
+  /// type): the cost model prices it at the machine model's GEMM rate, else at its loop rate.
+  /// (Last, so that a description written as {name, indices, extents, ops, accesses} stays one.)
+  bool gemm = false;
 };
 
 struct program_description {
