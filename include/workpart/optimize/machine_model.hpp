@@ -60,9 +60,10 @@ struct machine_model {
   }
   /// Seconds of a map's busiest block: `ops` operations (at the GEMM rate when the map's
   /// statements run as GEMMs, else at `flops`), or streaming `bytes` if longer, slowed by the
-  /// ranks sharing a core, plus the map's fixed cost. A map with no work costs nothing.
+  /// ranks sharing a core, plus the map's fixed cost. A block of no operations (an empty one, or
+  /// a map whose statements were all pruned) costs nothing, whatever its boxes hold.
   double block_seconds(double ops, double bytes, bool runs_as_gemm) const {
-    if (ops <= 0 && bytes <= 0) return 0;
+    if (ops <= 0) return 0;
     const double arithmetic = ops / (runs_as_gemm ? gemm_rate(ops) : flops);
     const double streaming = stream > 0 ? bytes / stream : 0;
     return map_seconds + std::max(1.0, core_share) * std::max(arithmetic, streaming);

@@ -93,8 +93,8 @@ struct paper_plan {
   /// The largest block's seconds alone (as the optimizer prices a map on its grid).
   double block_seconds(const machine_model& mm, double ops_per_point,
                        bool runs_as_gemm = false) const {
-    return mm.block_seconds(double(largest_block) * ops_per_point,
-                            ops_per_point > 0 ? double(largest_bytes) : 0.0, runs_as_gemm);
+    return mm.block_seconds(double(largest_block) * ops_per_point, double(largest_bytes),
+                            runs_as_gemm);
   }
   /// One line per collective: bytes of the busiest rank and over all ranks.
   std::string str() const {

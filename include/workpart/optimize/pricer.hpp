@@ -60,8 +60,7 @@ inline program_cost_tables program_pricer::build() {
     bool replica_entry = false;
     for (const auto& c : configs[std::size_t(m)]) replica_entry |= c.grid.replica_axis;
     for (const auto& c : configs[std::size_t(m)]) {
-      double s = mm.block_seconds(double(c.max_points) * ops[std::size_t(m)],
-                                  ops[std::size_t(m)] > 0 ? double(c.max_bytes) : 0.0,
+      double s = mm.block_seconds(double(c.max_points) * ops[std::size_t(m)], double(c.max_bytes),
                                   gemms[std::size_t(m)] != 0);
       for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
         if (!combine_on_edge(m, c, u))
