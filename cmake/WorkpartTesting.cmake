@@ -14,6 +14,12 @@
 #       mpi.<name>.np<P> = mpiexec -n P <preflags> exe <postflags> <args>,
 #       labels mpi + LABELS, PROCESSORS P, timeout 120 by default.
 #
+#   workpart_add_mpi_test_run(NAME <name> OF <mpi test name> NPROCS <p>... ARGS <arg>...
+#                             [TIMEOUT <s>] [LABELS <l>...])
+#       more CTest tests mpi.<name>.np<P> of the executable workpart_add_mpi_test(NAME <of>)
+#       made, with their own arguments (a Catch test spec: some of its cases at some rank
+#       counts, under a timeout of their own); nothing where that test was not built here.
+#
 #   workpart_add_compile_fail_test(NAME <name> SOURCE <file.cpp> REGEX <regex>
 #                                  [LITERAL] [TIMEOUT <s>] [LIBRARIES <lib>...])
 #       OBJECT library compile_fail_<name> (SOURCE built with WORKPART_COMPILE_FAIL=1),
@@ -382,6 +388,22 @@ function(workpart_add_mpi_test)
   set(labels mpi ${arg_LABELS})
   _workpart_add_mpiexec_tests(mpi ${arg_NAME} ${exe} "${arg_NPROCS}" ${arg_TIMEOUT}
     "${labels}" "${arg_ARGS}")
+endfunction()
+
+function(workpart_add_mpi_test_run)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;OF;TIMEOUT" "NPROCS;LABELS;ARGS")
+  _workpart_check_args(workpart_add_mpi_test_run)
+  if(NOT arg_OF OR NOT arg_NPROCS OR NOT arg_ARGS)
+    message(FATAL_ERROR "workpart_add_mpi_test_run(${arg_NAME}): OF, NPROCS and ARGS are required")
+  endif()
+  if(NOT TARGET test_mpi_${arg_OF})
+    return()
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 120)
+  endif()
+  _workpart_add_mpiexec_tests(mpi ${arg_NAME} test_mpi_${arg_OF} "${arg_NPROCS}" ${arg_TIMEOUT}
+    "mpi;${arg_LABELS}" "${arg_ARGS}")
 endfunction()
 
 function(workpart_add_compile_fail_test)

@@ -199,10 +199,12 @@ class engine {
   constexpr bool plan();
 
   /// One greedy order over neighbour lists `adj` (consumed) into order, pos and D, and the
-  /// entries its tables hold (see ordering.hpp); false when the budget ran out.
+  /// entries its tables hold (see ordering.hpp), infinite once they pass `bound`; false when
+  /// the budget ran out.
   constexpr bool greedy_order(std::vector<std::vector<std::size_t>>& adj, bool fewest_neighbours,
                               std::vector<std::size_t>& order, std::vector<std::size_t>& pos,
-                              std::vector<std::vector<std::size_t>>& D, double& entries) const;
+                              std::vector<std::vector<std::size_t>>& D, double& entries,
+                              double bound) const;
 
   /// Whether the tables fit `max_table_bytes`; sets rows_ when they do.
   constexpr bool fits();

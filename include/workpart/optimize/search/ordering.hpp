@@ -16,15 +16,17 @@ namespace workpart::detail::pase {
 /// vertex with the fewest unprocessed neighbours, then the smallest table (K_v times its
 /// neighbours' K), then the lowest number; without `fewest_neighbours`, the smallest table
 /// first. Fills the order, each vertex's position in it and its dependent set (unsorted), and
-/// `entries`, what the tables of that order hold (the sum of K_v times its dependent set's K);
-/// false when the budget ran out.
+/// `entries`, what the tables of that order hold (the sum of K_v times its dependent set's K),
+/// or infinity as soon as they pass `bound` (an order no better than one in hand: its fill-in,
+/// which can grow to cliques of hundreds of vertices, is not worked out); false when the budget
+/// ran out.
 template <class Arg, class G, class Progress>
 constexpr bool engine<Arg, G, Progress>::greedy_order(std::vector<std::vector<std::size_t>>& adj,
                                                       bool fewest_neighbours,
                                                       std::vector<std::size_t>& order,
                                                       std::vector<std::size_t>& pos,
                                                       std::vector<std::vector<std::size_t>>& D,
-                                                      double& entries) const {
+                                                      double& entries, double bound) const {
   entries = 0;
   auto work = [&](std::size_t v) {
     double r = double(K_[v]);
@@ -77,6 +79,10 @@ constexpr bool engine<Arg, G, Progress>::greedy_order(std::vector<std::vector<st
     const std::size_t v = best;
     alive[v] = 0;
     entries += size[v];  // its table: K_v times its neighbours' K, D(v) being those
+    if (entries > bound) {
+      entries = inf;
+      return true;
+    }
     pos[v] = step;
     order.push_back(v);
     D[v] = std::move(adj[v]);
@@ -137,7 +143,12 @@ constexpr bool engine<Arg, G, Progress>::plan() {
   std::vector<std::size_t> order, pos;
   std::vector<std::vector<std::size_t>> D;
   double best_work = 0;
+  // No order's tables hold fewer entries than one per configuration (every D(v) empty): an
+  // order that reaches it is not bettered (at one rank, every table one entry).
+  double least_work = 0;
+  for (std::size_t v = 0; v < n_; ++v) least_work += double(K_[v]);
   for (const bool fewest_neighbours : {true, false}) {
+    if (!fewest_neighbours && best_work <= least_work) break;
     order.clear();
     pos.assign(n_, 0);
     D.assign(n_, {});
@@ -148,7 +159,8 @@ constexpr bool engine<Arg, G, Progress>::plan() {
     else
       a = std::move(adj);
     double w = 0;
-    const bool done = greedy_order(a, fewest_neighbours, order, pos, D, w);
+    const bool done =
+        greedy_order(a, fewest_neighbours, order, pos, D, w, fewest_neighbours ? inf : best_work);
     if (!done && !fewest_neighbours) break;  // out of time: the first order stands
     if (fewest_neighbours || w < best_work) {
       best_work = w;
