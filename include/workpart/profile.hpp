@@ -38,8 +38,9 @@ template <class Map>
 plan_profile map_plan<Map>::profile(const machine_model& model) const {
   plan_profile p = measured_profile();
   const paper_plan paper = detail::paper_of(detail::solve_map_on_paper(map_, grid_, size_));
-  p.rows.front().modelled =
-      paper.block_seconds(model, detail::ops_per_point(map_), detail::runs_as_gemm(map_));
+  std::vector<index_t> extents;
+  for (int d = 0; d < Map::rank; ++d) extents.push_back(map_.iteration_space().extent(d));
+  p.rows.front().modelled = paper.block_seconds(model, detail::local_work_of(map_), extents);
   p.step_modelled = p.rows.front().modelled;
   p.model = detail::model_text(model);
   return p;

@@ -1,11 +1,12 @@
 /// \file test_calibrate.cpp
 /// wp::machine_model::calibrate(ctx) at every communicator size: one model on every rank, every
-/// field measured (a loop rate, three GEMM sizes in ascending operations, a streaming
-/// bandwidth, a map's fixed cost, the ranks per core as counted here from the node's ranks and
-/// hardware threads, alpha and beta where there are two ranks), its JSON read back exactly; and
-/// plan.profile() under it pricing each map by its kernel: a contraction's largest block (the
-/// balanced tiling, block_of) at the GEMM rate interpolated here, an element-wise map's at the
-/// longer of its operations at the loop rate and its boxes' bytes at the bandwidth.
+/// field measured (the loop executor's rate, its cost per row, its rate of slow functions, three
+/// GEMM sizes in ascending operations, a streaming bandwidth, a map's fixed cost, the ranks per
+/// core as counted here from the node's ranks and hardware threads, alpha and beta where there are
+/// two ranks), its JSON read back exactly; and plan.profile() under it pricing each map by its
+/// kernel: a contraction's largest block (the balanced tiling, block_of) at the GEMM rate
+/// interpolated here, an element-wise map's at the longer of its operations at the loop rate plus
+/// its rows at the row cost, and its boxes' bytes at the bandwidth.
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +41,8 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
   const wp::machine_model m = wp::machine_model::calibrate(ctx);
   CHECK(same_everywhere(ctx.comm(), wp::to_json(m)) == "");
   CHECK(m.flops > 0);
+  CHECK(m.row_seconds > 0);  // a pooling window's rows of 2 and 3 points cost more than their sums
+  CHECK(m.slow_flops > 0);
   REQUIRE(m.gemm.size() == 3);
   CHECK(m.gemm[0].ops == 2.0 * 16 * 16 * 16);
   CHECK(m.gemm[2].ops == 2.0 * 256 * 256 * 256);
@@ -101,8 +104,11 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
         CHECK(r.modelled == Approx(want).epsilon(1e-9));
       } else if (r.map == 1) {
         ++seen;
-        const double want = m.map_seconds + m.core_share * std::max(double(rows * J) / m.flops,
-                                                                    act_bytes / m.stream);
+        // rows along j (C and Y contiguous along it): `rows` of them
+        const double want =
+            m.map_seconds +
+            m.core_share * std::max(double(rows * J) / m.flops + double(rows) * m.row_seconds,
+                                    act_bytes / m.stream);
         CHECK(r.modelled == Approx(want).epsilon(1e-9));
       }
     }

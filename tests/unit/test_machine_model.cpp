@@ -5,7 +5,10 @@
 /// optimizer's tables pricing a typed contraction at the GEMM rate and an element-wise map at
 /// the streaming bandwidth (its boxes' bytes counted here), on 1 and 3 ranks, and a program
 /// description (read back from wp::describe's JSON, "kernel": "gemm") priced alike; the JSON
-/// form of a model (io/machine_file.hpp) read back exactly, and its errors.
+/// form of a model (io/machine_file.hpp) read back exactly, and its errors. A loop block's rows
+/// (the loop executor's row dimension) and slow functions (exp, tanh, ...) counted from the
+/// map's type against counts made here, priced at row_seconds and slow_flops, through the
+/// optimizer's tables and a description read back.
 
 #include <catch2/catch.hpp>
 
@@ -72,6 +75,61 @@ TEST_CASE("machine_model: a block's seconds by the kind of its kernel", "[unit][
     CHECK(m.block_seconds(0, 0, false) == 0.0);  // a map with no work (pruned) costs nothing
     CHECK_THAT(m.str(), Contains(".stream = 2e+09, .map_seconds = 1e-05, .core_share = 2"));
   }
+  SECTION("a loop block's rows and slow functions") {
+    wp::machine_model m{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+    using W = wp::machine_model::block_work;
+    // 1e6 points of 3 operations, one of them exp; 1e4 rows
+    const W w{.points = 1e6, .ops_per_point = 3, .slow_per_point = 1, .rows = 1e4};
+    CHECK(close(m.block_seconds(w), 3e-3));  // neither priced: every operation at flops
+    m.row_seconds = 2e-8;
+    m.slow_flops = 1e8;
+    CHECK(close(m.block_seconds(w), 2e6 / 1e9 + 1e6 / 1e8 + 1e4 * 2e-8));
+    W g = w;
+    g.gemm = true;  // a GEMM block: neither rows nor slow functions
+    CHECK(close(m.block_seconds(g), 3e6 / 1e9));
+    CHECK(m.block_seconds(W{.points = 0, .ops_per_point = 3, .rows = 5}) == 0.0);
+    CHECK_THAT(m.str(), Contains(".row_seconds = 2e-08, .slow_flops = 1e+08"));
+  }
+}
+
+TEST_CASE("optimize: a loop's rows along the executor's row dimension, its slow functions",
+          "[unit][optimize]") {
+  const index_t n = 37, m = 23, k = 5;
+  auto [i, j, q] = wp::indices<3>();
+  wp::array<double, 2> X("X", {n, m}), Y("Y", {n, m}), XT("XT", {m, n});
+  wp::array<double, 3> Z("Z", {n, m, k});
+  // rows along j (X, Y contiguous along it); two slow functions per point
+  auto ew = wp::map("ew", wp::space(n, m), Y(i, j) = wp::exp(X(i, j)) * 2.0 + wp::tanh(X(i, j)));
+  // rows along j: the write is contiguous along it (and counts double), the read X(j, i) not
+  auto tr = wp::map("tr", wp::space(m, n), XT(i, j) = X(j, i) + 1.0);
+  // an inner sum of k exps: k slow functions per point
+  auto red =
+      wp::map("red", wp::space(n, m), Y(i, j) = wp::sum(wp::range(q, 0, k), wp::exp(Z(i, j, q))));
+  CHECK(wp::detail::slow_ops_per_point(ew) == 2.0);
+  CHECK(wp::detail::slow_ops_per_point(tr) == 0.0);
+  CHECK(wp::detail::slow_ops_per_point(red) == double(k));
+  CHECK(wp::detail::loop_row_dim(ew) == 1);
+  CHECK(wp::detail::loop_row_dim(tr) == 1);
+  wp::array<double, 2> A("A", {n, k}), B("B", {k, m}), C("C", {n, m});
+  auto gemm = wp::map("gemm", wp::space(n, m, k), C(i, j) += A(i, q) * B(q, j));
+  CHECK(wp::detail::loop_row_dim(gemm) == -1);  // GEMMs: no rows
+
+  wp::machine_model model{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+  model.row_seconds = 1e-7;
+  model.slow_flops = 1e7;
+  const double ops = wp::detail::ops_per_point(ew);
+  // on 3 ranks split by columns (j): 8 columns in the largest block, so 37 rows of 8
+  const auto t3 = wp::program_costs(wp::program(ew), 3, model);
+  const double pts = 37.0 * 8;
+  CHECK(close(map_cost(t3, {1, 3}), pts * (ops - 2) / 1e9 + pts * 2 / 1e7 + 37 * 1e-7));
+  // split by rows (i): 13 rows of 23
+  CHECK(close(map_cost(t3, {3, 1}), 13.0 * 23 * ((ops - 2) / 1e9 + 2 / 1e7) + 13 * 1e-7));
+  // described and read back: "slow_per_point" and "row_index" in its JSON, priced alike
+  const std::string json = wp::to_json(wp::describe(wp::program(ew)));
+  CHECK_THAT(json, Contains("\"slow_per_point\": 2, \"row_index\": \"i1\""));
+  const auto back = wp::program_costs(wp::parse_program_description(json), 3, model);
+  CHECK(close(map_cost(back, {1, 3}), map_cost(t3, {1, 3})));
+  CHECK(close(map_cost(back, {3, 1}), map_cost(t3, {3, 1})));
 }
 
 TEST_CASE("optimize: a contraction at the GEMM rate, an element-wise map at the bandwidth",
@@ -135,6 +193,8 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   m.stream = 5.8e9;
   m.map_seconds = 4.2e-6;
   m.core_share = 2;
+  m.row_seconds = 1.0 / 7e7;
+  m.slow_flops = 4.5e8 / 7;
   const wp::machine_model back = wp::parse_machine_model(wp::to_json(m));
   CHECK(back.flops == m.flops);
   CHECK(back.alpha == m.alpha);
@@ -145,6 +205,8 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK(back.stream == m.stream);
   CHECK(back.map_seconds == m.map_seconds);
   CHECK(back.core_share == m.core_share);
+  CHECK(back.row_seconds == m.row_seconds);
+  CHECK(back.slow_flops == m.slow_flops);
   // every key optional: the defaults
   const wp::machine_model d = wp::parse_machine_model("{\"flops\": 3e9}");
   CHECK(d.flops == 3e9);
@@ -167,6 +229,8 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK_THAT(refused("{\"gemm\": [[100]]}"), Contains("is [operations, operations per second]"));
   CHECK_THAT(refused("{\"gemm\": [[100, -1]]}"), Contains("needs positive operations and rate"));
   CHECK_THAT(refused("{\"flop\": 1}"), Contains("unknown key \"flop\""));
+  CHECK_THAT(refused("{\"row_seconds\": -1e-9}"), Contains("\"row_seconds\" is -1e-09"));
+  CHECK_THAT(refused("{\"slow_flops\": -5}"), Contains("\"slow_flops\" is -5"));
   CHECK_THAT(refused("{\"flops\": 1e9} x"), Contains("after the end of the top-level object"));
   CHECK_THAT(refused("{\"flops\": 1e9, \"flops\": 2e9}"), Contains("appears twice"));
 
@@ -182,4 +246,22 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
     CHECK_THAT(std::string(e.what()),
                Contains("d.json: byte 109: the kernel of map 0 is \"blas\""));
   }
+  // its row index: one of its indices; its slow functions: >= 0
+  auto refused_desc = [](const std::string& extra) {
+    try {
+      (void)wp::parse_program_description(
+          "{\"arrays\": [{\"name\": \"x\", \"shape\": [4]}], \"maps\": [{\"name\": \"m\", "
+          "\"indices\": [\"i\"], \"extents\": [4], " +
+              extra +
+              ", \"accesses\": [{\"array\": \"x\", \"index\": [\"i\"], \"mode\": \"=\"}]}]}",
+          "d.json");
+    } catch (const wp::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused_desc("\"row_index\": \"j\""),
+             Contains("the row index of map 0 is \"j\", not one of its indices"));
+  CHECK_THAT(refused_desc("\"slow_per_point\": -1"), Contains("must be finite and >= 0"));
+  CHECK(refused_desc("\"row_index\": \"i\", \"slow_per_point\": 1") == "accepted");
 }

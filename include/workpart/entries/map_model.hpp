@@ -77,6 +77,7 @@ class map_model final : public map_interface {
   void require_valid() const override { map_.require_valid(); }
   double ops_per_point() const override { return detail::ops_per_point(map_); }
   bool runs_as_gemm() const override { return detail::runs_as_gemm(map_); }
+  local_work work_per_point() const override { return detail::local_work_of(map_); }
   std::vector<array_use> array_uses(const std::vector<access_event>& ev) const override {
     return detail::array_uses(map_, ev);
   }

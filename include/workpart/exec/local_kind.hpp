@@ -5,9 +5,15 @@
 /// Type traits only (no executor), so the cost model (optimize/priced_map.hpp) prices a map at
 /// the machine model's rate for the kernel that will run it.
 
+#include <algorithm>
+#include <vector>
+
+#include "../core/local_work.hpp"
 #include "../expr/map.hpp"
+#include "../expr/operation_count.hpp"
 #include "contraction.hpp"
 #include "contraction_affine.hpp"
+#include "cpu/row_dim.hpp"
 #include "own_output.hpp"
 
 namespace workpart::detail {
@@ -24,6 +30,39 @@ bool runs_as_gemm(const map_t<N, S...>& m) {
       gemm = gemm || !reads_own_output(st);
   });
   return gemm;
+}
+
+/// The dimension the loop executor runs the rows of the map's first statement that runs as a
+/// loop along (cpu/row_dim.hpp); -1 where every statement runs as GEMMs. The cost model prices
+/// a loop block's rows by it (machine_model::row_seconds).
+template <int N, class... S>
+int loop_row_dim(const map_t<N, S...>& m) {
+  int dim = -1;
+  m.for_each_statement([&](const auto& st) {
+    using Stmt = std::decay_t<decltype(st)>;
+    bool gemm = false;
+    if constexpr (is_contraction_v<N, Stmt> || is_affine_contraction_v<N, Stmt>)
+      gemm = !reads_own_output(st);
+    if (!gemm && dim < 0) dim = choose_row_dim<N, Stmt>();
+  });
+  return dim;
+}
+
+template <int N, class... S>
+local_work local_work_of(const map_t<N, S...>& m) {
+  return {ops_per_point(m), slow_ops_per_point(m), runs_as_gemm(m), loop_row_dim(m)};
+}
+
+/// Rows the loop executor runs in the largest block of `points` points of a space of
+/// `extents` on `grid` (its extent along the row dimension, ceil(extent / parts)); 0 where the
+/// map runs no loop (row_dim < 0).
+template <class Grid>
+double block_rows(double points, const std::vector<index_t>& extents, const Grid& grid,
+                  int row_dim) {
+  if (row_dim < 0 || std::size_t(row_dim) >= extents.size() || points <= 0) return 0;
+  const index_t parts = std::max<index_t>(1, grid.dims[std::size_t(row_dim)]);
+  const index_t along = (extents[std::size_t(row_dim)] + parts - 1) / parts;
+  return along > 0 ? points / double(along) : 0;
 }
 
 }  // namespace workpart::detail

@@ -89,4 +89,60 @@ double ops_per_point(const map_t<N, S...>& m) {
   return runs ? std::max(1.0, ops) : 0.0;
 }
 
+// ---- of those, calls of slow functions (exp, log, tanh, ...) per point ----
+// They run one libm call per element, at a fraction of the rate of + and *
+// (machine_model::slow_flops). Counted like ops_at: an inner reduction's body times its trips.
+template <class Op>
+constexpr bool is_slow_op_v =
+    std::is_same_v<Op, op_exp> || std::is_same_v<Op, op_log> || std::is_same_v<Op, op_sqrt> ||
+    std::is_same_v<Op, op_tanh> || std::is_same_v<Op, op_erf> || std::is_same_v<Op, op_log1p> ||
+    std::is_same_v<Op, op_expm1> || std::is_same_v<Op, op_sigmoid> || std::is_same_v<Op, op_pow>;
+template <class E>
+double slow_at(const E&, ops_point&) {
+  return 0;
+}
+template <class Op, class E>
+double slow_at(const unary_node<Op, E>& n, ops_point& at);
+template <class Op, class L, class R>
+double slow_at(const binary_node<Op, L, R>& n, ops_point& at);
+template <class C, class A, class B>
+double slow_at(const select_node<C, A, B>& n, ops_point& at);
+template <class Red, int D, class Lo, class Hi, class Body>
+double slow_at(const reduce_node<Red, D, Lo, Hi, Body>& n, ops_point& at);
+
+template <class Op, class E>
+double slow_at(const unary_node<Op, E>& n, ops_point& at) {
+  return (is_slow_op_v<Op> ? 1 : 0) + slow_at(n.e, at);
+}
+template <class Op, class L, class R>
+double slow_at(const binary_node<Op, L, R>& n, ops_point& at) {
+  return (is_slow_op_v<Op> ? 1 : 0) + slow_at(n.l, at) + slow_at(n.r, at);
+}
+template <class C, class A, class B>
+double slow_at(const select_node<C, A, B>& n, ops_point& at) {
+  return slow_at(n.c, at) + slow_at(n.a, at) + slow_at(n.b, at);
+}
+template <class Red, int D, class Lo, class Hi, class Body>
+double slow_at(const reduce_node<Red, D, Lo, Hi, Body>& n, ops_point& at) {
+  const double body = slow_at(n.body, at);
+  if (body == 0) return 0;
+  // the trips ops_at counts: its total over (1 + its body's operations)
+  const double trips_ops = ops_at(n, at), body_ops = 1 + ops_at(n.body, at);
+  return trips_ops / body_ops * body;
+}
+
+/// Calls of slow functions per point of a map's space, counted where ops_per_point counts
+/// (a part of its operations).
+template <int N, class... S>
+double slow_ops_per_point(const map_t<N, S...>& m) {
+  ops_point at{};
+  for (int d = 0; d < N; ++d)
+    at[std::size_t(d)] = (double(m.iteration_space().lo[std::size_t(d)]) +
+                          double(m.iteration_space().hi[std::size_t(d)]) - 1) /
+                         2;
+  double slow = 0;
+  m.for_each_statement([&](const auto& st) { slow += slow_at(st.rhs, at); });
+  return slow;
+}
+
 }  // namespace workpart::detail

@@ -44,20 +44,81 @@ double timed(int reps, F&& f) {
   return std::max(1e-9, median_of(std::move(t)));
 }
 
-/// The local rates, measured on this rank: flops, gemm, stream.
+/// Seconds of one execute() of map `mp` on one rank (ctx: a one-rank context), the median
+/// of 5, and what the model prices it by: its block's points, operations, slow functions and
+/// rows (exp/local_kind.hpp, as the pricer counts them).
+struct measured_map {
+  double seconds = 0, points = 0, ops = 0, slow = 0, rows = 0;
+};
+template <class Ctx, class Map>
+measured_map time_map_alone(const Ctx& one, const Map& mp) {
+  schedule s;
+  const grid_shape ones(std::vector<index_t>(std::size_t(Map::rank), 1));
+  s.set(mp, ones);
+  program p;  // forward only: nothing here is differentiated
+  p.add(forward_only, mp);
+  auto plan = distribute(p, s, one);
+  plan.scatter();
+  plan.execute();  // warm: buffers, pages
+  measured_map r;
+  r.seconds = timed(5, [&] { plan.execute(); });
+  std::vector<index_t> extents;
+  r.points = 1;
+  for (int d = 0; d < Map::rank; ++d) {
+    extents.push_back(mp.iteration_space().extent(d));
+    r.points *= double(extents.back());
+  }
+  const local_work w = local_work_of(mp);
+  r.ops = r.points * w.ops;
+  r.slow = r.points * w.slow;
+  r.rows = block_rows(r.points, extents, ones, w.row_dim);
+  return r;
+}
+
+/// The loop executor's rates, measured on maps it runs on this rank alone: `flops` from long
+/// rows of + and * (y = a x + z, 4096 to a row), `row_seconds` from the rows of pooling
+/// windows (a 3 x 3 max over a padded image, a 2 x 2 mean: rows of 3 and 2 points; the median
+/// of the two), `slow_flops` from exp over the long rows.
+template <class Ctx>
+void measure_loops(machine_model& m) {
+  using T = measured_t<Ctx>;
+  boost::mpi::communicator self(MPI_COMM_SELF, boost::mpi::comm_duplicate);
+  int argc = 0;
+  char** argv = nullptr;
+  const Ctx one(argc, argv, self);
+  const index_t R = 256, L = 4096;
+  array<T, 2> x("x", {R, L}), z("z", {R, L}), y("y", {R, L});
+  for (auto* a : {&x, &z, &y})
+    a->init([](const std::array<index_t, 2>& g) { return T(0.001) * T(g[1] % 1000); });
+  auto [i, j] = indices<2>();
+  const measured_map axpy =
+      time_map_alone(one, map("axpy", space(R, L), y(i, j) = x(i, j) * T(0.5) + z(i, j)));
+  m.flops = axpy.ops / axpy.seconds;
+  const index_t N = 4, C = 16, H = 64;
+  array<T, 4> img("img", {N, C, H, H}), pool("pool", {N, C, H / 2, H / 2});
+  for (auto* a : {&img, &pool})
+    a->init([](const std::array<index_t, 4>& g) { return T(0.01) * T((g[2] * 7 + g[3]) % 100); });
+  auto [n, c, h, w, r, q] = indices<6>();
+  const measured_map windows[] = {
+      time_map_alone(one, map("max3x3", space(N, C, H / 2, H / 2, 3, 3),
+                              max_into(pool(n, c, h, w),
+                                       padded(img, T(-1e30))(n, c, 2 * h + r - 1, 2 * w + q - 1)))),
+      time_map_alone(one, map("mean2x2", space(N, C, H / 2, H / 2, 2, 2),
+                              pool(n, c, h, w) += img(n, c, 2 * h + r, 2 * w + q) * T(0.25)))};
+  std::vector<double> per_row;
+  for (const auto& mm : windows)
+    if (mm.rows > 0) per_row.push_back(std::max(0.0, mm.seconds - mm.ops / m.flops) / mm.rows);
+  m.row_seconds = per_row.empty() ? 0 : median_of(per_row);
+  const measured_map ex = time_map_alone(one, map("exp", space(R, L), y(i, j) = exp(x(i, j))));
+  const double fast = (ex.ops - ex.slow) / m.flops + ex.rows * m.row_seconds;
+  m.slow_flops = ex.slow / std::max(ex.seconds - fast, 1e-3 * ex.seconds);
+}
+
+/// The local rates, measured on this rank: flops, row_seconds, slow_flops, gemm, stream.
 template <class Ctx>
 void measure_local(machine_model& m) {
   using T = measured_t<Ctx>;
-  {  // the loop rate: 2 operations per element per pass, in L2
-    std::vector<double> x(1 << 14, 1.0), y(1 << 14, 0.5);
-    const double s = timed(5, [&] {
-      for (int pass = 0; pass < 64; ++pass)
-        for (std::size_t e = 0; e < x.size(); ++e) y[e] = y[e] * 0.999 + x[e];
-    });
-    volatile double sink = y[7];
-    (void)sink;
-    m.flops = 2.0 * 64 * double(x.size()) / s;
-  }
+  measure_loops<Ctx>(m);
   {  // GEMM: C += A B, n x n, 2 n^3 operations per call (what ops_per_point counts)
     m.gemm.clear();
     for (index_t n : {16, 64, 256}) {
@@ -172,16 +233,17 @@ machine_model machine_model::calibrate(const Context& ctx) {
     m.beta = std::max(1e-13, (big - small) / big_bytes);
   }
   // rank 0's figures everywhere
-  std::vector<double> v = {m.flops, m.alpha, m.beta, m.stream, m.map_seconds, m.core_share};
+  std::vector<double> v = {m.flops,       m.alpha,      m.beta,        m.stream,
+                           m.map_seconds, m.core_share, m.row_seconds, m.slow_flops};
   for (const auto& p : m.gemm) v.push_back(p.ops), v.push_back(p.rate);
   int count = int(v.size());
   boost::mpi::broadcast(comm, count, 0);
   v.resize(std::size_t(count));
   boost::mpi::broadcast(comm, v.data(), count, 0);
   m.flops = v[0], m.alpha = v[1], m.beta = v[2], m.stream = v[3], m.map_seconds = v[4];
-  m.core_share = v[5];
+  m.core_share = v[5], m.row_seconds = v[6], m.slow_flops = v[7];
   m.gemm.clear();
-  for (std::size_t k = 6; k + 1 < v.size(); k += 2) m.gemm.push_back({v[k], v[k + 1]});
+  for (std::size_t k = 8; k + 1 < v.size(); k += 2) m.gemm.push_back({v[k], v[k + 1]});
   return m;
 }
 

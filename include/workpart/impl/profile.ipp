@@ -23,17 +23,17 @@ WORKPART_DECL void add_modelled(plan_profile& p, const program& prog,
   std::size_t k = 0;
   prog.for_each_map([&](const map_interface& mi) { s.set(mi.name(), grids[k++]); });
   const paper_program paper = plan_on_paper(prog, s, p.ranks);
-  std::vector<double> ops;
-  std::vector<char> gemm;
+  std::vector<local_work> work;
+  std::vector<std::vector<index_t>> extents;
   prog.for_each_map([&](const map_interface& mi) {
-    ops.push_back(mi.ops_per_point());
-    gemm.push_back(mi.runs_as_gemm());
+    work.push_back(mi.work_per_point());
+    extents.push_back(mi.extents());
   });
   p.step_modelled = 0;
   for (auto& r : p.rows) {
     if (r.map >= 0) {
       const auto& pm = paper.maps[std::size_t(r.map)];
-      r.modelled = pm.block_seconds(m, ops[std::size_t(r.map)], gemm[std::size_t(r.map)] != 0);
+      r.modelled = pm.block_seconds(m, work[std::size_t(r.map)], extents[std::size_t(r.map)]);
     } else if (r.transfer >= 0 && std::size_t(r.transfer) < paper.redistributions.size()) {
       const auto& d = paper.redistributions[std::size_t(r.transfer)];
       comm_step c;

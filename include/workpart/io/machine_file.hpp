@@ -5,7 +5,8 @@
 /// \code
 ///   {"flops": 2.1e9, "alpha": 3.1e-7, "beta": 2.0e-10,
 ///    "gemm": [[8192, 1.9e9], [524288, 8.7e9], [33554432, 1.4e10]],
-///    "stream": 5.8e9, "map_seconds": 4.2e-6, "core_share": 1}
+///    "stream": 5.8e9, "map_seconds": 4.2e-6, "core_share": 1, "row_seconds": 2.1e-8,
+///    "slow_flops": 4.5e8}
 /// \endcode
 /// Every key is optional (machine_model's default where absent); "gemm" lists [operations of a
 /// block's GEMMs, operations per second] in ascending operations. A rate or bandwidth that is
@@ -33,7 +34,8 @@ inline std::string to_json(const machine_model& m) {
   for (std::size_t k = 0; k < m.gemm.size(); ++k)
     s += std::string(k ? ", " : "") + "[" + num(m.gemm[k].ops) + ", " + num(m.gemm[k].rate) + "]";
   return s + "],\n \"stream\": " + num(m.stream) + ", \"map_seconds\": " + num(m.map_seconds) +
-         ", \"core_share\": " + num(m.core_share) + "}\n";
+         ", \"core_share\": " + num(m.core_share) + ", \"row_seconds\": " + num(m.row_seconds) +
+         ", \"slow_flops\": " + num(m.slow_flops) + "}\n";
 }
 
 namespace detail::machine_json {
@@ -61,6 +63,10 @@ inline machine_model parse(scanner& s) {
       m.stream = positive(at, k, s.number(what.c_str()), true);
     } else if (k == "map_seconds") {
       m.map_seconds = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "row_seconds") {
+      m.row_seconds = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "slow_flops") {
+      m.slow_flops = positive(at, k, s.number(what.c_str()), true);
     } else if (k == "core_share") {
       m.core_share = s.number(what.c_str());
       if (!(m.core_share >= 1) || !std::isfinite(m.core_share))
@@ -86,7 +92,7 @@ inline machine_model parse(scanner& s) {
     } else {
       s.fail(at, "unknown key \"" + k +
                      "\" in the machine model (flops, alpha, beta, gemm, stream, map_seconds, "
-                     "core_share)");
+                     "core_share, row_seconds, slow_flops)");
     }
   });
   s.at_end();

@@ -18,7 +18,9 @@
 ///    place (init()): it is never scattered from root;
 ///  - "maps" may be called "vertices"; "flops_per_point" defaults to 1; "kernel": "gemm" marks
 ///    a map whose statements run as GEMMs (priced at the machine model's GEMM rate; default
-///    "loop");
+///    "loop"); "slow_per_point" (default 0) counts the calls of slow functions (exp, tanh,
+///    ...) among its operations, "row_index" names the index its loop's rows run along
+///    (default: none, rows not priced) -- both priced by the machine model where it has them;
 ///  - an access is a read unless "mode" is "=", "+=", "max_into" or "min_into"; accesses are
 ///    in the order the statements evaluate them: a statement's reads, then its write (a read
 ///    listed after a write of the same array reads what the map wrote);
@@ -38,6 +40,7 @@
 /// Errors name the file and the byte offset (table_error, shape_error); running out of memory
 /// while reading is a table_error naming the file, not a bare std::bad_alloc.
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
@@ -251,6 +254,8 @@ inline program_description parse(scanner& s) {
           return {at, std::to_string(s.integer(context))};
         };
         std::vector<raw_access> raws;
+        std::string row_index;
+        std::size_t row_at = 0;
         object(s, what, [&](const std::string& k, std::size_t) {
           if (k == "name") {
             m.name = s.string(("as the name of " + what).c_str());
@@ -265,6 +270,14 @@ inline program_description parse(scanner& s) {
             has_extents = true;
           } else if (k == "flops_per_point") {
             m.ops_per_point = s.number(("as the operations per point of " + what).c_str());
+          } else if (k == "slow_per_point") {
+            const std::size_t at = (s.ws(), s.pos());
+            m.slow_ops_per_point = s.number(("as the slow functions per point of " + what).c_str());
+            if (!(m.slow_ops_per_point >= 0) || !std::isfinite(m.slow_ops_per_point))
+              s.fail(at, "the slow functions per point of " + what + " must be finite and >= 0");
+          } else if (k == "row_index") {
+            row_at = (s.ws(), s.pos());
+            row_index = s.string(("as the row index of " + what).c_str());
           } else if (k == "kernel") {
             const std::size_t at = (s.ws(), s.pos());
             const std::string kind = s.string(("as the kernel of " + what).c_str());
@@ -335,6 +348,13 @@ inline program_description parse(scanner& s) {
         if (!has_indices) {  // default names: i0, i1, ...
           for (std::size_t d = 0; d < m.extents.size(); ++d)
             m.indices.push_back("i" + std::to_string(d));
+        }
+        if (!row_index.empty()) {
+          const auto it = std::find(m.indices.begin(), m.indices.end(), row_index);
+          if (it == m.indices.end())
+            s.fail(row_at, "the row index of " + what + " is \"" + row_index +
+                               "\", not one of its indices");
+          m.row_dim = int(it - m.indices.begin());
         }
         for (const auto& r : raws) {
           access_description a;

@@ -50,7 +50,12 @@ inline std::string to_json(const program_description& p) {
     for (std::size_t d = 0; d < mp.extents.size(); ++d)
       o += (d ? ", " : "") + std::to_string(mp.extents[d]);
     o += "], \"flops_per_point\": " + json_number(mp.ops_per_point) +
-         (mp.gemm ? ", \"kernel\": \"gemm\"" : "") + ",\n   \"accesses\": [";
+         (mp.gemm ? ", \"kernel\": \"gemm\"" : "");
+    if (mp.slow_ops_per_point > 0)
+      o += ", \"slow_per_point\": " + json_number(mp.slow_ops_per_point);
+    if (mp.row_dim >= 0 && std::size_t(mp.row_dim) < mp.indices.size())
+      o += ", \"row_index\": " + quoted(mp.indices[std::size_t(mp.row_dim)]);
+    o += ",\n   \"accesses\": [";
     for (std::size_t k = 0; k < mp.accesses.size(); ++k) {
       const access_description& ac = mp.accesses[k];
       std::vector<std::string> names = mp.indices;

@@ -64,7 +64,7 @@ inline std::string described_type(char elem, std::size_t size) {
 /// One map of a description from its access events and array uses (no types left): the
 /// arrays it meets first are added to d.arrays (ids: their identities, in d.arrays' order).
 inline void describe_map(const std::string& name, const std::vector<index_t>& lo,
-                         const std::vector<index_t>& hi, double ops, bool gemm,
+                         const std::vector<index_t>& hi, const local_work& work,
                          const std::vector<access_event>& ev, const std::vector<array_use>& uses,
                          program_description& d, std::vector<const void*>& ids) {
   const std::size_t N = lo.size();
@@ -95,8 +95,10 @@ inline void describe_map(const std::string& name, const std::vector<index_t>& lo
     m.indices.push_back("i" + std::to_string(x));
     m.extents.push_back(std::max<index_t>(0, hi[x] - lo[x]));
   }
-  m.ops_per_point = ops;
-  m.gemm = gemm;
+  m.ops_per_point = work.ops;
+  m.gemm = work.gemm;
+  m.slow_ops_per_point = work.slow;
+  m.row_dim = work.row_dim;
   // per statement: its right side's reads (with the ranges around each), the reads inside
   // its left side's subscripts, then its write — the order array_uses() meets the arrays in
   std::vector<range_form> stack;
@@ -176,8 +178,8 @@ inline program_description describe(const program& p) {
                          "' (one map used twice in the program, or two maps of one name); a "
                          "description names maps, so name them apart");
     const auto ev = m.access_events();
-    detail::describe_map(m.name(), m.lo(), m.hi(), m.ops_per_point(), m.runs_as_gemm(), ev,
-                         m.array_uses(ev), d, ids);
+    detail::describe_map(m.name(), m.lo(), m.hi(), m.work_per_point(), ev, m.array_uses(ev), d,
+                         ids);
   });
   d.check();
   return d;

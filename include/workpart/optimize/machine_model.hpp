@@ -36,6 +36,23 @@ struct machine_model {
   double map_seconds = 0;
   /// Ranks per core on a node (>= 1): ranks sharing cores compute this much slower.
   double core_share = 1;
+  /// Seconds the loop executor spends per row beyond its points' operations (starting a row:
+  /// its accesses' addresses, its bounds; a map whose rows are short, a pooling window's 3
+  /// points, pays it on every few points). 0: rows not priced.
+  double row_seconds = 0;
+  /// Operations per second of the slow functions (exp, log, tanh, erf, sqrt, pow and their
+  /// kin) in loops, which run one call per element at a fraction of `flops`. 0: `flops`.
+  double slow_flops = 0;
+
+  /// What a block does, as block_seconds prices it.
+  struct block_work {
+    double points = 0;          ///< points of the block
+    double ops_per_point = 0;   ///< arithmetic operations per point (ops_per_point)
+    double slow_per_point = 0;  ///< of those, calls of slow functions (slow_ops_per_point)
+    double rows = 0;            ///< rows the loop executor runs (points / the row's length)
+    double bytes = 0;           ///< bytes its boxes hold
+    bool gemm = false;          ///< its statements run as GEMMs (runs_as_gemm)
+  };
 
   /// Measures the model on the ranks of `ctx` (calibrate.hpp); every rank returns the same.
   /// (A template only so that a translation unit that never calls it never instantiates the
@@ -63,9 +80,23 @@ struct machine_model {
   /// ranks sharing a core, plus the map's fixed cost. A block of no operations (an empty one, or
   /// a map whose statements were all pruned) costs nothing, whatever its boxes hold.
   double block_seconds(double ops, double bytes, bool runs_as_gemm) const {
+    return block_seconds(
+        block_work{.points = 1, .ops_per_point = ops, .bytes = bytes, .gemm = runs_as_gemm});
+  }
+  /// The same for a block described in full: a loop block's operations at `flops`, those of
+  /// slow functions at `slow_flops`, plus `row_seconds` per row.
+  double block_seconds(const block_work& w) const {
+    const double ops = w.points * w.ops_per_point;
     if (ops <= 0) return 0;
-    const double arithmetic = ops / (runs_as_gemm ? gemm_rate(ops) : flops);
-    const double streaming = stream > 0 ? bytes / stream : 0;
+    double arithmetic = 0;
+    if (w.gemm) {
+      arithmetic = ops / gemm_rate(ops);
+    } else {
+      const double slow = std::min(ops, w.points * w.slow_per_point);
+      arithmetic = (ops - slow) / flops + slow / (slow_flops > 0 ? slow_flops : flops) +
+                   w.rows * row_seconds;
+    }
+    const double streaming = stream > 0 ? w.bytes / stream : 0;
     return map_seconds + std::max(1.0, core_share) * std::max(arithmetic, streaming);
   }
   /// The model in words: every field, in the units above.
@@ -85,6 +116,8 @@ struct machine_model {
     if (stream > 0) std::snprintf(b, sizeof b, ", .stream = %.3g", stream), s += b;
     if (map_seconds > 0) std::snprintf(b, sizeof b, ", .map_seconds = %.3g", map_seconds), s += b;
     if (core_share > 1) std::snprintf(b, sizeof b, ", .core_share = %.3g", core_share), s += b;
+    if (row_seconds > 0) std::snprintf(b, sizeof b, ", .row_seconds = %.3g", row_seconds), s += b;
+    if (slow_flops > 0) std::snprintf(b, sizeof b, ", .slow_flops = %.3g", slow_flops), s += b;
     return s + "}";
   }
 };

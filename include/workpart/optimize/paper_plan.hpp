@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../exec/local_kind.hpp"
 #include "../plan/explain.hpp"
 #include "../plan/program.hpp"
 #include "../plan/solve_map.hpp"
@@ -95,6 +96,18 @@ struct paper_plan {
                        bool runs_as_gemm = false) const {
     return mm.block_seconds(double(largest_block) * ops_per_point, double(largest_bytes),
                             runs_as_gemm);
+  }
+  /// The same for a block that does `work` per point in a space of `extents` (its rows and
+  /// slow functions priced too, as the optimizer prices them).
+  double block_seconds(const machine_model& mm, const detail::local_work& work,
+                       const std::vector<index_t>& extents) const {
+    const double points = double(largest_block);
+    return mm.block_seconds({.points = points,
+                             .ops_per_point = work.ops,
+                             .slow_per_point = work.slow,
+                             .rows = detail::block_rows(points, extents, grid, work.row_dim),
+                             .bytes = double(largest_bytes),
+                             .gemm = work.gemm});
   }
   /// One line per collective: bytes of the busiest rank and over all ranks.
   std::string str() const {

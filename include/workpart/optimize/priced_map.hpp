@@ -28,6 +28,10 @@ struct priced_map {
   double ops = 1;
   /// Its statements run as GEMMs (exec/local_kind.hpp): priced at the model's GEMM rate.
   bool gemm = false;
+  /// Of `ops`, calls of slow functions per point (priced at the model's slow_flops).
+  double slow_ops = 0;
+  /// The dimension the loop executor's rows run along (-1: none; exec/local_kind.hpp).
+  int row_dim = -1;
   std::function<map_constraints(const grid_shape&, int)> constraints;
   /// Maps with the same non-empty key are alike but for names: the same constraints on every
   /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
@@ -46,7 +50,10 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.name = m.name();
   for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
   p.ops = ops_per_point(m);
-  p.gemm = runs_as_gemm(m);
+  const local_work w = local_work_of(m);
+  p.gemm = w.gemm;
+  p.slow_ops = w.slow;
+  p.row_dim = w.row_dim;
   p.constraints = [&m](const grid_shape& g, int nranks) {
     return extract_constraints(m, g, nranks);
   };

@@ -90,6 +90,12 @@ struct map_description {
   /// type): the cost model prices it at the machine model's GEMM rate, else at its loop rate.
   /// (Last, so that a description written as {name, indices, extents, ops, accesses} stays one.)
   bool gemm = false;
+  /// Of its operations per point, calls of slow functions (exp, tanh, ...; JSON
+  /// "slow_per_point"): priced at the machine model's slow_flops.
+  double slow_ops_per_point = 0;
+  /// The dimension its loop's rows run along (JSON "row_index", an index name; -1: not
+  /// known, its rows not priced): the machine model's row_seconds per row.
+  int row_dim = -1;
 };
 
 struct program_description {
@@ -180,6 +186,11 @@ struct program_description {
       }
       if (!(mp.ops_per_point >= 0) || !std::isfinite(mp.ops_per_point))
         fail(who + ": operations per point must be finite and >= 0");
+      if (!(mp.slow_ops_per_point >= 0) || !std::isfinite(mp.slow_ops_per_point))
+        fail(who + ": slow functions per point must be finite and >= 0");
+      if (mp.row_dim < -1 || mp.row_dim >= int(mp.extents.size()))
+        fail(who + ": row dimension " + std::to_string(mp.row_dim) + " is not one of its " +
+             std::to_string(mp.extents.size()) + " dimensions");
       bool writes = false;
       for (const auto& ac : mp.accesses) {
         const std::string at = who + ", access " + ac.text;
@@ -431,6 +442,8 @@ inline std::string described_shape_key(const program_description& p, const map_d
   std::snprintf(ops, sizeof ops, "o%.17g;", m.ops_per_point);
   k += ops;
   if (m.gemm) k += "gemm;";
+  std::snprintf(ops, sizeof ops, "s%.17g;r%d;", m.slow_ops_per_point, m.row_dim);
+  k += ops;
   for (const auto& a : m.accesses) {
     const auto [it, first] = seen.emplace(a.array, int(seen.size()));
     const std::vector<index_t>& from = at[std::size_t(it->second)];
@@ -487,6 +500,8 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     // a map that accesses nothing (wp::backward's pruned zeroing) runs nowhere: no work
     pm.ops = m.accesses.empty() ? 0.0 : std::max(1.0, m.ops_per_point);
     pm.gemm = m.gemm;
+    pm.slow_ops = m.slow_ops_per_point;
+    pm.row_dim = m.row_dim;
     // the map's events and uses, found on the first call (the pricer asks for the
     // constraints on every candidate grid, one thread per map)
     struct found {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../core/local_work.hpp"
 
 namespace boost::mpi {
 class communicator;
@@ -64,6 +65,9 @@ class map_interface {
   virtual double ops_per_point() const = 0;
   /// Whether its statements run as GEMMs (exec/local_kind.hpp): the cost model's rate for it.
   virtual bool runs_as_gemm() const = 0;
+  /// Operations, slow functions, GEMM or loop and the loop's row dimension, per point
+  /// (exec/local_kind.hpp): what the cost model prices its blocks by.
+  virtual local_work work_per_point() const = 0;
   /// Its arrays and how its statements use them (schedule/constraints.hpp).
   virtual std::vector<array_use> array_uses(const std::vector<access_event>& events) const = 0;
   /// The boxes each rank's block touches on grid `g` over `nranks` ranks.

@@ -54,7 +54,10 @@ WORKPART_DECL std::vector<priced_map> priced_views(const program& p) {
     pm.name = m.name();
     pm.extents = m.extents();
     pm.ops = m.ops_per_point();
-    pm.gemm = m.runs_as_gemm();
+    const local_work w = m.work_per_point();
+    pm.gemm = w.gemm;
+    pm.slow_ops = w.slow;
+    pm.row_dim = w.row_dim;
     pm.constraints = [&m](const grid_shape& g, int nranks) { return m.constraints(g, nranks); };
     v.push_back(std::move(pm));
   });
