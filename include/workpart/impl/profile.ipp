@@ -14,7 +14,8 @@ namespace detail {
 WORKPART_DECL std::string model_text(const machine_model& m) {
   return m.str() +
          " (operations per second, seconds per message, seconds per byte; GEMM rates by a "
-         "block's operations, streamed bytes per second, seconds per map, ranks per core)";
+         "block's operations, streamed bytes per second, seconds per map, ranks per core, "
+         "seconds per loop row, slow functions per second)";
 }
 
 WORKPART_DECL void add_modelled(plan_profile& p, const program& prog,
