@@ -92,9 +92,14 @@ struct machine_model {
     if (w.gemm) {
       arithmetic = ops / gemm_rate(ops);
     } else {
-      const double slow = std::min(ops, w.points * w.slow_per_point);
-      arithmetic = (ops - slow) / flops + slow / (slow_flops > 0 ? slow_flops : flops) +
-                   w.rows * row_seconds;
+      // (each term only where the model has it: a model without them prices ops / flops
+      // exactly, as a description that does not say its slow functions or rows is priced)
+      arithmetic = ops / flops;
+      if (slow_flops > 0) {
+        const double slow = std::min(ops, w.points * w.slow_per_point);
+        arithmetic = (ops - slow) / flops + slow / slow_flops;
+      }
+      if (row_seconds > 0) arithmetic += w.rows * row_seconds;
     }
     const double streaming = stream > 0 ? w.bytes / stream : 0;
     return map_seconds + std::max(1.0, core_share) * std::max(arithmetic, streaming);
