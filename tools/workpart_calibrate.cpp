@@ -1,7 +1,8 @@
 // workpart-calibrate: measures the machine model on the ranks it runs on
 // (wp::machine_model::calibrate: the loop executor's rate, cost per row and rate of slow
-// functions, GEMM and streaming rates, the fixed cost of a map, ranks per core, alpha and beta) and writes it as JSON (include/workpart/io/machine_file.hpp), for
-// `workpart-optimize --machine FILE` or `wp::read_machine_model(FILE)` in a program.
+// functions, GEMM and streaming rates, the fixed cost of a map, ranks per core, alpha and beta) and
+// writes it as JSON (include/workpart/io/machine_file.hpp), for `workpart-optimize --machine FILE`
+// or `wp::read_machine_model(FILE)` in a program.
 //
 //   mpirun -np P workpart-calibrate [FILE.json]     (no FILE: the JSON on standard output)
 //
