@@ -18,17 +18,23 @@
 
 namespace workpart::detail {
 
-/// Whether some statement of the map runs as a GEMM: a contraction, or an affine one (its
-/// packed operands copied out first), that does not read its own output (which runs as a loop
-/// on a snapshot). Its GEMMs then dominate the map's operations.
+/// Whether a statement of a space of rank N runs as a GEMM: a contraction, or an affine one
+/// (its packed operands copied out first), that does not read its own output (which runs as a
+/// loop on a snapshot).
+template <int N, class Stmt>
+bool statement_runs_as_gemm(const Stmt& st) {
+  if constexpr (is_contraction_v<N, Stmt> || is_affine_contraction_v<N, Stmt>)
+    return !reads_own_output(st);
+  else
+    return false;
+}
+
+/// Whether some statement of the map runs as a GEMM. Its GEMMs then dominate the map's
+/// operations.
 template <int N, class... S>
 bool runs_as_gemm(const map_t<N, S...>& m) {
   bool gemm = false;
-  m.for_each_statement([&](const auto& st) {
-    using Stmt = std::decay_t<decltype(st)>;
-    if constexpr (is_contraction_v<N, Stmt> || is_affine_contraction_v<N, Stmt>)
-      gemm = gemm || !reads_own_output(st);
-  });
+  m.for_each_statement([&](const auto& st) { gemm = gemm || statement_runs_as_gemm<N>(st); });
   return gemm;
 }
 
@@ -39,11 +45,8 @@ template <int N, class... S>
 int loop_row_dim(const map_t<N, S...>& m) {
   int dim = -1;
   m.for_each_statement([&](const auto& st) {
-    using Stmt = std::decay_t<decltype(st)>;
-    bool gemm = false;
-    if constexpr (is_contraction_v<N, Stmt> || is_affine_contraction_v<N, Stmt>)
-      gemm = !reads_own_output(st);
-    if (!gemm && dim < 0) dim = choose_row_dim<N, Stmt>();
+    if (dim < 0 && !statement_runs_as_gemm<N>(st))
+      dim = choose_row_dim<N, std::decay_t<decltype(st)>>();
   });
   return dim;
 }

@@ -49,8 +49,8 @@ priced_map priced_view(const map_t<N, S...>& m) {
   priced_map p;
   p.name = m.name();
   for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
-  p.ops = ops_per_point(m);
   const local_work w = local_work_of(m);
+  p.ops = w.ops;
   p.gemm = w.gemm;
   p.slow_ops = w.slow;
   p.row_dim = w.row_dim;

@@ -53,8 +53,8 @@ WORKPART_DECL std::vector<priced_map> priced_views(const program& p) {
     priced_map pm;
     pm.name = m.name();
     pm.extents = m.extents();
-    pm.ops = m.ops_per_point();
     const local_work w = m.work_per_point();
+    pm.ops = w.ops;
     pm.gemm = w.gemm;
     pm.slow_ops = w.slow;
     pm.row_dim = w.row_dim;
