@@ -2,7 +2,8 @@
 // written as an integer linear programme and solved by COIN-OR CBC (Debian's coinor-cbc, run
 // as the `cbc` program), beside wp::pase_search on the same tables in the same run. No MPI.
 //
-//   ./bench_ilp [--random=40] [--seed=1] [--max-pairs=400000] [--csv FILE] [tables.json[.gz] ...]
+//   ./bench_ilp [--random=40] [--seed=1] [--max-pairs=400000] [--objective=1000] [--csv FILE]
+//               [tables.json[.gz] ...]
 //
 // Problems: --random graphs generated here (DAGs of 3-14 vertices, each fed by 1-3 of the 5
 // before it, 1-7 configurations per vertex, costs drawn from a few magnitudes, ties
@@ -15,9 +16,10 @@
 // configuration k), one per vertex summing to 1; continuous y[e][a][b] >= 0 per edge and pair,
 // whose sums over b equal x[u][a] and over a equal x[w][b]: with x integral they are the
 // pair's indicator, so the objective sum c_v(k) x + sum c_e(a,b) y is the strategy's cost.
-// Costs are divided by the search's optimum before they are written (CBC's tolerances are
-// absolute; the scale changes no strategy's rank), with ratioGap 0, allowableGap 0 and
-// tolerances of 1e-9. CBC's chosen configurations are read
+// Costs are scaled so that the search's optimum is --objective (1000) before they are written
+// (CBC's tolerances are absolute; the scale changes no strategy's rank: at an optimum of 1,
+// CBC stopped at strategies 1.6e-9 of it dearer on RNNLM's tables, within its 1e-9), with
+// ratioGap 0, allowableGap 0 and tolerances of 1e-9. CBC's chosen configurations are read
 // from its solution file and priced here, in the same order as the search prices its own
 // (vertex costs, then edges), so a gap of exactly 0 means CBC found nothing cheaper. Printed
 // per problem: its size, both costs, the gap (CBC's minus the search's: negative would mean
@@ -158,9 +160,9 @@ struct ilp_result {
 };
 
 /// Runs CBC on the problem and reads back the configuration each vertex takes. Costs are
-/// divided by `scale` (the search's optimum, so that CBC's objective is near 1 and its
-/// tolerances, absolute, are relative to the optimum: costs spanning nine orders of magnitude
-/// divided by the largest one hid gaps of 1e-7 of it).
+/// divided by `scale` (the search's optimum over --objective, so that CBC's objective is near
+/// that and its tolerances, absolute, are relative to the optimum: costs spanning nine orders
+/// of magnitude divided by the largest one hid gaps of 1e-7 of it).
 ilp_result solve_ilp(const wp::cost_graph& g, double scale, const std::string& dir) {
   ilp_result r;
   if (!(scale > 0)) {
@@ -217,6 +219,13 @@ ilp_result solve_ilp(const wp::cost_graph& g, double scale, const std::string& d
   return r;
 }
 
+int usage() {
+  std::fprintf(stderr,
+               "usage: bench_ilp [--random=40] [--seed=1] [--max-pairs=400000] [--objective=1000] "
+               "[--csv FILE] [tables.json[.gz] ...]\n");
+  return 2;
+}
+
 bool have_cbc() { return std::system("command -v cbc > /dev/null 2>&1") == 0; }
 
 }  // namespace
@@ -225,6 +234,7 @@ int main(int argc, char** argv) {
   int randoms = 40;
   std::uint64_t seed = 1;
   std::size_t max_pairs = 400000;
+  double objective = 1e3;
   std::string csv_path;
   std::vector<std::string> files;
   for (int a = 1; a < argc; ++a) {
@@ -237,11 +247,11 @@ int main(int argc, char** argv) {
       seed = std::strtoull(v, nullptr, 10);
     } else if (const char* v = option_value(s, "--max-pairs=")) {
       max_pairs = std::size_t(std::atof(v));
+    } else if (const char* v = option_value(s, "--objective=")) {
+      objective = std::atof(v);
+      if (!(objective > 0)) return usage();
     } else if (s.rfind("--", 0) == 0) {
-      std::fprintf(stderr,
-                   "usage: bench_ilp [--random=40] [--seed=1] [--max-pairs=400000] [--csv FILE] "
-                   "[tables.json[.gz] ...]\n");
-      return 2;
+      return usage();
     } else {
       files.push_back(s);
     }
@@ -278,7 +288,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const wp::search_result s = wp::pase_search(g, {.runner_ups = false});
     const double search_s = seconds_since(t0);
-    const ilp_result ilp = solve_ilp(g, price(g, s.config), dir);
+    const ilp_result ilp = solve_ilp(g, price(g, s.config) / objective, dir);
     if (!ilp.ok) {
       std::printf("%-26s %4zu %4zu %6zu %8zu  FAILED: %s\n", name.c_str(), g.num_vertices(),
                   g.num_edges(), g.total_configs(), pairs, ilp.why.c_str());

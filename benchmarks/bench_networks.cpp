@@ -2,7 +2,7 @@
 // baselines the same model prices: data parallelism and the experts' strategy.
 //
 //   ./bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=1e13] [--bandwidth=16e9]
-//                    [--latency=1e-5] [--csv FILE] [--only=alexnet,resnet,inception,...]
+//                    [--latency=1e-5] [--csv FILE] [--tables=DIR] [--only=alexnet,resnet,...]
 //
 // One process, no MPI: each network at PaSE's size (AlexNet: batch 128, 3 x 227 x 227, float;
 // the Transformer: batch 64, 256 positions, E 512, 8 heads, FFN 2048, vocabulary 50000, float,
@@ -42,6 +42,9 @@
 // dependent sets grow along the residual connections past memory at P = 32), and each LSTM
 // layer's steps take one grid per kind of map (config_options::tie_blocks), as PaSE gives an
 // LSTM layer one configuration.
+// --tables=DIR: each network's searched problem at each P (its cost tables, tied maps merged
+// into the vertex the search sees) written to DIR/<network>_p<P>.json, the search rerun on it
+// (a line says whether it finds wp::optimize's optimum): bench_ilp solves them again with CBC.
 // --exact: every grid (no restriction but the replicated candidates; practical to P = 8).
 // --threads=N: threads solving the maps' grids and pricing the combines
 // (config_options::threads; default one per hardware thread).
@@ -86,7 +89,9 @@
 #include "../examples/networks/rnnlm.hpp"
 #include "../examples/networks/transformer.hpp"
 
+#include <workpart/io/table_reader.hpp>
 #include <workpart/optimize.hpp>
+#include <workpart/optimize/optimize_tables.hpp>
 
 #include <sys/resource.h>
 
@@ -110,6 +115,9 @@ using bench_networks::time_strategies;
 namespace {
 
 namespace wp = workpart;
+
+/// --tables=DIR: where each network's searched tables are written, one file per P (empty: none).
+std::string tables_dir;
 
 double peak_rss_bytes() {
   rusage u{};
@@ -150,12 +158,43 @@ int usage(const wp::context& ctx) {
     std::fprintf(
         stderr,
         "usage: bench_networks [--p=4,8,16,32,64] [--exact] [--threads=N] [--flops=F] "
-        "[--bandwidth=B] [--latency=A] [--csv FILE] [--only=NAME,...]\n"
+        "[--bandwidth=B] [--latency=A] [--csv FILE] [--tables=DIR] [--only=NAME,...]\n"
         "       mpirun -np P bench_networks --run [--reps=9] [--strategies=7] [--batch=16] "
         "[--image=67] "
         "[--width=8] [--csv FILE] [--only=NAME,...]\n"
         "       NAME: alexnet, resnet, inception, transformer, rnnlm\n");
   return 2;
+}
+
+/// --tables: the problem wp::optimize solved for this network at P -- its cost tables, each group
+/// of tied maps (tie_backward, tie_blocks) merged into the one vertex the search sees
+/// (wp::detail::merge_tied) -- written as DIR/<network>_p<P>.json for bench_ilp to solve
+/// again with CBC (issue 68 item 5: the 25 cases of this benchmark certified). The search is
+/// rerun on the merged tables here: a line says whether its optimum is wp::optimize's.
+template <class Program>
+void write_searched_tables(const char* network, const Program& prog, std::int64_t P,
+                           const wp::machine_model& mm, const wp::optimize_options& opt,
+                           double optimum) {
+  const wp::program_cost_tables t = wp::program_costs(prog, int(P), mm, opt.configs);
+  const wp::cost_graph g = t.tied.empty() ? t.graph : wp::detail::merge_tied(t.graph, t.tied).graph;
+  const std::string path = tables_dir + "/" + network + "_p" + std::to_string(P) + ".json";
+  std::ofstream f(path);
+  f << wp::write_cost_tables(g);
+  f.close();
+  if (!f) {
+    std::printf("  tables: could not write %s\n", path.c_str());
+    return;
+  }
+  wp::search_options so = opt.search;
+  so.runner_ups = false;
+  const double again = wp::pase_search(g, so).cost;
+  std::size_t pairs = 0;
+  for (std::size_t e = 0; e < g.num_edges(); ++e) pairs += g.edge_costs(e).size();
+  std::printf(
+      "  tables: %s (%zu vertices of %zu maps, %zu edges, %zu pairs); searched again: %.17g, "
+      "%s wp::optimize's\n",
+      path.c_str(), g.num_vertices(), t.graph.num_vertices(), g.num_edges(), pairs, again,
+      std::abs(again - optimum) <= 1e-12 * std::abs(optimum) ? "the same as" : "NOT");
 }
 
 /// Item 4 for one network (a typed step or its description): per P the optimum, data
@@ -187,6 +226,7 @@ void network_rows(const char* network, const Program& prog, const std::vector<st
       out << "bench_networks," << network << ',' << P << ',' << r.cost << ',' << dp_s << ',' << ex_s
           << ',' << dp_s / r.cost << ',' << ex_s / r.cost << ',' << secs << ',' << r.candidates
           << ',' << rss << ',' << (r.proven_optimal ? 1 : 0) << '\n';
+    if (!tables_dir.empty()) write_searched_tables(network, prog, P, mm, opt, r.cost);
     found.emplace_back(int(P), std::move(r));
   }
   // the found strategy per layer: each forward layer's own map
@@ -336,6 +376,9 @@ int main(int argc, char** argv) {
       small.width = std::atoll(w);
     } else if (arg == "--csv" && a + 1 < argc) {
       csv = argv[++a];
+    } else if (const char* d = option_value(arg, "--tables=")) {
+      tables_dir = d;
+      if (tables_dir.empty()) return usage(ctx);
     } else if (const char* o = option_value(arg, "--only=")) {
       wanted.only = o;
       if (!wanted.valid()) return usage(ctx);

@@ -1,12 +1,12 @@
 /// \file test_calibrate.cpp
 /// wp::machine_model::calibrate(ctx) at every communicator size: one model on every rank, every
 /// field measured (the loop executor's rate, its cost per row, its rate of slow functions, three
-/// GEMM sizes in ascending operations, a streaming bandwidth, a map's fixed cost, the ranks per
-/// core as counted here from the node's ranks and hardware threads, alpha and beta where there are
-/// two ranks), its JSON read back exactly; and plan.profile() under it pricing each map by its
-/// kernel: a contraction's largest block (the balanced tiling, block_of) at the GEMM rate
-/// interpolated here, an element-wise map's at the longer of its operations at the loop rate plus
-/// its rows at the row cost, and its boxes' bytes at the bandwidth.
+/// GEMM sizes in ascending operations, the rates again for float elements, a streaming bandwidth, a
+/// map's fixed cost, the ranks per core as counted here from the node's ranks and hardware threads,
+/// alpha and beta where there are two ranks), its JSON read back exactly; and plan.profile() under
+/// it pricing each map by its kernel: a contraction's largest block (the balanced tiling, block_of)
+/// at the GEMM rate interpolated here, an element-wise map's at the longer of its operations at the
+/// loop rate plus its rows at the row cost, and its boxes' bytes at the bandwidth.
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +50,14 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
     CHECK(m.gemm[k].rate > 0);
     if (k > 0) CHECK(m.gemm[k].ops > m.gemm[k - 1].ops);
   }
+  // the same rates for 4-byte elements (float): measured, the same GEMM sizes
+  CHECK(m.float_flops > 0);
+  CHECK(m.float_slow_flops > 0);
+  REQUIRE(m.float_gemm.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(m.float_gemm[k].ops == m.gemm[k].ops);
+    CHECK(m.float_gemm[k].rate > 0);
+  }
   CHECK(m.stream > 0);
   CHECK(m.map_seconds > 0);
   // ranks per core, counted here
@@ -82,9 +90,14 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
     fill2(C, [](index_t, index_t) { return 0.0; });
     auto mm = wp::map("mm", wp::space(I, J, K), C(i, j) += A(i, k) * B(k, j));
     auto act = wp::map("act", wp::space(I, J), Y(i, j) = C(i, j) * 0.5);
+    // a map of floats: priced at float's loop rate
+    wp::array<float, 2> X("X", {I, J}), Z("Z", {I, J});
+    X.init([](const std::array<index_t, 2>& g) { return float(g[0] * 3 - g[1]); });
+    auto half = wp::map("half", wp::space(I, J), Z(i, j) = X(i, j) * 0.5f);
     wp::schedule s;
     s.set(mm, wp::grid_shape{index_t(P), 1, 1}).set(act, wp::grid_shape{index_t(P), 1});
-    auto plan = wp::distribute(wp::program(mm, act), s, ctx);
+    s.set(half, wp::grid_shape{index_t(P), 1});
+    auto plan = wp::distribute(wp::program(mm, act, half), s, ctx);
     plan.scatter();
     for (int e = 0; e < 3; ++e) plan.execute();
     const wp::plan_profile p = plan.profile(m);
@@ -110,10 +123,18 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
             m.core_share * std::max(double(rows * J) / m.flops + double(rows) * m.row_seconds,
                                     act_bytes / m.stream);
         CHECK(r.modelled == Approx(want).epsilon(1e-9));
+      } else if (r.map == 2) {
+        ++seen;
+        const double want =
+            m.map_seconds +
+            m.core_share * std::max(double(rows * J) / m.float_flops + double(rows) * m.row_seconds,
+                                    4.0 * double(2 * rows * J) / m.stream);
+        CHECK(r.modelled == Approx(want).epsilon(1e-9));
       }
     }
-    CHECK(seen == 2);
+    CHECK(seen == 3);
     plan.gather(Y);
+    plan.gather(Z);
     int wrong = 0;  // (counted, not REQUIREd: no rank leaves the test while others go on)
     if (ctx.rank() == 0)
       for (index_t a = 0; a < I; ++a)
@@ -123,6 +144,9 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
           // three executes accumulate into C
           wrong += Y.data()[a * J + b] != Approx(c * 0.5 * 3).margin(1e-9);
         }
+    if (ctx.rank() == 0)
+      for (index_t a = 0; a < I; ++a)
+        for (index_t b = 0; b < J; ++b) wrong += Z.data()[a * J + b] != float(a * 3 - b) * 0.5f;
     CHECK(wrong == 0);
   }
 }

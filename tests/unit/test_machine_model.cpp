@@ -8,7 +8,9 @@
 /// form of a model (io/machine_file.hpp) read back exactly, and its errors. A loop block's rows
 /// (the loop executor's row dimension) and slow functions (exp, tanh, ...) counted from the
 /// map's type against counts made here, priced at row_seconds and slow_flops, through the
-/// optimizer's tables and a description read back.
+/// optimizer's tables and a description read back. Maps of 4-byte elements at the float
+/// rates (float_flops, float_gemm, float_slow_flops) where the model has them, at the 8-byte
+/// rates where not: the element size read from the map's type and from a description's arrays.
 
 #include <catch2/catch.hpp>
 
@@ -90,6 +92,64 @@ TEST_CASE("machine_model: a block's seconds by the kind of its kernel", "[unit][
     CHECK(m.block_seconds(W{.points = 0, .ops_per_point = 3, .rows = 5}) == 0.0);
     CHECK_THAT(m.str(), Contains(".row_seconds = 2e-08, .slow_flops = 1e+08"));
   }
+}
+
+TEST_CASE("machine_model: 4-byte elements at float's rates", "[unit][optimize]") {
+  using W = wp::machine_model::block_work;
+  wp::machine_model m{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+  m.gemm = {{1e3, 2e9}, {1e6, 8e9}};
+  m.slow_flops = 1e8;
+  m.row_seconds = 2e-8;
+  const W loop{.points = 1e6, .ops_per_point = 3, .slow_per_point = 1, .rows = 1e4};
+  W narrow = loop;
+  narrow.elem_bytes = 4;
+  W gemm{.points = 1, .ops_per_point = 1e6, .gemm = true};
+  W narrow_gemm = gemm;
+  narrow_gemm.elem_bytes = 4;
+  const double wide_loop = 2e6 / 1e9 + 1e6 / 1e8 + 1e4 * 2e-8;
+  // no float rates: every element size at the same rates
+  CHECK(close(m.block_seconds(narrow), wide_loop));
+  CHECK(close(m.block_seconds(narrow_gemm), 1e6 / 8e9));
+  m.float_flops = 4e9;
+  m.float_slow_flops = 5e8;
+  m.float_gemm = {{1e3, 3e9}, {1e6, 1.6e10}};
+  CHECK(close(m.block_seconds(loop), wide_loop));  // 8 bytes: as before
+  CHECK(close(m.block_seconds(narrow), 2e6 / 4e9 + 1e6 / 5e8 + 1e4 * 2e-8));
+  CHECK(close(m.block_seconds(gemm), 1e6 / 8e9));
+  CHECK(close(m.block_seconds(narrow_gemm), 1e6 / 1.6e10));
+  CHECK(close(m.gemm_rate(std::sqrt(1e9), 4), 3e9 + 13e9 / 2));  // halfway in log
+  CHECK(close(m.loop_flops(4), 4e9));
+  CHECK(close(m.loop_flops(8), 1e9));
+  CHECK_THAT(m.str(), Contains(".float_flops = 4e+09, .float_gemm = {{1e+03, 3e+09}, {1e+06, "
+                               "1.6e+10}}, .float_slow_flops = 5e+08"));
+
+  // the element size from the map's type (its first statement's write) and from a
+  // description's arrays: a float map priced at float's rates, a double map at double's
+  const index_t n = 37, c = 23;
+  auto [i, j, q] = wp::indices<3>();
+  wp::array<float, 2> Xf("Xf", {n, c}), Yf("Yf", {n, c});
+  wp::array<double, 2> Xd("Xd", {n, c}), Yd("Yd", {n, c});
+  auto ef = wp::map("ef", wp::space(n, c), Yf(i, j) = wp::exp(Xf(i, j)) * 2.0f);
+  auto ed = wp::map("ed", wp::space(n, c), Yd(i, j) = wp::exp(Xd(i, j)) * 2.0);
+  CHECK(wp::detail::local_work_of(ef).elem_bytes == 4);
+  CHECK(wp::detail::local_work_of(ed).elem_bytes == 8);
+  const double ops = wp::detail::ops_per_point(ef);
+  REQUIRE(wp::detail::ops_per_point(ed) == ops);
+  const double pts = 13.0 * c;  // 3 ranks by rows: 13 of 37
+  const auto tf = wp::program_costs(wp::program(ef), 3, m);
+  const auto td = wp::program_costs(wp::program(ed), 3, m);
+  CHECK(close(map_cost(tf, {3, 1}), pts * ((ops - 1) / 4e9 + 1 / 5e8) + 13 * 2e-8));
+  CHECK(close(map_cost(td, {3, 1}), pts * ((ops - 1) / 1e9 + 1 / 1e8) + 13 * 2e-8));
+  const auto back = wp::program_costs(
+      wp::parse_program_description(wp::to_json(wp::describe(wp::program(ef)))), 3, m);
+  CHECK(close(map_cost(back, {3, 1}), map_cost(tf, {3, 1})));
+  // a float contraction at float's GEMM rate
+  const index_t k = 19;
+  wp::array<float, 2> A("A", {n, k}), B("B", {k, c}), C("C", {n, c});
+  auto mm = wp::map("mm", wp::space(n, c, k), C(i, j) += A(i, q) * B(q, j));
+  const double gops = 2.0 * n * c * k;
+  const double rate = 3e9 + 13e9 * std::log(gops / 1e3) / std::log(1e3);
+  CHECK(close(map_cost(wp::program_costs(wp::program(mm), 1, m), {1, 1, 1}), gops / rate));
 }
 
 TEST_CASE("optimize: a loop's rows along the executor's row dimension, its slow functions",
@@ -195,6 +255,9 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   m.core_share = 2;
   m.row_seconds = 1.0 / 7e7;
   m.slow_flops = 4.5e8 / 7;
+  m.float_flops = 7.5e9 / 7;
+  m.float_gemm = {{8192, 3.1e9 / 3}, {524288, 1.7e10}, {33554432, 2.5e10}};
+  m.float_slow_flops = 9.1e8 / 3;
   const wp::machine_model back = wp::parse_machine_model(wp::to_json(m));
   CHECK(back.flops == m.flops);
   CHECK(back.alpha == m.alpha);
@@ -207,11 +270,20 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK(back.core_share == m.core_share);
   CHECK(back.row_seconds == m.row_seconds);
   CHECK(back.slow_flops == m.slow_flops);
+  CHECK(back.float_flops == m.float_flops);
+  CHECK(back.float_slow_flops == m.float_slow_flops);
+  REQUIRE(back.float_gemm.size() == 3);
+  for (std::size_t p = 0; p < 3; ++p) {
+    CHECK(back.float_gemm[p].ops == m.float_gemm[p].ops);
+    CHECK(back.float_gemm[p].rate == m.float_gemm[p].rate);
+  }
   // every key optional: the defaults
   const wp::machine_model d = wp::parse_machine_model("{\"flops\": 3e9}");
   CHECK(d.flops == 3e9);
   CHECK(d.alpha == wp::machine_model{}.alpha);
   CHECK(d.gemm.empty());
+  CHECK(d.float_gemm.empty());
+  CHECK(d.float_flops == 0);
 
   auto refused = [](const std::string& text) {
     try {
@@ -231,6 +303,12 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK_THAT(refused("{\"flop\": 1}"), Contains("unknown key \"flop\""));
   CHECK_THAT(refused("{\"row_seconds\": -1e-9}"), Contains("\"row_seconds\" is -1e-09"));
   CHECK_THAT(refused("{\"slow_flops\": -5}"), Contains("\"slow_flops\" is -5"));
+  CHECK_THAT(refused("{\"float_flops\": -5}"), Contains("\"float_flops\" is -5"));
+  CHECK_THAT(refused("{\"float_slow_flops\": -1}"), Contains("\"float_slow_flops\" is -1"));
+  CHECK_THAT(refused("{\"float_gemm\": [[100, 1e9], [10, 2e9]]}"),
+             Contains("byte 28: the points of \"float_gemm\" are not in ascending operations"));
+  CHECK_THAT(refused("{\"float_gemm\": [[100, 0]]}"),
+             Contains("a point of \"float_gemm\" needs positive operations and rate"));
   CHECK_THAT(refused("{\"flops\": 1e9} x"), Contains("after the end of the top-level object"));
   CHECK_THAT(refused("{\"flops\": 1e9, \"flops\": 2e9}"), Contains("appears twice"));
 

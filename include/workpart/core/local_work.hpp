@@ -7,10 +7,11 @@
 namespace workpart::detail {
 
 struct local_work {
-  double ops = 1;     ///< arithmetic operations per point (ops_per_point)
-  double slow = 0;    ///< of those, calls of slow functions (slow_ops_per_point)
-  bool gemm = false;  ///< its statements run as GEMMs (runs_as_gemm)
-  int row_dim = -1;   ///< the dimension the loop executor's rows run along; -1: no loop
+  double ops = 1;      ///< arithmetic operations per point (ops_per_point)
+  double slow = 0;     ///< of those, calls of slow functions (slow_ops_per_point)
+  bool gemm = false;   ///< its statements run as GEMMs (runs_as_gemm)
+  int row_dim = -1;    ///< the dimension the loop executor's rows run along; -1: no loop
+  int elem_bytes = 8;  ///< bytes per element its first statement writes (4: float's rates)
 };
 
 }  // namespace workpart::detail

@@ -6,6 +6,7 @@
 /// the machine model's rate for the kernel that will run it.
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "../core/local_work.hpp"
@@ -51,9 +52,21 @@ int loop_row_dim(const map_t<N, S...>& m) {
   return dim;
 }
 
+/// Bytes per element of what the map's first statement writes: the cost model prices a map of
+/// 4-byte elements at float's rates (machine_model::float_flops, float_gemm).
+template <int N, class... S>
+int written_elem_bytes(const map_t<N, S...>& m) {
+  int bytes = 0;
+  m.for_each_statement([&](const auto& st) {
+    if (bytes == 0) bytes = int(sizeof(typename std::decay_t<decltype(st)>::value_type));
+  });
+  return bytes > 0 ? bytes : 8;
+}
+
 template <int N, class... S>
 local_work local_work_of(const map_t<N, S...>& m) {
-  return {ops_per_point(m), slow_ops_per_point(m), runs_as_gemm(m), loop_row_dim(m)};
+  return {ops_per_point(m), slow_ops_per_point(m), runs_as_gemm(m), loop_row_dim(m),
+          written_elem_bytes(m)};
 }
 
 /// Rows the loop executor runs in the largest block of `points` points of a space of

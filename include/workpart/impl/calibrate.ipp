@@ -23,9 +23,11 @@ namespace workpart {
 
 namespace detail {
 
-/// double, as a type that depends on Ctx (what the calibration measures in).
+/// double and float, as types that depend on Ctx (what the calibration measures in).
 template <class Ctx>
 using measured_t = std::conditional_t<sizeof(Ctx) != 0, double, float>;
+template <class Ctx>
+using measured_float_t = std::conditional_t<sizeof(Ctx) != 0, float, double>;
 
 inline double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -75,25 +77,35 @@ measured_map time_map_alone(const Ctx& one, const Map& mp) {
   return r;
 }
 
-/// The loop executor's rates, measured on maps it runs on this rank alone: `flops` from long
-/// rows of + and * (y = a x + z, 4096 to a row), `row_seconds` from the rows of pooling
-/// windows (a 3 x 3 max over a padded image, a 2 x 2 mean: rows of 3 and 2 points; the median
-/// of the two), `slow_flops` from exp over the long rows.
-template <class Ctx>
-void measure_loops(machine_model& m) {
-  using T = measured_t<Ctx>;
-  boost::mpi::communicator self(MPI_COMM_SELF, boost::mpi::comm_duplicate);
-  int argc = 0;
-  char** argv = nullptr;
-  const Ctx one(argc, argv, self);
+/// The loop executor's rates for elements of type T, on maps it runs on this rank alone
+/// (`one`: a one-rank context) over long rows (4096 to a row): `flops` from + and *
+/// (y = a x + z), then `slow_flops` from exp, its other operations and rows priced at `flops`
+/// and `row_seconds`.
+struct loop_rates {
+  double flops = 0, slow_flops = 0;
+};
+template <class T, class Ctx>
+loop_rates measure_loop_rates(const Ctx& one, double row_seconds) {
   const index_t R = 256, L = 4096;
   array<T, 2> x("x", {R, L}), z("z", {R, L}), y("y", {R, L});
   for (auto* a : {&x, &z, &y})
     a->init([](const std::array<index_t, 2>& g) { return T(0.001) * T(g[1] % 1000); });
   auto [i, j] = indices<2>();
+  loop_rates r;
   const measured_map axpy =
       time_map_alone(one, map("axpy", space(R, L), y(i, j) = x(i, j) * T(0.5) + z(i, j)));
-  m.flops = axpy.ops / axpy.seconds;
+  r.flops = axpy.ops / axpy.seconds;
+  const measured_map ex = time_map_alone(one, map("exp", space(R, L), y(i, j) = exp(x(i, j))));
+  const double fast = (ex.ops - ex.slow) / r.flops + ex.rows * row_seconds;
+  r.slow_flops = ex.slow / std::max(ex.seconds - fast, 1e-3 * ex.seconds);
+  return r;
+}
+
+/// Seconds per row the loop executor spends beyond its points' operations at `flops`, in
+/// elements of type T: pooling windows' rows (a 3 x 3 max over a padded image, a 2 x 2 mean:
+/// rows of 3 and 2 points; the median of the two).
+template <class T, class Ctx>
+double measure_row_seconds(const Ctx& one, double flops) {
   const index_t N = 4, C = 16, H = 64;
   array<T, 4> img("img", {N, C, H, H}), pool("pool", {N, C, H / 2, H / 2});
   for (auto* a : {&img, &pool})
@@ -107,31 +119,49 @@ void measure_loops(machine_model& m) {
                               pool(n, c, h, w) += img(n, c, 2 * h + r, 2 * w + q) * T(0.25)))};
   std::vector<double> per_row;
   for (const auto& mm : windows)
-    if (mm.rows > 0) per_row.push_back(std::max(0.0, mm.seconds - mm.ops / m.flops) / mm.rows);
-  m.row_seconds = per_row.empty() ? 0 : median_of(per_row);
-  const measured_map ex = time_map_alone(one, map("exp", space(R, L), y(i, j) = exp(x(i, j))));
-  const double fast = (ex.ops - ex.slow) / m.flops + ex.rows * m.row_seconds;
-  m.slow_flops = ex.slow / std::max(ex.seconds - fast, 1e-3 * ex.seconds);
+    if (mm.rows > 0) per_row.push_back(std::max(0.0, mm.seconds - mm.ops / flops) / mm.rows);
+  return per_row.empty() ? 0 : median_of(per_row);
 }
 
-/// The local rates, measured on this rank: flops, row_seconds, slow_flops, gemm, stream.
+/// The executor's own GEMM (gemm_strided) for elements of type T: C += A B, n x n at
+/// n = 16, 64, 256, 2 n^3 operations per call (what ops_per_point counts).
+template <class T>
+std::vector<machine_model::rate_point> measure_gemm() {
+  std::vector<machine_model::rate_point> table;
+  for (index_t n : {16, 64, 256}) {
+    std::vector<T> a(std::size_t(n * n), T(0.5)), b(a), c(a.size(), T(0));
+    const int calls = int(std::max<index_t>(1, (index_t(1) << 24) / (n * n * n)));
+    const double s = timed(5, [&] {
+      for (int k = 0; k < calls; ++k)
+        gemm_strided<T>(n, n, n, T(1), a.data(), n, 1, b.data(), n, 1, c.data(), n, 1);
+    });
+    const double ops = 2.0 * double(n) * double(n) * double(n);
+    table.push_back({ops, ops * calls / s});
+  }
+  return table;
+}
+
+/// The local rates, measured on this rank: the loop executor's (flops, row_seconds,
+/// slow_flops) and the GEMM table, for 8-byte and for 4-byte elements, and stream.
 template <class Ctx>
 void measure_local(machine_model& m) {
-  using T = measured_t<Ctx>;
-  measure_loops<Ctx>(m);
-  {  // GEMM: C += A B, n x n, 2 n^3 operations per call (what ops_per_point counts)
-    m.gemm.clear();
-    for (index_t n : {16, 64, 256}) {
-      std::vector<T> a(std::size_t(n * n), T(0.5)), b(a), c(a.size(), T(0));
-      const int calls = int(std::max<index_t>(1, (index_t(1) << 24) / (n * n * n)));
-      const double s = timed(5, [&] {
-        for (int k = 0; k < calls; ++k)
-          gemm_strided<T>(n, n, n, T(1), a.data(), n, 1, b.data(), n, 1, c.data(), n, 1);
-      });
-      const double ops = 2.0 * double(n) * double(n) * double(n);
-      m.gemm.push_back({ops, ops * calls / s});
-    }
-  }
+  using D = measured_t<Ctx>;
+  using F = measured_float_t<Ctx>;
+  boost::mpi::communicator self(MPI_COMM_SELF, boost::mpi::comm_duplicate);
+  int argc = 0;
+  char** argv = nullptr;
+  const Ctx one(argc, argv, self);
+  // the rows' cost first (with the rate of + and * from a first pass), then the rates
+  const double first_flops = measure_loop_rates<D>(one, 0).flops;
+  m.row_seconds = measure_row_seconds<D>(one, first_flops);
+  const loop_rates wide = measure_loop_rates<D>(one, m.row_seconds);
+  m.flops = wide.flops;
+  m.slow_flops = wide.slow_flops;
+  const loop_rates narrow = measure_loop_rates<F>(one, m.row_seconds);
+  m.float_flops = narrow.flops;
+  m.float_slow_flops = narrow.slow_flops;
+  m.gemm = measure_gemm<D>();
+  m.float_gemm = measure_gemm<F>();
   {  // streaming: z = x + y over 64 MiB arrays (past the caches), 24 bytes per element
     const std::size_t n = std::size_t(1) << 23;
     std::vector<double> x(n, 1.0), y(n, 2.0), z(n, 0.0);
@@ -233,17 +263,31 @@ machine_model machine_model::calibrate(const Context& ctx) {
     m.beta = std::max(1e-13, (big - small) / big_bytes);
   }
   // rank 0's figures everywhere
-  std::vector<double> v = {m.flops,       m.alpha,      m.beta,        m.stream,
-                           m.map_seconds, m.core_share, m.row_seconds, m.slow_flops};
-  for (const auto& p : m.gemm) v.push_back(p.ops), v.push_back(p.rate);
+  std::vector<double> v = {m.flops,
+                           m.alpha,
+                           m.beta,
+                           m.stream,
+                           m.map_seconds,
+                           m.core_share,
+                           m.row_seconds,
+                           m.slow_flops,
+                           m.float_flops,
+                           m.float_slow_flops,
+                           double(m.gemm.size())};
+  for (const auto* table : {&m.gemm, &m.float_gemm})
+    for (const auto& p : *table) v.push_back(p.ops), v.push_back(p.rate);
   int count = int(v.size());
   boost::mpi::broadcast(comm, count, 0);
   v.resize(std::size_t(count));
   boost::mpi::broadcast(comm, v.data(), count, 0);
   m.flops = v[0], m.alpha = v[1], m.beta = v[2], m.stream = v[3], m.map_seconds = v[4];
   m.core_share = v[5], m.row_seconds = v[6], m.slow_flops = v[7];
+  m.float_flops = v[8], m.float_slow_flops = v[9];
+  const std::size_t wide = std::size_t(v[10]), first = 11;
   m.gemm.clear();
-  for (std::size_t k = 8; k + 1 < v.size(); k += 2) m.gemm.push_back({v[k], v[k + 1]});
+  m.float_gemm.clear();
+  for (std::size_t k = first; k + 1 < v.size(); k += 2)
+    ((k - first) / 2 < wide ? m.gemm : m.float_gemm).push_back({v[k], v[k + 1]});
   return m;
 }
 

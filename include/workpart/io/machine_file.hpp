@@ -6,13 +6,15 @@
 ///   {"flops": 2.1e9, "alpha": 3.1e-7, "beta": 2.0e-10,
 ///    "gemm": [[8192, 1.9e9], [524288, 8.7e9], [33554432, 1.4e10]],
 ///    "stream": 5.8e9, "map_seconds": 4.2e-6, "core_share": 1, "row_seconds": 2.1e-8,
-///    "slow_flops": 4.5e8}
+///    "slow_flops": 4.5e8,
+///    "float_flops": 4.0e9, "float_gemm": [[8192, 3.5e9], [33554432, 2.7e10]],
+///    "float_slow_flops": 9.1e8}
 /// \endcode
-/// Every key is optional (machine_model's default where absent); "gemm" lists [operations of a
-/// block's GEMMs, operations per second] in ascending operations. A rate or bandwidth that is
-/// not positive, a time that is negative, a core share below 1, GEMM points not ascending or an
-/// unknown key: a table_error naming the file and the byte. `to_json` writes every field, each
-/// number so that it reads back exactly.
+/// Every key is optional (machine_model's default where absent); "gemm" and "float_gemm" list
+/// [operations of a block's GEMMs, operations per second] in ascending operations. A rate or
+/// bandwidth that is not positive, a time that is negative, a core share below 1, GEMM points not
+/// ascending or an unknown key: a table_error naming the file and the byte. `to_json` writes every
+/// field, each number so that it reads back exactly.
 
 #include <cmath>
 #include <string>
@@ -29,13 +31,19 @@ namespace workpart {
 /// The model as JSON (machine_file.hpp's form).
 inline std::string to_json(const machine_model& m) {
   const auto num = detail::json_number;
-  std::string s = "{\"flops\": " + num(m.flops) + ", \"alpha\": " + num(m.alpha) +
-                  ", \"beta\": " + num(m.beta) + ",\n \"gemm\": [";
-  for (std::size_t k = 0; k < m.gemm.size(); ++k)
-    s += std::string(k ? ", " : "") + "[" + num(m.gemm[k].ops) + ", " + num(m.gemm[k].rate) + "]";
-  return s + "],\n \"stream\": " + num(m.stream) + ", \"map_seconds\": " + num(m.map_seconds) +
+  auto table = [&](const std::vector<machine_model::rate_point>& t) {
+    std::string s = "[";
+    for (std::size_t k = 0; k < t.size(); ++k)
+      s += std::string(k ? ", " : "") + "[" + num(t[k].ops) + ", " + num(t[k].rate) + "]";
+    return s + "]";
+  };
+  return "{\"flops\": " + num(m.flops) + ", \"alpha\": " + num(m.alpha) +
+         ", \"beta\": " + num(m.beta) + ",\n \"gemm\": " + table(m.gemm) +
+         ",\n \"stream\": " + num(m.stream) + ", \"map_seconds\": " + num(m.map_seconds) +
          ", \"core_share\": " + num(m.core_share) + ", \"row_seconds\": " + num(m.row_seconds) +
-         ", \"slow_flops\": " + num(m.slow_flops) + "}\n";
+         ", \"slow_flops\": " + num(m.slow_flops) + ",\n \"float_flops\": " + num(m.float_flops) +
+         ", \"float_gemm\": " + table(m.float_gemm) +
+         ", \"float_slow_flops\": " + num(m.float_slow_flops) + "}\n";
 }
 
 namespace detail::machine_json {
@@ -67,32 +75,39 @@ inline machine_model parse(scanner& s) {
       m.row_seconds = positive(at, k, s.number(what.c_str()), true);
     } else if (k == "slow_flops") {
       m.slow_flops = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "float_flops") {
+      m.float_flops = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "float_slow_flops") {
+      m.float_slow_flops = positive(at, k, s.number(what.c_str()), true);
     } else if (k == "core_share") {
       m.core_share = s.number(what.c_str());
       if (!(m.core_share >= 1) || !std::isfinite(m.core_share))
         s.fail(at, "\"core_share\" is " + json_number(m.core_share) +
                        "; give the ranks per core, at least 1");
-    } else if (k == "gemm") {
-      program_json::list(s, "\"gemm\"", [&](std::size_t j) {
+    } else if (k == "gemm" || k == "float_gemm") {
+      auto& table = k == "gemm" ? m.gemm : m.float_gemm;
+      const std::string key = "\"" + k + "\"", point = "a point of " + key;
+      program_json::list(s, key.c_str(), [&](std::size_t j) {
         const std::size_t pat = (s.ws(), s.pos());
         machine_model::rate_point p;
         int n = 0;
-        program_json::list(s, "a point of \"gemm\"", [&](std::size_t) {
-          const double v = s.number("in a point of \"gemm\"");
+        program_json::list(s, point.c_str(), [&](std::size_t) {
+          const double v = s.number(("in " + point).c_str());
           (n == 0 ? p.ops : p.rate) = v;
-          if (++n > 2) s.fail(pat, "a point of \"gemm\" has more than [operations, rate]");
+          if (++n > 2) s.fail(pat, point + " has more than [operations, rate]");
         });
-        if (n != 2) s.fail(pat, "a point of \"gemm\" is [operations, operations per second]");
+        if (n != 2) s.fail(pat, point + " is [operations, operations per second]");
         if (!(p.ops > 0) || !(p.rate > 0) || !std::isfinite(p.ops) || !std::isfinite(p.rate))
-          s.fail(pat, "a point of \"gemm\" needs positive operations and rate");
-        if (j > 0 && !(p.ops > m.gemm.back().ops))
-          s.fail(pat, "the points of \"gemm\" are not in ascending operations");
-        m.gemm.push_back(p);
+          s.fail(pat, point + " needs positive operations and rate");
+        if (j > 0 && !(p.ops > table.back().ops))
+          s.fail(pat, "the points of " + key + " are not in ascending operations");
+        table.push_back(p);
       });
     } else {
       s.fail(at, "unknown key \"" + k +
                      "\" in the machine model (flops, alpha, beta, gemm, stream, map_seconds, "
-                     "core_share, row_seconds, slow_flops)");
+                     "core_share, row_seconds, slow_flops, float_flops, float_gemm, "
+                     "float_slow_flops)");
     }
   });
   s.at_end();

@@ -1,11 +1,12 @@
 #pragma once
 /// \file machine_model.hpp
 /// The machine the optimizer prices schedules for: arithmetic rates per rank (one for loops,
-/// one per size for the GEMMs contractions run as), the bandwidth a block streams at, a fixed
-/// cost per map, how many ranks share a core, and an alpha-beta network (a message costs
-/// alpha seconds plus beta seconds per byte). No MPI here; `calibrate` (calibrate.hpp)
-/// measures them on the running machine, io/machine_file.hpp reads and writes them as JSON.
-/// The defaults of the fields after `beta` leave the model one flop rate and alpha-beta.
+/// one per size for the GEMMs contractions run as, each for 8- and for 4-byte elements), the
+/// bandwidth a block streams at, a fixed cost per map, how many ranks share a core, and an
+/// alpha-beta network (a message costs alpha seconds plus beta seconds per byte). No MPI here;
+/// `calibrate` (calibrate.hpp) measures them on the running machine, io/machine_file.hpp reads and
+/// writes them as JSON. The defaults of the fields after `beta` leave the model one flop rate and
+/// alpha-beta.
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +44,13 @@ struct machine_model {
   /// Operations per second of the slow functions (exp, log, tanh, erf, sqrt, pow and their
   /// kin) in loops, which run one call per element at a fraction of `flops`. 0: `flops`.
   double slow_flops = 0;
+  /// The same rates for maps whose elements are 4 bytes (float; a vector register holds twice
+  /// as many, and contractions run the single-precision GEMM): where set, they replace
+  /// `flops`, `gemm` and `slow_flops` for such maps (block_work::elem_bytes). 0, empty: the
+  /// rates above for every element type.
+  double float_flops = 0;
+  std::vector<rate_point> float_gemm{};
+  double float_slow_flops = 0;
 
   /// What a block does, as block_seconds prices it.
   struct block_work {
@@ -52,6 +60,7 @@ struct machine_model {
     double rows = 0;            ///< rows the loop executor runs (points / the row's length)
     double bytes = 0;           ///< bytes its boxes hold
     bool gemm = false;          ///< its statements run as GEMMs (runs_as_gemm)
+    double elem_bytes = 8;      ///< bytes per element it writes (4: the float rates)
   };
 
   /// Measures the model on the ranks of `ctx` (calibrate.hpp); every rank returns the same.
@@ -64,16 +73,27 @@ struct machine_model {
   double message_seconds(double messages, double bytes) const {
     return alpha * messages + beta * bytes;
   }
-  /// The GEMM rate for a block of `ops` operations (see `gemm`).
-  double gemm_rate(double ops) const {
-    if (gemm.empty()) return flops;
-    if (ops <= gemm.front().ops) return gemm.front().rate;
-    if (ops >= gemm.back().ops) return gemm.back().rate;
+  /// The GEMM rate for a block of `ops` operations (see `gemm`); `elem_bytes` 4: float's
+  /// (`float_gemm`, where measured).
+  double gemm_rate(double ops, double elem_bytes = 8) const {
+    const bool narrow = elem_bytes <= 4 && !float_gemm.empty();
+    const std::vector<rate_point>& table = narrow ? float_gemm : gemm;
+    if (table.empty()) return loop_flops(elem_bytes);
+    if (ops <= table.front().ops) return table.front().rate;
+    if (ops >= table.back().ops) return table.back().rate;
     std::size_t k = 1;
-    while (gemm[k].ops < ops) ++k;
-    const rate_point &a = gemm[k - 1], &b = gemm[k];
+    while (table[k].ops < ops) ++k;
+    const rate_point &a = table[k - 1], &b = table[k];
     const double t = std::log(ops / a.ops) / std::log(b.ops / a.ops);
     return a.rate + t * (b.rate - a.rate);
+  }
+  /// The loop rate for elements of `elem_bytes` bytes (`float_flops` for 4, where measured).
+  double loop_flops(double elem_bytes = 8) const {
+    return elem_bytes <= 4 && float_flops > 0 ? float_flops : flops;
+  }
+  /// The slow functions' rate for elements of `elem_bytes` bytes (0: the loop rate).
+  double slow_rate(double elem_bytes = 8) const {
+    return elem_bytes <= 4 && float_slow_flops > 0 ? float_slow_flops : slow_flops;
   }
   /// Seconds of a map's busiest block: `ops` operations (at the GEMM rate when the map's
   /// statements run as GEMMs, else at `flops`), or streaming `bytes` if longer, slowed by the
@@ -84,20 +104,21 @@ struct machine_model {
         block_work{.points = 1, .ops_per_point = ops, .bytes = bytes, .gemm = runs_as_gemm});
   }
   /// The same for a block described in full: a loop block's operations at `flops`, those of
-  /// slow functions at `slow_flops`, plus `row_seconds` per row.
+  /// slow functions at `slow_flops`, plus `row_seconds` per row; the rates its element size's.
   double block_seconds(const block_work& w) const {
     const double ops = w.points * w.ops_per_point;
     if (ops <= 0) return 0;
     double arithmetic = 0;
     if (w.gemm) {
-      arithmetic = ops / gemm_rate(ops);
+      arithmetic = ops / gemm_rate(ops, w.elem_bytes);
     } else {
       // (each term only where the model has it: a model without them prices ops / flops
       // exactly, as a description that does not say its slow functions or rows is priced)
-      arithmetic = ops / flops;
-      if (slow_flops > 0) {
+      const double rate = loop_flops(w.elem_bytes), slow_fn_rate = slow_rate(w.elem_bytes);
+      arithmetic = ops / rate;
+      if (slow_fn_rate > 0) {
         const double slow = std::min(ops, w.points * w.slow_per_point);
-        arithmetic = (ops - slow) / flops + slow / slow_flops;
+        arithmetic = (ops - slow) / rate + slow / slow_fn_rate;
       }
       if (row_seconds > 0) arithmetic += w.rows * row_seconds;
     }
@@ -123,6 +144,18 @@ struct machine_model {
     if (core_share > 1) std::snprintf(b, sizeof b, ", .core_share = %.3g", core_share), s += b;
     if (row_seconds > 0) std::snprintf(b, sizeof b, ", .row_seconds = %.3g", row_seconds), s += b;
     if (slow_flops > 0) std::snprintf(b, sizeof b, ", .slow_flops = %.3g", slow_flops), s += b;
+    if (float_flops > 0) std::snprintf(b, sizeof b, ", .float_flops = %.3g", float_flops), s += b;
+    if (!float_gemm.empty()) {
+      s += ", .float_gemm = {";
+      for (std::size_t k = 0; k < float_gemm.size(); ++k) {
+        std::snprintf(b, sizeof b, "%s{%.3g, %.3g}", k ? ", " : "", float_gemm[k].ops,
+                      float_gemm[k].rate);
+        s += b;
+      }
+      s += "}";
+    }
+    if (float_slow_flops > 0)
+      std::snprintf(b, sizeof b, ", .float_slow_flops = %.3g", float_slow_flops), s += b;
     return s + "}";
   }
 };

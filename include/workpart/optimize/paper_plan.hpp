@@ -107,7 +107,8 @@ struct paper_plan {
                              .slow_per_point = work.slow,
                              .rows = detail::block_rows(points, extents, grid, work.row_dim),
                              .bytes = double(largest_bytes),
-                             .gemm = work.gemm});
+                             .gemm = work.gemm,
+                             .elem_bytes = double(work.elem_bytes)});
   }
   /// One line per collective: bytes of the busiest rank and over all ranks.
   std::string str() const {

@@ -32,6 +32,8 @@ struct priced_map {
   double slow_ops = 0;
   /// The dimension the loop executor's rows run along (-1: none; exec/local_kind.hpp).
   int row_dim = -1;
+  /// Bytes per element of what it writes (4: priced at the model's float rates).
+  int elem_bytes = 8;
   std::function<map_constraints(const grid_shape&, int)> constraints;
   /// Maps with the same non-empty key are alike but for names: the same constraints on every
   /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
@@ -54,6 +56,7 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.gemm = w.gemm;
   p.slow_ops = w.slow;
   p.row_dim = w.row_dim;
+  p.elem_bytes = w.elem_bytes;
   p.constraints = [&m](const grid_shape& g, int nranks) {
     return extract_constraints(m, g, nranks);
   };

@@ -68,7 +68,8 @@ inline program_cost_tables program_pricer::build() {
                             .slow_per_point = maps[mu].slow_ops,
                             .rows = block_rows(points, maps[mu].extents, c.grid, maps[mu].row_dim),
                             .bytes = double(c.max_bytes),
-                            .gemm = gemms[mu] != 0});
+                            .gemm = gemms[mu] != 0,
+                            .elem_bytes = double(maps[mu].elem_bytes)});
       for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
         if (!combine_on_edge(m, c, u))
           for (const auto& st : c.arrays[u]->out_steps)

@@ -502,6 +502,12 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.gemm = m.gemm;
     pm.slow_ops = m.slow_ops_per_point;
     pm.row_dim = m.row_dim;
+    for (const auto& ac : m.accesses)  // the first statement's write: its elements' size
+      if (ac.mode != access_mode::read) {
+        if (const array_description* arr = p.find_array(ac.array))
+          pm.elem_bytes = int(arr->elem_size);
+        break;
+      }
     // the map's events and uses, found on the first call (the pricer asks for the
     // constraints on every candidate grid, one thread per map)
     struct found {
