@@ -11,6 +11,9 @@
 /// optimizer's tables and a description read back. Maps of 4-byte elements at the float
 /// rates (float_flops, float_gemm, float_slow_flops) where the model has them, at the 8-byte
 /// rates where not: the element size read from the map's type and from a description's arrays.
+/// An affine contraction's packed operand (a convolution's im2col) found from its type, its
+/// copy's bytes at the packing rate: a split of the filters does not shrink it, one of the
+/// images does; the same through a description ("packed") read back.
 
 #include <catch2/catch.hpp>
 
@@ -152,6 +155,66 @@ TEST_CASE("machine_model: 4-byte elements at float's rates", "[unit][optimize]")
   CHECK(close(map_cost(wp::program_costs(wp::program(mm), 1, m), {1, 1, 1}), gops / rate));
 }
 
+TEST_CASE("optimize: an affine contraction's packed copies at the packing rate",
+          "[unit][optimize]") {
+  using W = wp::machine_model::block_work;
+  wp::machine_model m{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+  m.gemm = {{1e3, 2e9}, {1e9, 2e9}};
+  const W w{.points = 1e6, .ops_per_point = 2, .gemm = true, .packed_bytes = 4e6};
+  CHECK(close(m.block_seconds(w), 2e6 / 2e9));  // no packing rate: copies not priced
+  m.packing = 1e9;
+  CHECK(close(m.block_seconds(w), 2e6 / 2e9 + 4e6 / 1e9));
+  W loop = w;
+  loop.gemm = false;  // (a loop packs nothing: the field is a GEMM's)
+  CHECK(close(m.block_seconds(loop), 2e6 / 1e9));
+  CHECK_THAT(m.str(), Contains(".packing = 1e+09"));
+
+  // a convolution: its padded input packed (im2col) over every dim but the filters'
+  const index_t N = 7, K = 5, H = 9, C = 4, R = 3;
+  auto [n, k, i, j, c, r, q] = wp::indices<7>();
+  wp::array<double, 4> x("x", {N, C, H, H}), f("f", {K, C, R, R}), y("y", {N, K, H, H});
+  auto conv =
+      wp::map("conv", wp::space(N, K, H, H, C, R, R),
+              y(n, k, i, j) += wp::padded(x, 0.0)(n, c, i + r - 1, j + q - 1) * f(k, c, r, q));
+  REQUIRE_THAT(wp::explain_local(conv), Contains("A packed as a matrix (im2col)"));
+  const auto w_conv = wp::detail::local_work_of(conv);
+  REQUIRE(w_conv.npacked == 1);
+  CHECK(w_conv.packed[0].dims == 0b1111101u);  // n, i, j, c, r, q: all but k
+  CHECK(w_conv.packed[0].times == 1.0);
+  // a sum over a constant range of a padded operand: A packed over i and the range's K2
+  const index_t I = 11, J = 6, K2 = 8;
+  wp::array<double, 2> A("A", {I, K2}), B("B", {K2, J}), Cm("Cm", {I, J});
+  auto [i2, j2, q2] = wp::indices<3>();
+  auto summed =
+      wp::map("summed", wp::space(I, J),
+              Cm(i2, j2) = wp::sum(wp::range(q2, 0, K2), wp::padded(A, 0.0)(i2, q2) * B(q2, j2)));
+  const auto w_sum = wp::detail::local_work_of(summed);
+  REQUIRE(w_sum.gemm);
+  REQUIRE(w_sum.npacked == 1);
+  CHECK(w_sum.packed[0].dims == 0b1u);
+  CHECK(w_sum.packed[0].times == double(K2));
+  // a plain contraction copies nothing
+  auto plain = wp::map("plain", wp::space(I, J, K2), Cm(i2, j2) += A(i2, q2) * B(q2, j2));
+  CHECK(wp::detail::local_work_of(plain).npacked == 0);
+
+  // priced: a split of the filters (k) leaves the packed input whole; one of the images
+  // (n) divides it
+  m.stream = 0;
+  const double patch = double(C * R * R);
+  const auto t = wp::program_costs(wp::program(conv), 3, m);
+  const double ops_k = 2.0 * N * 2 * H * H * patch;  // 5 filters over 3: 2 in the largest
+  CHECK(close(map_cost(t, {1, 3, 1, 1, 1, 1, 1}), ops_k / 2e9 + 8.0 * N * H * H * patch / 1e9));
+  const double ops_n = 2.0 * 3 * K * H * H * patch;  // 7 images over 3: 3 in the largest
+  CHECK(close(map_cost(t, {3, 1, 1, 1, 1, 1, 1}), ops_n / 2e9 + 8.0 * 3 * H * H * patch / 1e9));
+  // described and read back: "packed" in its JSON, priced alike
+  const std::string json = wp::to_json(wp::describe(wp::program(conv)));
+  CHECK_THAT(json, Contains("\"packed\": [{\"index\": [\"i0\", \"i2\", \"i3\", \"i4\", "
+                            "\"i5\", \"i6\"], \"times\": 1}]"));
+  const auto back = wp::program_costs(wp::parse_program_description(json), 3, m);
+  CHECK(close(map_cost(back, {1, 3, 1, 1, 1, 1, 1}), map_cost(t, {1, 3, 1, 1, 1, 1, 1})));
+  CHECK(close(map_cost(back, {3, 1, 1, 1, 1, 1, 1}), map_cost(t, {3, 1, 1, 1, 1, 1, 1})));
+}
+
 TEST_CASE("optimize: a loop's rows along the executor's row dimension, its slow functions",
           "[unit][optimize]") {
   const index_t n = 37, m = 23, k = 5;
@@ -258,6 +321,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   m.float_flops = 7.5e9 / 7;
   m.float_gemm = {{8192, 3.1e9 / 3}, {524288, 1.7e10}, {33554432, 2.5e10}};
   m.float_slow_flops = 9.1e8 / 3;
+  m.packing = 4.1e9 / 7;
   const wp::machine_model back = wp::parse_machine_model(wp::to_json(m));
   CHECK(back.flops == m.flops);
   CHECK(back.alpha == m.alpha);
@@ -272,6 +336,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK(back.slow_flops == m.slow_flops);
   CHECK(back.float_flops == m.float_flops);
   CHECK(back.float_slow_flops == m.float_slow_flops);
+  CHECK(back.packing == m.packing);
   REQUIRE(back.float_gemm.size() == 3);
   for (std::size_t p = 0; p < 3; ++p) {
     CHECK(back.float_gemm[p].ops == m.float_gemm[p].ops);
@@ -304,6 +369,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK_THAT(refused("{\"row_seconds\": -1e-9}"), Contains("\"row_seconds\" is -1e-09"));
   CHECK_THAT(refused("{\"slow_flops\": -5}"), Contains("\"slow_flops\" is -5"));
   CHECK_THAT(refused("{\"float_flops\": -5}"), Contains("\"float_flops\" is -5"));
+  CHECK_THAT(refused("{\"packing\": -2}"), Contains("\"packing\" is -2"));
   CHECK_THAT(refused("{\"float_slow_flops\": -1}"), Contains("\"float_slow_flops\" is -1"));
   CHECK_THAT(refused("{\"float_gemm\": [[100, 1e9], [10, 2e9]]}"),
              Contains("byte 28: the points of \"float_gemm\" are not in ascending operations"));
@@ -342,4 +408,10 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
              Contains("the row index of map 0 is \"j\", not one of its indices"));
   CHECK_THAT(refused_desc("\"slow_per_point\": -1"), Contains("must be finite and >= 0"));
   CHECK(refused_desc("\"row_index\": \"i\", \"slow_per_point\": 1") == "accepted");
+  // its packed copies: over its indices, times > 0
+  CHECK_THAT(refused_desc("\"packed\": [{\"index\": [\"k\"], \"times\": 1}]"),
+             Contains("a packed copy of map 0 names \"k\", not one of its indices"));
+  CHECK_THAT(refused_desc("\"packed\": [{\"index\": [\"i\"], \"times\": 0}]"),
+             Contains("the times of map 0, packed copy 0 must be finite and > 0"));
+  CHECK(refused_desc("\"packed\": [{\"index\": [\"i\"], \"times\": 9}]") == "accepted");
 }

@@ -63,10 +63,71 @@ int written_elem_bytes(const map_t<N, S...>& m) {
   return bytes > 0 ? bytes : 8;
 }
 
+/// The copies a statement that runs as GEMMs makes (cpu/gemm_packed.hpp): A packed over its
+/// batch, m and k dims, B over batch, k and n, C's buffer over batch, m and n; none for a plain
+/// contraction (its operands used in place) or a loop.
+template <int N, class Stmt>
+void add_packed_copies(const Stmt& st, local_work& w) {
+  if constexpr (is_affine_contraction_v<N, Stmt>) {
+    if (!statement_runs_as_gemm<N>(st)) return;
+    using tr = affine_contraction_traits<N, Stmt>;
+    constexpr auto cd = tr::dims();
+    index_t lo[tr::rank > 0 ? tr::rank : 1] = {}, hi[tr::rank > 0 ? tr::rank : 1] = {};
+    tr::nest::bounds(st.rhs, lo, hi);
+    auto copy = [&](const int* a, int na, const int* b, int nb) {
+      packed_copy c;
+      auto add = [&](const int* dims, int n) {
+        for (int x = 0; x < n; ++x) {
+          if (dims[x] < N)
+            c.dims |= std::uint32_t(1) << dims[x];
+          else  // a sum range's dim: its whole extent in every block
+            c.times *= double(std::max<index_t>(0, hi[dims[x]] - lo[dims[x]]));
+        }
+      };
+      add(cd.batch, cd.nbatch);
+      add(a, na);
+      add(b, nb);
+      if (w.npacked < 3) w.packed[w.npacked++] = c;
+    };
+    if (cd.pack_a) copy(cd.m, cd.nm, cd.k, cd.nk);
+    if (cd.pack_b) copy(cd.k, cd.nk, cd.n, cd.nn);
+    if (cd.pack_c) copy(cd.m, cd.nm, cd.n, cd.nn);
+  }
+}
+
 template <int N, class... S>
 local_work local_work_of(const map_t<N, S...>& m) {
-  return {ops_per_point(m), slow_ops_per_point(m), runs_as_gemm(m), loop_row_dim(m),
-          written_elem_bytes(m)};
+  local_work w{ops_per_point(m), slow_ops_per_point(m), runs_as_gemm(m), loop_row_dim(m),
+               written_elem_bytes(m)};
+  m.for_each_statement([&](const auto& st) { add_packed_copies<N>(st, w); });
+  return w;
+}
+
+/// Elements the largest block of a space of `extents` on `grid` copies for `c` (each
+/// dimension of c.dims at ceil(extent / parts), times c.times).
+template <class Grid>
+double block_packed(const packed_copy& c, const std::vector<index_t>& extents, const Grid& grid) {
+  double e = c.times;
+  for (std::size_t d = 0; d < extents.size() && d < 32; ++d)
+    if (c.dims & (std::uint32_t(1) << d)) {
+      const index_t parts = std::max<index_t>(1, grid.dims[d]);
+      e *= double((extents[d] + parts - 1) / parts);
+    }
+  return e;
+}
+/// All of a map's copies in its largest block.
+template <class Grid>
+double block_packed(const local_work& w, const std::vector<index_t>& extents, const Grid& grid) {
+  double e = 0;
+  for (int k = 0; k < w.npacked; ++k) e += block_packed(w.packed[k], extents, grid);
+  return e;
+}
+template <class Grid>
+double block_packed(const std::vector<packed_copy>& copies, const std::vector<index_t>& extents,
+                    const Grid& grid) {
+  double e = 0;
+  for (const auto& c : copies) e += block_packed(c, extents, grid);
+  return e;
 }
 
 /// Rows the loop executor runs in the largest block of `points` points of a space of

@@ -50,7 +50,7 @@ double timed(int reps, F&& f) {
 /// of 5, and what the model prices it by: its block's points, operations, slow functions and
 /// rows (exp/local_kind.hpp, as the pricer counts them).
 struct measured_map {
-  double seconds = 0, points = 0, ops = 0, slow = 0, rows = 0;
+  double seconds = 0, points = 0, ops = 0, slow = 0, rows = 0, packed = 0;
 };
 template <class Ctx, class Map>
 measured_map time_map_alone(const Ctx& one, const Map& mp) {
@@ -61,9 +61,13 @@ measured_map time_map_alone(const Ctx& one, const Map& mp) {
   p.add(forward_only, mp);
   auto plan = distribute(p, s, one);
   plan.scatter();
-  plan.execute();  // warm: buffers, pages
+  // warm: buffers, pages, and the core's clock (after the other ranks' idle wait, the first
+  // milliseconds of a run measured the loop rate 2-3x low): 50 ms of executes, then the median
+  const double warm_from = MPI_Wtime();
+  do plan.execute();
+  while (MPI_Wtime() - warm_from < 0.05);
   measured_map r;
-  r.seconds = timed(5, [&] { plan.execute(); });
+  r.seconds = timed(7, [&] { plan.execute(); });
   std::vector<index_t> extents;
   r.points = 1;
   for (int d = 0; d < Map::rank; ++d) {
@@ -74,31 +78,38 @@ measured_map time_map_alone(const Ctx& one, const Map& mp) {
   r.ops = r.points * w.ops;
   r.slow = r.points * w.slow;
   r.rows = block_rows(r.points, extents, ones, w.row_dim);
+  r.packed = block_packed(w, extents, ones);
   return r;
 }
 
 /// The loop executor's rates for elements of type T, on maps it runs on this rank alone
-/// (`one`: a one-rank context) over long rows (4096 to a row): `flops` from + and *
-/// (y = a x + z), then `slow_flops` from exp, its other operations and rows priced at `flops`
-/// and `row_seconds`.
-struct loop_rates {
-  double flops = 0, slow_flops = 0;
+/// (`one`: a one-rank context) over long rows (4096 to a row): + and * (y = a x + z), then exp,
+/// its other operations and rows priced at `flops` and `row_seconds`.
+template <class T>
+struct long_rows {
+  static constexpr index_t R = 256, L = 4096;
+  array<T, 2> x{"x", {R, L}}, z{"z", {R, L}}, y{"y", {R, L}};
+  long_rows() {
+    for (auto* a : {&x, &z, &y})
+      a->init([](const std::array<index_t, 2>& g) { return T(0.001) * T(g[1] % 1000); });
+  }
 };
 template <class T, class Ctx>
-loop_rates measure_loop_rates(const Ctx& one, double row_seconds) {
-  const index_t R = 256, L = 4096;
-  array<T, 2> x("x", {R, L}), z("z", {R, L}), y("y", {R, L});
-  for (auto* a : {&x, &z, &y})
-    a->init([](const std::array<index_t, 2>& g) { return T(0.001) * T(g[1] % 1000); });
+double measure_loop_flops(const Ctx& one) {
+  long_rows<T> a;
   auto [i, j] = indices<2>();
-  loop_rates r;
   const measured_map axpy =
-      time_map_alone(one, map("axpy", space(R, L), y(i, j) = x(i, j) * T(0.5) + z(i, j)));
-  r.flops = axpy.ops / axpy.seconds;
-  const measured_map ex = time_map_alone(one, map("exp", space(R, L), y(i, j) = exp(x(i, j))));
-  const double fast = (ex.ops - ex.slow) / r.flops + ex.rows * row_seconds;
-  r.slow_flops = ex.slow / std::max(ex.seconds - fast, 1e-3 * ex.seconds);
-  return r;
+      time_map_alone(one, map("axpy", space(a.R, a.L), a.y(i, j) = a.x(i, j) * T(0.5) + a.z(i, j)));
+  return axpy.ops / axpy.seconds;
+}
+template <class T, class Ctx>
+double measure_slow_flops(const Ctx& one, double flops, double row_seconds) {
+  long_rows<T> a;
+  auto [i, j] = indices<2>();
+  const measured_map ex =
+      time_map_alone(one, map("exp", space(a.R, a.L), a.y(i, j) = exp(a.x(i, j))));
+  const double fast = (ex.ops - ex.slow) / flops + ex.rows * row_seconds;
+  return ex.slow / std::max(ex.seconds - fast, 1e-3 * ex.seconds);
 }
 
 /// Seconds per row the loop executor spends beyond its points' operations at `flops`, in
@@ -141,6 +152,24 @@ std::vector<machine_model::rate_point> measure_gemm() {
   return table;
 }
 
+/// Bytes per second an affine contraction copies besides its GEMMs: a convolution (8 images of
+/// 12 channels, 15 x 15, padded by 2, 32 filters of 5 x 5: its input packed, im2col, 2 MB),
+/// its seconds beyond its GEMM's at the model's rate for them.
+template <class T, class Ctx>
+double measure_packing(const Ctx& one, const machine_model& m) {
+  const index_t N = 8, C = 12, H = 15, K = 32, R = 5, pad = 2;
+  array<T, 4> x("x", {N, C, H, H}), f("f", {K, C, R, R}), y("y", {N, K, H, H});
+  for (auto* a : {&x, &f, &y})
+    a->init([](const std::array<index_t, 4>& g) { return T(0.01) * T((g[2] * 7 + g[3]) % 100); });
+  auto [n, k, i, j, c, r, s] = indices<7>();
+  const measured_map conv = time_map_alone(
+      one, map("conv", space(N, K, H, H, C, R, R),
+               y(n, k, i, j) += padded(x, T(0))(n, c, i + r - pad, j + s - pad) * f(k, c, r, s)));
+  const double gemm = conv.ops / m.gemm_rate(conv.ops, double(sizeof(T)));
+  const double bytes = conv.packed * double(sizeof(T));
+  return bytes > 0 ? bytes / std::max(conv.seconds - gemm, 1e-3 * conv.seconds) : 0;
+}
+
 /// The local rates, measured on this rank: the loop executor's (flops, row_seconds,
 /// slow_flops) and the GEMM table, for 8-byte and for 4-byte elements, and stream.
 template <class Ctx>
@@ -151,17 +180,14 @@ void measure_local(machine_model& m) {
   int argc = 0;
   char** argv = nullptr;
   const Ctx one(argc, argv, self);
-  // the rows' cost first (with the rate of + and * from a first pass), then the rates
-  const double first_flops = measure_loop_rates<D>(one, 0).flops;
-  m.row_seconds = measure_row_seconds<D>(one, first_flops);
-  const loop_rates wide = measure_loop_rates<D>(one, m.row_seconds);
-  m.flops = wide.flops;
-  m.slow_flops = wide.slow_flops;
-  const loop_rates narrow = measure_loop_rates<F>(one, m.row_seconds);
-  m.float_flops = narrow.flops;
-  m.float_slow_flops = narrow.slow_flops;
+  m.flops = measure_loop_flops<D>(one);
+  m.row_seconds = measure_row_seconds<D>(one, m.flops);
+  m.slow_flops = measure_slow_flops<D>(one, m.flops, m.row_seconds);
+  m.float_flops = measure_loop_flops<F>(one);
+  m.float_slow_flops = measure_slow_flops<F>(one, m.float_flops, m.row_seconds);
   m.gemm = measure_gemm<D>();
   m.float_gemm = measure_gemm<F>();
+  m.packing = measure_packing<D>(one, m);
   {  // streaming: z = x + y over 64 MiB arrays (past the caches), 24 bytes per element
     const std::size_t n = std::size_t(1) << 23;
     std::vector<double> x(n, 1.0), y(n, 2.0), z(n, 0.0);
@@ -263,17 +289,11 @@ machine_model machine_model::calibrate(const Context& ctx) {
     m.beta = std::max(1e-13, (big - small) / big_bytes);
   }
   // rank 0's figures everywhere
-  std::vector<double> v = {m.flops,
-                           m.alpha,
-                           m.beta,
-                           m.stream,
-                           m.map_seconds,
-                           m.core_share,
-                           m.row_seconds,
-                           m.slow_flops,
-                           m.float_flops,
-                           m.float_slow_flops,
-                           double(m.gemm.size())};
+  // (the scalars, then the GEMM tables' points: double's, float's)
+  std::vector<double> v = {m.flops, m.alpha, m.beta, m.stream, m.map_seconds, m.core_share};
+  for (double x : {m.row_seconds, m.slow_flops, m.float_flops, m.float_slow_flops, m.packing})
+    v.push_back(x);
+  v.push_back(double(m.gemm.size()));
   for (const auto* table : {&m.gemm, &m.float_gemm})
     for (const auto& p : *table) v.push_back(p.ops), v.push_back(p.rate);
   int count = int(v.size());
@@ -282,8 +302,8 @@ machine_model machine_model::calibrate(const Context& ctx) {
   boost::mpi::broadcast(comm, v.data(), count, 0);
   m.flops = v[0], m.alpha = v[1], m.beta = v[2], m.stream = v[3], m.map_seconds = v[4];
   m.core_share = v[5], m.row_seconds = v[6], m.slow_flops = v[7];
-  m.float_flops = v[8], m.float_slow_flops = v[9];
-  const std::size_t wide = std::size_t(v[10]), first = 11;
+  m.float_flops = v[8], m.float_slow_flops = v[9], m.packing = v[10];
+  const std::size_t wide = std::size_t(v[11]), first = 12;
   m.gemm.clear();
   m.float_gemm.clear();
   for (std::size_t k = first; k + 1 < v.size(); k += 2)

@@ -8,7 +8,7 @@
 ///    "stream": 5.8e9, "map_seconds": 4.2e-6, "core_share": 1, "row_seconds": 2.1e-8,
 ///    "slow_flops": 4.5e8,
 ///    "float_flops": 4.0e9, "float_gemm": [[8192, 3.5e9], [33554432, 2.7e10]],
-///    "float_slow_flops": 9.1e8}
+///    "float_slow_flops": 9.1e8, "packing": 4.1e9}
 /// \endcode
 /// Every key is optional (machine_model's default where absent); "gemm" and "float_gemm" list
 /// [operations of a block's GEMMs, operations per second] in ascending operations. A rate or
@@ -43,7 +43,8 @@ inline std::string to_json(const machine_model& m) {
          ", \"core_share\": " + num(m.core_share) + ", \"row_seconds\": " + num(m.row_seconds) +
          ", \"slow_flops\": " + num(m.slow_flops) + ",\n \"float_flops\": " + num(m.float_flops) +
          ", \"float_gemm\": " + table(m.float_gemm) +
-         ", \"float_slow_flops\": " + num(m.float_slow_flops) + "}\n";
+         ", \"float_slow_flops\": " + num(m.float_slow_flops) + ", \"packing\": " + num(m.packing) +
+         "}\n";
 }
 
 namespace detail::machine_json {
@@ -79,6 +80,8 @@ inline machine_model parse(scanner& s) {
       m.float_flops = positive(at, k, s.number(what.c_str()), true);
     } else if (k == "float_slow_flops") {
       m.float_slow_flops = positive(at, k, s.number(what.c_str()), true);
+    } else if (k == "packing") {
+      m.packing = positive(at, k, s.number(what.c_str()), true);
     } else if (k == "core_share") {
       m.core_share = s.number(what.c_str());
       if (!(m.core_share >= 1) || !std::isfinite(m.core_share))
@@ -107,7 +110,7 @@ inline machine_model parse(scanner& s) {
       s.fail(at, "unknown key \"" + k +
                      "\" in the machine model (flops, alpha, beta, gemm, stream, map_seconds, "
                      "core_share, row_seconds, slow_flops, float_flops, float_gemm, "
-                     "float_slow_flops)");
+                     "float_slow_flops, packing)");
     }
   });
   s.at_end();

@@ -20,7 +20,10 @@
 ///    a map whose statements run as GEMMs (priced at the machine model's GEMM rate; default
 ///    "loop"); "slow_per_point" (default 0) counts the calls of slow functions (exp, tanh,
 ///    ...) among its operations, "row_index" names the index its loop's rows run along
-///    (default: none, rows not priced) -- both priced by the machine model where it has them;
+///    (default: none, rows not priced), "packed": [{"index": ["n", "c", ...], "times": t}]
+///    lists the copies its GEMMs make (an operand packed as its matrix: t elements per point
+///    of the block's extents along those indices) -- all priced by the machine model where
+///    it has them;
 ///  - an access is a read unless "mode" is "=", "+=", "max_into" or "min_into"; accesses are
 ///    in the order the statements evaluate them: a statement's reads, then its write (a read
 ///    listed after a write of the same array reads what the map wrote);
@@ -256,6 +259,12 @@ inline program_description parse(scanner& s) {
         std::vector<raw_access> raws;
         std::string row_index;
         std::size_t row_at = 0;
+        struct raw_packed {
+          std::size_t at;
+          std::vector<std::string> index;
+          double times = 1;
+        };
+        std::vector<raw_packed> packed;
         object(s, what, [&](const std::string& k, std::size_t) {
           if (k == "name") {
             m.name = s.string(("as the name of " + what).c_str());
@@ -278,6 +287,27 @@ inline program_description parse(scanner& s) {
           } else if (k == "row_index") {
             row_at = (s.ws(), s.pos());
             row_index = s.string(("as the row index of " + what).c_str());
+          } else if (k == "packed") {
+            list(s, "the packed copies of " + what, [&](std::size_t j) {
+              raw_packed c;
+              c.at = (s.ws(), s.pos());
+              const std::string cw = what + ", packed copy " + std::to_string(j);
+              object(s, cw, [&](const std::string& ck, std::size_t) {
+                if (ck == "index") {
+                  list(s, "the indices of " + cw,
+                       [&](std::size_t) { c.index.push_back(s.string("as an index name")); });
+                } else if (ck == "times") {
+                  const std::size_t at = (s.ws(), s.pos());
+                  c.times = s.number(("as the times of " + cw).c_str());
+                  if (!(c.times > 0) || !std::isfinite(c.times))
+                    s.fail(at, "the times of " + cw + " must be finite and > 0");
+                } else {
+                  s.skip_value();
+                }
+              });
+              if (packed.size() == 3) s.fail(c.at, what + " has more than 3 packed copies");
+              packed.push_back(std::move(c));
+            });
           } else if (k == "kernel") {
             const std::size_t at = (s.ws(), s.pos());
             const std::string kind = s.string(("as the kernel of " + what).c_str());
@@ -355,6 +385,18 @@ inline program_description parse(scanner& s) {
             s.fail(row_at, "the row index of " + what + " is \"" + row_index +
                                "\", not one of its indices");
           m.row_dim = int(it - m.indices.begin());
+        }
+        for (const auto& c : packed) {
+          packed_copy pc;
+          pc.times = c.times;
+          for (const auto& name : c.index) {
+            const auto it = std::find(m.indices.begin(), m.indices.end(), name);
+            if (it == m.indices.end() || it - m.indices.begin() >= 32)
+              s.fail(c.at, "a packed copy of " + what + " names \"" + name +
+                               "\", not one of its indices");
+            pc.dims |= std::uint32_t(1) << (it - m.indices.begin());
+          }
+          m.packed.push_back(pc);
         }
         for (const auto& r : raws) {
           access_description a;

@@ -4,6 +4,7 @@
 /// io/program_reader.hpp reads and `workpart-optimize --program FILE.json` takes:
 /// `wp::to_json(wp::describe(prog))`. Reading the text back gives the same description.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,20 @@ inline std::string to_json(const program_description& p) {
       o += ", \"slow_per_point\": " + json_number(mp.slow_ops_per_point);
     if (mp.row_dim >= 0 && std::size_t(mp.row_dim) < mp.indices.size())
       o += ", \"row_index\": " + quoted(mp.indices[std::size_t(mp.row_dim)]);
+    if (!mp.packed.empty()) {
+      o += ", \"packed\": [";
+      for (std::size_t c = 0; c < mp.packed.size(); ++c) {
+        o += std::string(c ? ", " : "") + "{\"index\": [";
+        bool first = true;
+        for (std::size_t d = 0; d < mp.indices.size() && d < 32; ++d)
+          if (mp.packed[c].dims & (std::uint32_t(1) << d)) {
+            o += (first ? "" : ", ") + quoted(mp.indices[d]);
+            first = false;
+          }
+        o += "], \"times\": " + json_number(mp.packed[c].times) + "}";
+      }
+      o += "]";
+    }
     o += ",\n   \"accesses\": [";
     for (std::size_t k = 0; k < mp.accesses.size(); ++k) {
       const access_description& ac = mp.accesses[k];

@@ -51,6 +51,10 @@ struct machine_model {
   double float_flops = 0;
   std::vector<rate_point> float_gemm{};
   double float_slow_flops = 0;
+  /// Bytes per second an affine contraction's GEMMs copy besides their operations (an operand
+  /// packed as its matrix: a convolution's im2col; a buffer added into an overlapping left
+  /// side). 0: copies not priced.
+  double packing = 0;
 
   /// What a block does, as block_seconds prices it.
   struct block_work {
@@ -61,6 +65,7 @@ struct machine_model {
     double bytes = 0;           ///< bytes its boxes hold
     bool gemm = false;          ///< its statements run as GEMMs (runs_as_gemm)
     double elem_bytes = 8;      ///< bytes per element it writes (4: the float rates)
+    double packed_bytes = 0;    ///< bytes its GEMMs copy (packed operands, a buffer)
   };
 
   /// Measures the model on the ranks of `ctx` (calibrate.hpp); every rank returns the same.
@@ -111,6 +116,7 @@ struct machine_model {
     double arithmetic = 0;
     if (w.gemm) {
       arithmetic = ops / gemm_rate(ops, w.elem_bytes);
+      if (packing > 0) arithmetic += w.packed_bytes / packing;
     } else {
       // (each term only where the model has it: a model without them prices ops / flops
       // exactly, as a description that does not say its slow functions or rows is priced)
@@ -156,6 +162,7 @@ struct machine_model {
     }
     if (float_slow_flops > 0)
       std::snprintf(b, sizeof b, ", .float_slow_flops = %.3g", float_slow_flops), s += b;
+    if (packing > 0) std::snprintf(b, sizeof b, ", .packing = %.3g", packing), s += b;
     return s + "}";
   }
 };

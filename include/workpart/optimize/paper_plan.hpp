@@ -102,13 +102,15 @@ struct paper_plan {
   double block_seconds(const machine_model& mm, const detail::local_work& work,
                        const std::vector<index_t>& extents) const {
     const double points = double(largest_block);
-    return mm.block_seconds({.points = points,
-                             .ops_per_point = work.ops,
-                             .slow_per_point = work.slow,
-                             .rows = detail::block_rows(points, extents, grid, work.row_dim),
-                             .bytes = double(largest_bytes),
-                             .gemm = work.gemm,
-                             .elem_bytes = double(work.elem_bytes)});
+    return mm.block_seconds(
+        {.points = points,
+         .ops_per_point = work.ops,
+         .slow_per_point = work.slow,
+         .rows = detail::block_rows(points, extents, grid, work.row_dim),
+         .bytes = double(largest_bytes),
+         .gemm = work.gemm,
+         .elem_bytes = double(work.elem_bytes),
+         .packed_bytes = double(work.elem_bytes) * detail::block_packed(work, extents, grid)});
   }
   /// One line per collective: bytes of the busiest rank and over all ranks.
   std::string str() const {

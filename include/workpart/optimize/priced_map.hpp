@@ -34,6 +34,9 @@ struct priced_map {
   int row_dim = -1;
   /// Bytes per element of what it writes (4: priced at the model's float rates).
   int elem_bytes = 8;
+  /// The copies its GEMMs make (an affine contraction's packed operands, core/local_work.hpp):
+  /// their bytes priced at the model's packing rate.
+  std::vector<packed_copy> packed{};
   std::function<map_constraints(const grid_shape&, int)> constraints;
   /// Maps with the same non-empty key are alike but for names: the same constraints on every
   /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
@@ -57,6 +60,7 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.slow_ops = w.slow;
   p.row_dim = w.row_dim;
   p.elem_bytes = w.elem_bytes;
+  p.packed.assign(w.packed, w.packed + w.npacked);
   p.constraints = [&m](const grid_shape& g, int nranks) {
     return extract_constraints(m, g, nranks);
   };

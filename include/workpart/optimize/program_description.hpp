@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../core/local_work.hpp"
 #include "../plan/solve_array.hpp"
 #include "../plan/validate.hpp"
 #include "../error.hpp"
@@ -96,6 +97,10 @@ struct map_description {
   /// The dimension its loop's rows run along (JSON "row_index", an index name; -1: not
   /// known, its rows not priced): the machine model's row_seconds per row.
   int row_dim = -1;
+  /// The copies its GEMMs make (JSON "packed": [{"index": [names], "times": t}, ...]; an
+  /// affine contraction's packed operands, core/local_work.hpp's packed_copy): priced at the
+  /// machine model's packing rate.
+  std::vector<detail::packed_copy> packed{};
 };
 
 struct program_description {
@@ -191,6 +196,14 @@ struct program_description {
       if (mp.row_dim < -1 || mp.row_dim >= int(mp.extents.size()))
         fail(who + ": row dimension " + std::to_string(mp.row_dim) + " is not one of its " +
              std::to_string(mp.extents.size()) + " dimensions");
+      if (mp.packed.size() > 3) fail(who + ": more than 3 packed copies");
+      for (const auto& c : mp.packed) {
+        if (mp.extents.size() < 32 && (c.dims >> mp.extents.size()) != 0)
+          fail(who + ": a packed copy names a dimension beyond its " +
+               std::to_string(mp.extents.size()));
+        if (!(c.times > 0) || !std::isfinite(c.times))
+          fail(who + ": a packed copy's times must be finite and > 0");
+      }
       bool writes = false;
       for (const auto& ac : mp.accesses) {
         const std::string at = who + ", access " + ac.text;
@@ -444,6 +457,10 @@ inline std::string described_shape_key(const program_description& p, const map_d
   if (m.gemm) k += "gemm;";
   std::snprintf(ops, sizeof ops, "s%.17g;r%d;", m.slow_ops_per_point, m.row_dim);
   k += ops;
+  for (const auto& c : m.packed) {
+    std::snprintf(ops, sizeof ops, "p%u*%.17g;", unsigned(c.dims), c.times);
+    k += ops;
+  }
   for (const auto& a : m.accesses) {
     const auto [it, first] = seen.emplace(a.array, int(seen.size()));
     const std::vector<index_t>& from = at[std::size_t(it->second)];
@@ -502,6 +519,7 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.gemm = m.gemm;
     pm.slow_ops = m.slow_ops_per_point;
     pm.row_dim = m.row_dim;
+    pm.packed = m.packed;
     for (const auto& ac : m.accesses)  // the first statement's write: its elements' size
       if (ac.mode != access_mode::read) {
         if (const array_description* arr = p.find_array(ac.array))
