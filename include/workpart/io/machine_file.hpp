@@ -51,37 +51,39 @@ namespace detail::machine_json {
 
 using tables::scanner;
 
+/// The model's numbers that are rates or times: the key, the field, whether 0 is allowed
+/// (a term the model leaves out).
+struct number_key {
+  const char* key;
+  double machine_model::*field;
+  bool zero_ok;
+};
+inline constexpr number_key number_keys[] = {
+    {"flops", &machine_model::flops, false},
+    {"alpha", &machine_model::alpha, true},
+    {"beta", &machine_model::beta, true},
+    {"stream", &machine_model::stream, true},
+    {"map_seconds", &machine_model::map_seconds, true},
+    {"row_seconds", &machine_model::row_seconds, true},
+    {"slow_flops", &machine_model::slow_flops, true},
+    {"float_flops", &machine_model::float_flops, true},
+    {"float_slow_flops", &machine_model::float_slow_flops, true},
+    {"packing", &machine_model::packing, true}};
+
 inline machine_model parse(scanner& s) {
   machine_model m;
-  auto positive = [&](std::size_t at, const std::string& key, double v, bool zero_ok) {
-    if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok))
-      s.fail(at, "\"" + key + "\" is " + json_number(v) + "; give a " +
-                     (zero_ok ? "number >= 0" : "positive number"));
-    return v;
-  };
   program_json::object(s, "the machine model", [&](const std::string& k, std::size_t) {
     const std::size_t at = (s.ws(), s.pos());
     const std::string what = "as \"" + k + "\"";
-    if (k == "flops") {
-      m.flops = positive(at, k, s.number(what.c_str()), false);
-    } else if (k == "alpha") {
-      m.alpha = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "beta") {
-      m.beta = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "stream") {
-      m.stream = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "map_seconds") {
-      m.map_seconds = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "row_seconds") {
-      m.row_seconds = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "slow_flops") {
-      m.slow_flops = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "float_flops") {
-      m.float_flops = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "float_slow_flops") {
-      m.float_slow_flops = positive(at, k, s.number(what.c_str()), true);
-    } else if (k == "packing") {
-      m.packing = positive(at, k, s.number(what.c_str()), true);
+    const number_key* nk = nullptr;
+    for (const auto& n : number_keys)
+      if (k == n.key) nk = &n;
+    if (nk) {
+      const double v = s.number(what.c_str());
+      if (!std::isfinite(v) || v < 0 || (v == 0 && !nk->zero_ok))
+        s.fail(at, "\"" + k + "\" is " + json_number(v) + "; give a " +
+                       (nk->zero_ok ? "number >= 0" : "positive number"));
+      m.*(nk->field) = v;
     } else if (k == "core_share") {
       m.core_share = s.number(what.c_str());
       if (!(m.core_share >= 1) || !std::isfinite(m.core_share))
