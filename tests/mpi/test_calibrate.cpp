@@ -2,12 +2,12 @@
 /// wp::machine_model::calibrate(ctx) at every communicator size: one model on every rank, every
 /// field measured (the loop executor's rate, its cost per row, its rate of slow functions, three
 /// GEMM sizes in ascending operations, the rates again for float elements, the packing copy's rate,
-/// a streaming bandwidth, a map's fixed cost, the ranks per core as counted here from the node's
-/// ranks and hardware threads, alpha and beta where there are two ranks), its JSON read back
-/// exactly; and plan.profile() under it pricing each map by its kernel: a contraction's largest
-/// block (the balanced tiling, block_of) at the GEMM rate interpolated here, an element-wise map's
-/// at the longer of its operations at the loop rate plus its rows at the row cost, and its boxes'
-/// bytes at the bandwidth.
+/// the rate of rows with no vector form, a streaming bandwidth, a map's fixed cost, the ranks per
+/// core as counted here from the node's ranks and hardware threads, alpha and beta where there are
+/// two ranks), its JSON read back exactly; and plan.profile() under it pricing each map by its
+/// kernel: a contraction's largest block (the balanced tiling, block_of) at the GEMM rate
+/// interpolated here, an element-wise map's at the longer of its operations at the loop rate plus
+/// its rows at the row cost, and its boxes' bytes at the bandwidth.
 
 #include <algorithm>
 #include <cmath>
@@ -59,7 +59,8 @@ TEST_CASE("calibrate: one model everywhere, each kind of work measured", "[mpi][
     CHECK(m.float_gemm[k].ops == m.gemm[k].ops);
     CHECK(m.float_gemm[k].rate > 0);
   }
-  CHECK(m.packing > 0);  // a convolution's im2col copy
+  CHECK(m.packing > 0);       // a convolution's im2col copy
+  CHECK(m.scalar_flops > 0);  // rows with no vector form
   CHECK(m.stream > 0);
   CHECK(m.map_seconds > 0);
   // ranks per core, counted here

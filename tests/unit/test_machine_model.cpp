@@ -13,7 +13,9 @@
 /// rates where not: the element size read from the map's type and from a description's arrays.
 /// An affine contraction's packed operand (a convolution's im2col) found from its type, its
 /// copy's bytes at the packing rate: a split of the filters does not shrink it, one of the
-/// images does; the same through a description ("packed") read back.
+/// images does; the same through a description ("packed") read back. A loop whose rows have no
+/// vector form (a padded read) at the scalar rate, one whose rows have at the loop rate, and
+/// the same through a description ("scalar_rows").
 
 #include <catch2/catch.hpp>
 
@@ -153,6 +155,44 @@ TEST_CASE("machine_model: 4-byte elements at float's rates", "[unit][optimize]")
   const double gops = 2.0 * n * c * k;
   const double rate = 3e9 + 13e9 * std::log(gops / 1e3) / std::log(1e3);
   CHECK(close(map_cost(wp::program_costs(wp::program(mm), 1, m), {1, 1, 1}), gops / rate));
+}
+
+TEST_CASE("optimize: loops whose rows have no vector form at the scalar rate", "[unit][optimize]") {
+  using W = wp::machine_model::block_work;
+  wp::machine_model m{.flops = 1e9, .alpha = 1e-6, .beta = 1e-9};
+  m.float_flops = 4e9;
+  W scalar{.points = 1e6, .ops_per_point = 2, .vector_rows = false};
+  CHECK(close(m.block_seconds(scalar), 2e6 / 1e9));  // no scalar rate: the loop rate
+  m.scalar_flops = 5e8;
+  CHECK(close(m.block_seconds(scalar), 2e6 / 5e8));
+  scalar.elem_bytes = 4;  // whatever the element type
+  CHECK(close(m.block_seconds(scalar), 2e6 / 5e8));
+  W vector = scalar;
+  vector.vector_rows = true;
+  CHECK(close(m.block_seconds(vector), 2e6 / 4e9));
+  CHECK_THAT(m.str(), Contains(".scalar_flops = 5e+08"));
+
+  // the executor's rows: a padded read has no vector form, a plain one has
+  const index_t n = 37, c = 23;
+  auto [i, j] = wp::indices<2>();
+  wp::array<double, 2> X("X", {n, c}), Y("Y", {n, c}), Z("Z", {n, c});
+  auto padded = wp::map("padded", wp::space(n, c), Y(i, j) = wp::padded(X, 0.0)(i, j + 1) * 0.5);
+  auto plain = wp::map("plain", wp::space(n, c), Z(i, j) = X(i, j) * 0.5);
+  REQUIRE_THAT(wp::explain_local(padded), Contains("scalar rows"));
+  REQUIRE_THAT(wp::explain_local(plain), Contains("vector rows"));
+  CHECK_FALSE(wp::detail::local_work_of(padded).vector_rows);
+  CHECK(wp::detail::local_work_of(plain).vector_rows);
+  const double ops = wp::detail::ops_per_point(padded);
+  const auto t = wp::program_costs(wp::program(padded), 3, m);
+  CHECK(close(map_cost(t, {3, 1}), 13.0 * c * ops / 5e8));  // 37 rows over 3: 13
+  const auto tp = wp::program_costs(wp::program(plain), 3, m);
+  CHECK(close(map_cost(tp, {3, 1}), 13.0 * c * wp::detail::ops_per_point(plain) / 1e9));
+  // described and read back: "scalar_rows" in its JSON, priced alike
+  const std::string json = wp::to_json(wp::describe(wp::program(padded)));
+  CHECK_THAT(json, Contains("\"scalar_rows\": true"));
+  CHECK_THAT(wp::to_json(wp::describe(wp::program(plain))), !Contains("scalar_rows"));
+  const auto back = wp::program_costs(wp::parse_program_description(json), 3, m);
+  CHECK(close(map_cost(back, {3, 1}), map_cost(t, {3, 1})));
 }
 
 TEST_CASE("optimize: an affine contraction's packed copies at the packing rate",
@@ -322,6 +362,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   m.float_gemm = {{8192, 3.1e9 / 3}, {524288, 1.7e10}, {33554432, 2.5e10}};
   m.float_slow_flops = 9.1e8 / 3;
   m.packing = 4.1e9 / 7;
+  m.scalar_flops = 1.1e9 / 3;
   const wp::machine_model back = wp::parse_machine_model(wp::to_json(m));
   CHECK(back.flops == m.flops);
   CHECK(back.alpha == m.alpha);
@@ -337,6 +378,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK(back.float_flops == m.float_flops);
   CHECK(back.float_slow_flops == m.float_slow_flops);
   CHECK(back.packing == m.packing);
+  CHECK(back.scalar_flops == m.scalar_flops);
   REQUIRE(back.float_gemm.size() == 3);
   for (std::size_t p = 0; p < 3; ++p) {
     CHECK(back.float_gemm[p].ops == m.float_gemm[p].ops);
@@ -370,6 +412,7 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK_THAT(refused("{\"slow_flops\": -5}"), Contains("\"slow_flops\" is -5"));
   CHECK_THAT(refused("{\"float_flops\": -5}"), Contains("\"float_flops\" is -5"));
   CHECK_THAT(refused("{\"packing\": -2}"), Contains("\"packing\" is -2"));
+  CHECK_THAT(refused("{\"scalar_flops\": -3}"), Contains("\"scalar_flops\" is -3"));
   CHECK_THAT(refused("{\"float_slow_flops\": -1}"), Contains("\"float_slow_flops\" is -1"));
   CHECK_THAT(refused("{\"float_gemm\": [[100, 1e9], [10, 2e9]]}"),
              Contains("byte 28: the points of \"float_gemm\" are not in ascending operations"));
@@ -414,4 +457,6 @@ TEST_CASE("machine model files: read back exactly; errors name the byte", "[unit
   CHECK_THAT(refused_desc("\"packed\": [{\"index\": [\"i\"], \"times\": 0}]"),
              Contains("the times of map 0, packed copy 0 must be finite and > 0"));
   CHECK(refused_desc("\"packed\": [{\"index\": [\"i\"], \"times\": 9}]") == "accepted");
+  CHECK_THAT(refused_desc("\"scalar_rows\": 1"), Contains("d.json: byte"));
+  CHECK(refused_desc("\"scalar_rows\": true") == "accepted");
 }

@@ -20,12 +20,13 @@ struct packed_copy {
 };
 
 struct local_work {
-  double ops = 1;      ///< arithmetic operations per point (ops_per_point)
-  double slow = 0;     ///< of those, calls of slow functions (slow_ops_per_point)
-  bool gemm = false;   ///< its statements run as GEMMs (runs_as_gemm)
-  int row_dim = -1;    ///< the dimension the loop executor's rows run along; -1: no loop
-  int elem_bytes = 8;  ///< bytes per element its first statement writes (4: float's rates)
-  int npacked = 0;     ///< copies its GEMMs make (packed operands, a left side's buffer)
+  double ops = 1;           ///< arithmetic operations per point (ops_per_point)
+  double slow = 0;          ///< of those, calls of slow functions (slow_ops_per_point)
+  bool gemm = false;        ///< its statements run as GEMMs (runs_as_gemm)
+  int row_dim = -1;         ///< the dimension the loop executor's rows run along; -1: no loop
+  int elem_bytes = 8;       ///< bytes per element its first statement writes (4: float's rates)
+  bool vector_rows = true;  ///< its loop's rows run as vectors (else: the scalar rate)
+  int npacked = 0;          ///< copies its GEMMs make (packed operands, a left side's buffer)
   packed_copy packed[3] = {};
 };
 

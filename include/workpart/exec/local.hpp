@@ -18,6 +18,7 @@
 #include "cpu/gemm.hpp"
 #include "cpu/gemm_packed.hpp"
 #include "cpu/loop.hpp"
+#include "cpu/row_vector.hpp"
 #include "backend.hpp"
 #include "env.hpp"
 #include "own_output.hpp"
@@ -103,24 +104,6 @@ inline void raise_recorded_oob(const std::string& map_name, const buffer_env& we
     if (s->failed())
       throw shape_error("map '" + map_name + "': " + s->message() +
                         " (a data-dependent subscript or range left the array)");
-}
-
-/// The loop executor's plan for a statement's rows (cpu/loop.hpp; N > 0).
-template <int N, class Stmt>
-using loop_row_plan_of = row_plan<Stmt::kind, choose_row_dim<N, Stmt>(), typename Stmt::lhs_type,
-                                  decltype(std::declval<const typename Stmt::rhs_type&>().bind(
-                                      std::declval<const buffer_env&>(), dim_mask{}))>;
-
-/// Whether the loop executor runs a statement's rows as vectors (or its inner range outside
-/// them, over vector rows of the body); vector_text says which in words.
-template <int N, class Stmt>
-constexpr bool loop_rows_are_vectors() {
-  if constexpr (N == 0) {
-    return false;
-  } else {
-    using plan = loop_row_plan_of<N, Stmt>;
-    return plan::range_outside || plan::vector_reduce || plan::vector_store;
-  }
 }
 
 /// Runs one statement over the box [lo, hi). Left sides bind through `wenv`, right sides

@@ -15,6 +15,7 @@
 #include "contraction.hpp"
 #include "contraction_affine.hpp"
 #include "cpu/row_dim.hpp"
+#include "cpu/row_vector.hpp"
 #include "own_output.hpp"
 
 namespace workpart::detail {
@@ -78,10 +79,11 @@ void add_packed_copies(const Stmt& st, local_work& w) {
       packed_copy c;
       auto add = [&](const int* dims, int n) {
         for (int x = 0; x < n; ++x) {
-          if (dims[x] < N)
-            c.dims |= std::uint32_t(1) << dims[x];
-          else  // a sum range's dim: its whole extent in every block
-            c.times *= double(std::max<index_t>(0, hi[dims[x]] - lo[dims[x]]));
+          const int d = dims[x];
+          if (d < N)
+            c.dims |= std::uint32_t(1) << d;
+          else if (d < tr::rank)  // a sum range's dim: its whole extent in every block
+            c.times *= double(std::max<index_t>(0, hi[d] - lo[d]));
         }
       };
       add(cd.batch, cd.nbatch);
@@ -95,10 +97,25 @@ void add_packed_copies(const Stmt& st, local_work& w) {
   }
 }
 
+/// Whether the rows of the map's first statement that runs as a loop run as vectors (true where
+/// none runs as a loop).
+template <int N, class... S>
+bool loop_rows_vector(const map_t<N, S...>& m) {
+  bool found = false, vector = true;
+  m.for_each_statement([&](const auto& st) {
+    if (!found && !statement_runs_as_gemm<N>(st)) {
+      found = true;
+      vector = loop_rows_are_vectors<N, std::decay_t<decltype(st)>>();
+    }
+  });
+  return vector;
+}
+
 template <int N, class... S>
 local_work local_work_of(const map_t<N, S...>& m) {
   local_work w{ops_per_point(m), slow_ops_per_point(m), runs_as_gemm(m), loop_row_dim(m),
                written_elem_bytes(m)};
+  w.vector_rows = loop_rows_vector(m);
   m.for_each_statement([&](const auto& st) { add_packed_copies<N>(st, w); });
   return w;
 }

@@ -102,6 +102,17 @@ double measure_loop_flops(const Ctx& one) {
       time_map_alone(one, map("axpy", space(a.R, a.L), a.y(i, j) = a.x(i, j) * T(0.5) + a.z(i, j)));
   return axpy.ops / axpy.seconds;
 }
+/// The rate of loops whose rows have no vector form: y = a x + z with x a padded read (checked
+/// point by point), over the same rows.
+template <class T, class Ctx>
+double measure_scalar_flops(const Ctx& one) {
+  long_rows<T> a;
+  auto [i, j] = indices<2>();
+  const measured_map m = time_map_alone(
+      one,
+      map("scalar", space(a.R, a.L), a.y(i, j) = padded(a.x, T(0))(i, j + 1) * T(0.5) + a.z(i, j)));
+  return m.ops / m.seconds;
+}
 template <class T, class Ctx>
 double measure_slow_flops(const Ctx& one, double flops, double row_seconds) {
   long_rows<T> a;
@@ -185,6 +196,7 @@ void measure_local(machine_model& m) {
   m.slow_flops = measure_slow_flops<D>(one, m.flops, m.row_seconds);
   m.float_flops = measure_loop_flops<F>(one);
   m.float_slow_flops = measure_slow_flops<F>(one, m.float_flops, m.row_seconds);
+  m.scalar_flops = measure_scalar_flops<D>(one);
   m.gemm = measure_gemm<D>();
   m.float_gemm = measure_gemm<F>();
   m.packing = measure_packing<D>(one, m);
@@ -291,7 +303,8 @@ machine_model machine_model::calibrate(const Context& ctx) {
   // rank 0's figures everywhere
   // (the scalars, then the GEMM tables' points: double's, float's)
   std::vector<double> v = {m.flops, m.alpha, m.beta, m.stream, m.map_seconds, m.core_share};
-  for (double x : {m.row_seconds, m.slow_flops, m.float_flops, m.float_slow_flops, m.packing})
+  for (double x :
+       {m.row_seconds, m.slow_flops, m.float_flops, m.float_slow_flops, m.packing, m.scalar_flops})
     v.push_back(x);
   v.push_back(double(m.gemm.size()));
   for (const auto* table : {&m.gemm, &m.float_gemm})
@@ -302,8 +315,8 @@ machine_model machine_model::calibrate(const Context& ctx) {
   boost::mpi::broadcast(comm, v.data(), count, 0);
   m.flops = v[0], m.alpha = v[1], m.beta = v[2], m.stream = v[3], m.map_seconds = v[4];
   m.core_share = v[5], m.row_seconds = v[6], m.slow_flops = v[7];
-  m.float_flops = v[8], m.float_slow_flops = v[9], m.packing = v[10];
-  const std::size_t wide = std::size_t(v[11]), first = 12;
+  m.float_flops = v[8], m.float_slow_flops = v[9], m.packing = v[10], m.scalar_flops = v[11];
+  const std::size_t wide = std::size_t(v[12]), first = 13;
   m.gemm.clear();
   m.float_gemm.clear();
   for (std::size_t k = first; k + 1 < v.size(); k += 2)

@@ -8,7 +8,7 @@
 ///    "stream": 5.8e9, "map_seconds": 4.2e-6, "core_share": 1, "row_seconds": 2.1e-8,
 ///    "slow_flops": 4.5e8,
 ///    "float_flops": 4.0e9, "float_gemm": [[8192, 3.5e9], [33554432, 2.7e10]],
-///    "float_slow_flops": 9.1e8, "packing": 4.1e9}
+///    "float_slow_flops": 9.1e8, "packing": 4.1e9, "scalar_flops": 1.1e9}
 /// \endcode
 /// Every key is optional (machine_model's default where absent); "gemm" and "float_gemm" list
 /// [operations of a block's GEMMs, operations per second] in ascending operations. A rate or
@@ -44,7 +44,7 @@ inline std::string to_json(const machine_model& m) {
          ", \"slow_flops\": " + num(m.slow_flops) + ",\n \"float_flops\": " + num(m.float_flops) +
          ", \"float_gemm\": " + table(m.float_gemm) +
          ", \"float_slow_flops\": " + num(m.float_slow_flops) + ", \"packing\": " + num(m.packing) +
-         "}\n";
+         ", \"scalar_flops\": " + num(m.scalar_flops) + "}\n";
 }
 
 namespace detail::machine_json {
@@ -68,7 +68,8 @@ inline constexpr number_key number_keys[] = {
     {"slow_flops", &machine_model::slow_flops, true},
     {"float_flops", &machine_model::float_flops, true},
     {"float_slow_flops", &machine_model::float_slow_flops, true},
-    {"packing", &machine_model::packing, true}};
+    {"packing", &machine_model::packing, true},
+    {"scalar_flops", &machine_model::scalar_flops, true}};
 
 inline machine_model parse(scanner& s) {
   machine_model m;
@@ -112,7 +113,7 @@ inline machine_model parse(scanner& s) {
       s.fail(at, "unknown key \"" + k +
                      "\" in the machine model (flops, alpha, beta, gemm, stream, map_seconds, "
                      "core_share, row_seconds, slow_flops, float_flops, float_gemm, "
-                     "float_slow_flops, packing)");
+                     "float_slow_flops, packing, scalar_flops)");
     }
   });
   s.at_end();

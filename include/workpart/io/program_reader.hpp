@@ -22,7 +22,8 @@
 ///    ...) among its operations, "row_index" names the index its loop's rows run along
 ///    (default: none, rows not priced), "packed": [{"index": ["n", "c", ...], "times": t}]
 ///    lists the copies its GEMMs make (an operand packed as its matrix: t elements per point
-///    of the block's extents along those indices) -- all priced by the machine model where
+///    of the block's extents along those indices), "scalar_rows": true marks a loop whose rows
+///    have no vector form (the executor's scalar rows) -- all priced by the machine model where
 ///    it has them;
 ///  - an access is a read unless "mode" is "=", "+=", "max_into" or "min_into"; accesses are
 ///    in the order the statements evaluate them: a statement's reads, then its write (a read
@@ -287,6 +288,8 @@ inline program_description parse(scanner& s) {
           } else if (k == "row_index") {
             row_at = (s.ws(), s.pos());
             row_index = s.string(("as the row index of " + what).c_str());
+          } else if (k == "scalar_rows") {
+            m.scalar_rows = s.boolean(("as whether the rows of " + what + " are scalar").c_str());
           } else if (k == "packed") {
             list(s, "the packed copies of " + what, [&](std::size_t j) {
               raw_packed c;

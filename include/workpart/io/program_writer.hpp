@@ -56,6 +56,7 @@ inline std::string to_json(const program_description& p) {
       o += ", \"slow_per_point\": " + json_number(mp.slow_ops_per_point);
     if (mp.row_dim >= 0 && std::size_t(mp.row_dim) < mp.indices.size())
       o += ", \"row_index\": " + quoted(mp.indices[std::size_t(mp.row_dim)]);
+    if (mp.scalar_rows) o += ", \"scalar_rows\": true";
     if (!mp.packed.empty()) {
       o += ", \"packed\": [";
       for (std::size_t c = 0; c < mp.packed.size(); ++c) {

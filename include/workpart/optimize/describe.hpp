@@ -100,6 +100,7 @@ inline void describe_map(const std::string& name, const std::vector<index_t>& lo
   m.slow_ops_per_point = work.slow;
   m.row_dim = work.row_dim;
   m.packed.assign(work.packed, work.packed + work.npacked);
+  m.scalar_rows = !work.gemm && !work.vector_rows;
   // per statement: its right side's reads (with the ranges around each), the reads inside
   // its left side's subscripts, then its write — the order array_uses() meets the arrays in
   std::vector<range_form> stack;

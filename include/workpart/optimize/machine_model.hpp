@@ -55,6 +55,10 @@ struct machine_model {
   /// packed as its matrix: a convolution's im2col; a buffer added into an overlapping left
   /// side). 0: copies not priced.
   double packing = 0;
+  /// Operations per second of loops whose rows have no vector form (a padded, strided or
+  /// indexed read; the executor's "scalar rows"), whatever their element type. 0: the loop
+  /// rates above for every loop.
+  double scalar_flops = 0;
 
   /// What a block does, as block_seconds prices it.
   struct block_work {
@@ -66,6 +70,7 @@ struct machine_model {
     bool gemm = false;          ///< its statements run as GEMMs (runs_as_gemm)
     double elem_bytes = 8;      ///< bytes per element it writes (4: the float rates)
     double packed_bytes = 0;    ///< bytes its GEMMs copy (packed operands, a buffer)
+    bool vector_rows = true;    ///< its loop's rows run as vectors (else: scalar_flops)
   };
 
   /// Measures the model on the ranks of `ctx` (calibrate.hpp); every rank returns the same.
@@ -120,7 +125,9 @@ struct machine_model {
     } else {
       // (each term only where the model has it: a model without them prices ops / flops
       // exactly, as a description that does not say its slow functions or rows is priced)
-      const double rate = loop_flops(w.elem_bytes), slow_fn_rate = slow_rate(w.elem_bytes);
+      const double rate =
+          !w.vector_rows && scalar_flops > 0 ? scalar_flops : loop_flops(w.elem_bytes);
+      const double slow_fn_rate = slow_rate(w.elem_bytes);
       arithmetic = ops / rate;
       if (slow_fn_rate > 0) {
         const double slow = std::min(ops, w.points * w.slow_per_point);
@@ -163,6 +170,8 @@ struct machine_model {
     if (float_slow_flops > 0)
       std::snprintf(b, sizeof b, ", .float_slow_flops = %.3g", float_slow_flops), s += b;
     if (packing > 0) std::snprintf(b, sizeof b, ", .packing = %.3g", packing), s += b;
+    if (scalar_flops > 0)
+      std::snprintf(b, sizeof b, ", .scalar_flops = %.3g", scalar_flops), s += b;
     return s + "}";
   }
 };

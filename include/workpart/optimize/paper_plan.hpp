@@ -110,7 +110,8 @@ struct paper_plan {
          .bytes = double(largest_bytes),
          .gemm = work.gemm,
          .elem_bytes = double(work.elem_bytes),
-         .packed_bytes = double(work.elem_bytes) * detail::block_packed(work, extents, grid)});
+         .packed_bytes = double(work.elem_bytes) * detail::block_packed(work, extents, grid),
+         .vector_rows = work.vector_rows});
   }
   /// One line per collective: bytes of the busiest rank and over all ranks.
   std::string str() const {

@@ -37,6 +37,8 @@ struct priced_map {
   /// The copies its GEMMs make (an affine contraction's packed operands, core/local_work.hpp):
   /// their bytes priced at the model's packing rate.
   std::vector<packed_copy> packed{};
+  /// Its loop's rows run as vectors (else priced at the model's scalar_flops).
+  bool vector_rows = true;
   std::function<map_constraints(const grid_shape&, int)> constraints;
   /// Maps with the same non-empty key are alike but for names: the same constraints on every
   /// grid, their accesses to arrays of the same shapes and types. A combine of partial results
@@ -61,6 +63,7 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.row_dim = w.row_dim;
   p.elem_bytes = w.elem_bytes;
   p.packed.assign(w.packed, w.packed + w.npacked);
+  p.vector_rows = w.vector_rows;
   p.constraints = [&m](const grid_shape& g, int nranks) {
     return extract_constraints(m, g, nranks);
   };

@@ -62,16 +62,17 @@ inline program_cost_tables program_pricer::build() {
     for (const auto& c : configs[std::size_t(m)]) {
       const std::size_t mu = std::size_t(m);
       const double points = double(c.max_points);
-      double s = mm.block_seconds(
-          {.points = points,
-           .ops_per_point = ops[mu],
-           .slow_per_point = maps[mu].slow_ops,
-           .rows = block_rows(points, maps[mu].extents, c.grid, maps[mu].row_dim),
-           .bytes = double(c.max_bytes),
-           .gemm = gemms[mu] != 0,
-           .elem_bytes = double(maps[mu].elem_bytes),
-           .packed_bytes = double(maps[mu].elem_bytes) *
-                           block_packed(maps[mu].packed, maps[mu].extents, c.grid)});
+      double s =
+          mm.block_seconds({.points = points,
+                            .ops_per_point = ops[mu],
+                            .slow_per_point = maps[mu].slow_ops,
+                            .rows = block_rows(points, maps[mu].extents, c.grid, maps[mu].row_dim),
+                            .bytes = double(c.max_bytes),
+                            .gemm = gemms[mu] != 0,
+                            .elem_bytes = double(maps[mu].elem_bytes),
+                            .packed_bytes = double(maps[mu].elem_bytes) *
+                                            block_packed(maps[mu].packed, maps[mu].extents, c.grid),
+                            .vector_rows = maps[mu].vector_rows});
       for (std::size_t u = 0; u < c.arrays.size(); ++u)  // split reductions not priced on an edge
         if (!combine_on_edge(m, c, u))
           for (const auto& st : c.arrays[u]->out_steps)

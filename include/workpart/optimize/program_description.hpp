@@ -101,6 +101,9 @@ struct map_description {
   /// affine contraction's packed operands, core/local_work.hpp's packed_copy): priced at the
   /// machine model's packing rate.
   std::vector<detail::packed_copy> packed{};
+  /// Its loop's rows have no vector form (JSON "scalar_rows": true): priced at the machine
+  /// model's scalar_flops.
+  bool scalar_rows = false;
 };
 
 struct program_description {
@@ -461,6 +464,7 @@ inline std::string described_shape_key(const program_description& p, const map_d
     std::snprintf(ops, sizeof ops, "p%u*%.17g;", unsigned(c.dims), c.times);
     k += ops;
   }
+  if (m.scalar_rows) k += "scalar;";
   for (const auto& a : m.accesses) {
     const auto [it, first] = seen.emplace(a.array, int(seen.size()));
     const std::vector<index_t>& from = at[std::size_t(it->second)];
@@ -520,6 +524,7 @@ inline std::vector<priced_map> priced_views(const program_description& p) {
     pm.slow_ops = m.slow_ops_per_point;
     pm.row_dim = m.row_dim;
     pm.packed = m.packed;
+    pm.vector_rows = !m.scalar_rows;
     for (const auto& ac : m.accesses)  // the first statement's write: its elements' size
       if (ac.mode != access_mode::read) {
         if (const array_description* arr = p.find_array(ac.array))

@@ -60,6 +60,7 @@ WORKPART_DECL std::vector<priced_map> priced_views(const program& p) {
     pm.row_dim = w.row_dim;
     pm.elem_bytes = w.elem_bytes;
     pm.packed.assign(w.packed, w.packed + w.npacked);
+    pm.vector_rows = w.vector_rows;
     pm.constraints = [&m](const grid_shape& g, int nranks) { return m.constraints(g, nranks); };
     v.push_back(std::move(pm));
   });
