@@ -221,6 +221,15 @@ TEST_CASE("optimize: an affine contraction's packed copies at the packing rate",
   REQUIRE(w_conv.npacked == 1);
   CHECK(w_conv.packed[0].dims == 0b1111101u);  // n, i, j, c, r, q: all but k
   CHECK(w_conv.packed[0].times == 1.0);
+  // its input gradient: the left side overlaps itself, the GEMM goes to a buffer over n, i,
+  // j (m) and c, r, q (n) -- again all but k
+  wp::array<double, 4> dx("dx", {N, C, H + R - 1, H + R - 1});
+  auto dconv = wp::map("dconv", wp::space(N, K, H, H, C, R, R),
+                       dx(n, c, i + r, j + q) += y(n, k, i, j) * f(k, c, r, q));
+  REQUIRE_THAT(wp::explain_local(dconv), Contains("(col2im)"));
+  const auto w_dconv = wp::detail::local_work_of(dconv);
+  REQUIRE(w_dconv.npacked == 1);
+  CHECK(w_dconv.packed[0].dims == 0b1111101u);
   // a sum over a constant range of a padded operand: A packed over i and the range's K2
   const index_t I = 11, J = 6, K2 = 8;
   wp::array<double, 2> A("A", {I, K2}), B("B", {K2, J}), Cm("Cm", {I, J});
