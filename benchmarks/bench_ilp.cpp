@@ -9,8 +9,9 @@
 // before it, 1-7 configurations per vertex, costs drawn from a few magnitudes, ties
 // included), then every table file given (the format workpart-optimize --tables reads, e.g.
 // the published graphs' tables: AlexNet, ResNet-101, InceptionV3, RNNLM, Transformer at P = 4
-// and 8). A problem whose edges hold more than --max-pairs configuration pairs in all is
-// skipped, with a line saying so (the ILP has a variable per pair).
+// and 8; or the optimizer's own problems on the five networks at P = 4-64, which
+// `bench_networks --tables=DIR` writes). A problem whose edges hold more than --max-pairs
+// configuration pairs in all is skipped, with a line saying so (the ILP has a variable per pair).
 //
 // The ILP (the marginal form of the labelling problem): binary x[v][k] (vertex v takes
 // configuration k), one per vertex summing to 1; continuous y[e][a][b] >= 0 per edge and pair,
