@@ -113,8 +113,10 @@ struct machine_model {
     return block_seconds(
         block_work{.points = 1, .ops_per_point = ops, .bytes = bytes, .gemm = runs_as_gemm});
   }
-  /// The same for a block described in full: a loop block's operations at `flops`, those of
-  /// slow functions at `slow_flops`, plus `row_seconds` per row; the rates its element size's.
+  /// The same for a block described in full: a GEMM block's operations at its element size's
+  /// GEMM rate plus the bytes it packs at `packing`; a loop block's at its element size's loop
+  /// rate (`scalar_flops` where its rows have no vector form), those of slow functions at
+  /// their rate, plus `row_seconds` per row.
   double block_seconds(const block_work& w) const {
     const double ops = w.points * w.ops_per_point;
     if (ops <= 0) return 0;
