@@ -21,8 +21,8 @@
 // (CBC's tolerances are absolute; the scale changes no strategy's rank: at an optimum of 1,
 // CBC stopped at strategies 1.6e-9 of it dearer on RNNLM's tables, within its 1e-9), with
 // ratioGap 0, allowableGap 0 and tolerances of 1e-9. CBC's chosen configurations are read
-// from its solution file and priced here, in the same order as the search prices its own
-// (vertex costs, then edges), so a gap of exactly 0 means CBC found nothing cheaper. Printed
+// from its solution file and both strategies priced here by an exactly rounded sum of their
+// vertex and edge costs, so a gap of exactly 0 means CBC found nothing cheaper. Printed
 // per problem: its size, both costs, the gap (CBC's minus the search's: negative would mean
 // the search missed the optimum; positive, CBC stopped short of it), whether the two chose
 // the same configurations, and both times. Without `cbc` on PATH it prints why and exits 0.
@@ -91,13 +91,50 @@ wp::cost_graph random_problem(std::uint64_t seed) {
   return g;
 }
 
-/// The strategy's cost, priced as the search prices its own: vertex costs, then edges.
+/// The sum of `terms` rounded once, exactly (Shewchuk's partials, as Python's math.fsum):
+/// two strategies of equal cost get equal sums whatever their terms' order, where a running
+/// sum of different terms can differ in the last bit (two tied strategies of InceptionV3's
+/// tables summed 1 ulp apart).
+double exact_sum(const std::vector<double>& terms) {
+  std::vector<double> partials;
+  for (double x : terms) {
+    std::size_t i = 0;
+    for (double y : partials) {
+      if (std::abs(x) < std::abs(y)) std::swap(x, y);
+      const double hi = x + y, lo = y - (hi - x);
+      if (lo != 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.resize(i);
+    partials.push_back(x);
+  }
+  // the partials are non-overlapping, ascending: add from the top, correcting the last rounding
+  double hi = 0;
+  std::size_t n = partials.size();
+  if (n > 0) {
+    hi = partials[--n];
+    double lo = 0;
+    while (n > 0) {
+      const double x = hi, y = partials[--n];
+      hi = x + y;
+      lo = y - (hi - x);
+      if (lo != 0) break;
+    }
+    if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
+      const double y = lo * 2, x = hi + y;
+      if (y == x - hi) hi = x;
+    }
+  }
+  return hi;
+}
+
+/// The strategy's cost: its vertices' and edges' costs, summed exactly.
 double price(const wp::cost_graph& g, const std::vector<std::size_t>& k) {
-  double c = 0;
-  for (std::size_t v = 0; v < g.num_vertices(); ++v) c += g.vertex_cost(v, k[v]);
+  std::vector<double> terms;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) terms.push_back(g.vertex_cost(v, k[v]));
   for (std::size_t e = 0; e < g.num_edges(); ++e)
-    c += g.edge_cost(e, k[g.edge_source(e)], k[g.edge_target(e)]);
-  return c;
+    terms.push_back(g.edge_cost(e, k[g.edge_source(e)], k[g.edge_target(e)]));
+  return exact_sum(terms);
 }
 
 std::size_t pairs_of(const wp::cost_graph& g) {
