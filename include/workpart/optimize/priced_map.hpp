@@ -51,12 +51,8 @@ struct priced_map {
   std::string shape_key{};
   std::vector<std::vector<index_t>> positions{};
 };
-template <int N, class... S>
-priced_map priced_view(const map_t<N, S...>& m) {
-  priced_map p;
-  p.name = m.name();
-  for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
-  const local_work w = local_work_of(m);
+/// What a map does per point (local_work), as the pricer reads it.
+inline void set_work(priced_map& p, const local_work& w) {
   p.ops = w.ops;
   p.gemm = w.gemm;
   p.slow_ops = w.slow;
@@ -64,6 +60,13 @@ priced_map priced_view(const map_t<N, S...>& m) {
   p.elem_bytes = w.elem_bytes;
   p.packed.assign(w.packed, w.packed + w.npacked);
   p.vector_rows = w.vector_rows;
+}
+template <int N, class... S>
+priced_map priced_view(const map_t<N, S...>& m) {
+  priced_map p;
+  p.name = m.name();
+  for (int d = 0; d < N; ++d) p.extents.push_back(m.iteration_space().extent(d));
+  set_work(p, local_work_of(m));
   p.constraints = [&m](const grid_shape& g, int nranks) {
     return extract_constraints(m, g, nranks);
   };

@@ -53,14 +53,7 @@ WORKPART_DECL std::vector<priced_map> priced_views(const program& p) {
     priced_map pm;
     pm.name = m.name();
     pm.extents = m.extents();
-    const local_work w = m.work_per_point();
-    pm.ops = w.ops;
-    pm.gemm = w.gemm;
-    pm.slow_ops = w.slow;
-    pm.row_dim = w.row_dim;
-    pm.elem_bytes = w.elem_bytes;
-    pm.packed.assign(w.packed, w.packed + w.npacked);
-    pm.vector_rows = w.vector_rows;
+    set_work(pm, m.work_per_point());
     pm.constraints = [&m](const grid_shape& g, int nranks) { return m.constraints(g, nranks); };
     v.push_back(std::move(pm));
   });
